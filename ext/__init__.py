@@ -1,0 +1,1 @@
+"""Compiled GF(p) kernels. Private: always called through ffcode's validating Python API."""

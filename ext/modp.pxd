@@ -1,0 +1,61 @@
+# Header-only modular arithmetic shared by every kernel (cimport ffcode._ext.modp).
+# Elements are canonical integers in [0, p) with p < 2**63, so a + b never overflows 64 bits.
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+
+cdef extern from *:
+    ctypedef unsigned long long uint128_t "unsigned __int128"
+
+ctypedef fused elem_t:
+    uint32_t
+    uint64_t
+
+
+cdef inline uint64_t addmod(uint64_t a, uint64_t b, uint64_t p) noexcept nogil:
+    cdef uint64_t s = a + b
+    return s - p if s >= p else s
+
+
+cdef inline uint64_t submod(uint64_t a, uint64_t b, uint64_t p) noexcept nogil:
+    return a - b if a >= b else a + (p - b)
+
+
+cdef inline uint64_t mulmod(uint64_t a, uint64_t b, uint64_t p) noexcept nogil:
+    return <uint64_t>((<uint128_t>a * b) % p)
+
+
+cdef inline uint64_t shoup(uint64_t w, uint64_t p) noexcept nogil:
+    # floor(w * 2**64 / p): lets w * a mod p be computed with multiplications only.
+    return <uint64_t>((<uint128_t>w << 64) // p)
+
+
+cdef inline uint64_t mulmod_shoup(uint64_t a, uint64_t w, uint64_t wshoup,
+                                  uint64_t p) noexcept nogil:
+    # w * a mod p for w < p < 2**63 and any a < 2**64; the wrapped difference is in [0, 2p).
+    cdef uint64_t q = <uint64_t>((<uint128_t>wshoup * a) >> 64)
+    cdef uint64_t r = w * a - q * p
+    return r - p if r >= p else r
+
+
+cdef inline uint64_t reduce_i64(int64_t x, int64_t p, double pinv) noexcept nogil:
+    # x mod p for |x| < 2**56: the float quotient is off by a few units at most.
+    cdef int64_t r = x - <int64_t>(<double>x * pinv) * p
+    while r < 0:
+        r += p
+    while r >= p:
+        r -= p
+    return <uint64_t>r
+
+
+cdef inline uint64_t invmod(uint64_t a, uint64_t p) noexcept nogil:
+    # Inverse of a nonzero a < p by the extended Euclidean algorithm (p < 2**63 fits int64).
+    cdef int64_t t = 0, newt = 1, q, tmp
+    cdef int64_t r = <int64_t>p, newr = <int64_t>a
+    while newr != 0:
+        q = r // newr
+        tmp = t - q * newt
+        t = newt
+        newt = tmp
+        tmp = r - q * newr
+        r = newr
+        newr = tmp
+    return <uint64_t>(t + <int64_t>p if t < 0 else t)

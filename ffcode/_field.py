@@ -1,0 +1,206 @@
+"""The prime field GF(p): canonical elements in [0, p) held in plain numpy arrays."""
+import functools
+
+import numpy as np
+
+from ffcode import _linalg, _matmul, _validate
+from ffcode._ext import elementwise, structured
+
+MAX_P = 2**63
+
+
+@functools.lru_cache(maxsize=None)
+def GF(p) -> "PrimeField":
+    """The prime field of order p, for any prime 2 <= p < 2**63 (one object per p).
+
+    Examples
+    --------
+    >>> F = GF(7)
+    >>> F.mul([3, 4], [5, 2]).tolist()
+    [1, 1]
+    >>> F.matmul([[1, 2], [3, 4]], [[5, 6], [0, 1]]).tolist()
+    [[5, 1], [1, 1]]
+    """
+    return PrimeField(p)
+
+
+class PrimeField:
+    """GF(p). Elements are numpy arrays of dtype ``uint32`` (p < 2**32) or ``uint64``.
+
+    Every operation checks that its inputs are integer arrays with elements in [0, p);
+    use :meth:`asarray` to reduce arbitrary integers first.
+    """
+
+    def __init__(self, p):
+        p = _validate.integer(p, "p")
+        if not 2 <= p < MAX_P:
+            raise ValueError(f"Argument 'p' must be in [2, 2**63), not {p}.")
+        if not _validate.is_prime(p):
+            raise ValueError(f"Argument 'p' must be prime, not {p}.")
+        self.p = p
+        self.dtype = np.dtype(np.uint32 if p < 2**32 else np.uint64)
+
+    def __repr__(self):
+        return f"GF({self.p})"
+
+    def __reduce__(self):
+        return GF, (self.p,)
+
+    # -- creating elements -------------------------------------------------------------------
+
+    def random(self, shape=(), seed=None) -> np.ndarray:
+        """Uniformly random elements; seed is anything numpy.random.default_rng accepts."""
+        return np.random.default_rng(seed).integers(0, self.p, size=shape, dtype=self.dtype)
+
+    def asarray(self, x) -> np.ndarray:
+        """Reduce integers (any integer dtype, negatives and Python big ints included) mod p.
+
+        >>> GF(7).asarray([-1, 7, 2**70]).tolist()
+        [6, 0, 1]
+        """
+        a = np.asarray(x)
+        if a.dtype == object:
+            flat = a.reshape(-1)
+            for v in flat:
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                    raise TypeError(f"Argument 'x' must hold integers, not {type(v).__name__}.")
+            reduced = np.array([int(v) % self.p for v in flat], dtype=self.dtype)
+            return reduced.reshape(a.shape)
+        a = _validate.integer_array(a, "x")
+        if a.dtype.kind == "u" and a.dtype.itemsize <= self.dtype.itemsize and (
+                a.size == 0 or a.max() < self.p):
+            return a.astype(self.dtype)
+        if a.dtype.kind == "u":
+            return (a.astype(np.uint64) % np.uint64(self.p)).astype(self.dtype)
+        return (a.astype(np.int64) % np.int64(self.p)).astype(self.dtype)
+
+    def elements(self, x, name: str = "x") -> np.ndarray:
+        """x as an array of this field's dtype, after checking every element is in [0, p)."""
+        a = _validate.integer_array(x, name)
+        if a.size:
+            if a.dtype.kind == "i" and a.min() < 0:
+                raise ValueError(f"Argument {name!r} has negative elements; field elements "
+                                 f"lie in [0, {self.p}) (F.asarray reduces integers mod p).")
+            if a.max() >= self.p:
+                raise ValueError(f"Argument {name!r} has elements >= p = {self.p}; field "
+                                 f"elements lie in [0, {self.p}) (F.asarray reduces mod p).")
+        return a.astype(self.dtype, copy=False)
+
+    # -- elementwise -------------------------------------------------------------------------
+
+    def _binary(self, kernel, a, b) -> np.ndarray:
+        a, b = self.elements(a, "a"), self.elements(b, "b")
+        try:
+            a, b = np.broadcast_arrays(a, b)
+        except ValueError:
+            raise ValueError(f"Arguments 'a' and 'b' have shapes {a.shape} and {b.shape}, "
+                             f"which do not broadcast.") from None
+        out = np.empty(a.shape, self.dtype)
+        kernel(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
+               out.reshape(-1), self.p)
+        return out
+
+    def _unary(self, kernel, a) -> np.ndarray:
+        a = np.ascontiguousarray(self.elements(a, "a"))
+        out = np.empty(a.shape, self.dtype)
+        kernel(a.reshape(-1), out.reshape(-1), self.p)
+        return out
+
+    def add(self, a, b) -> np.ndarray:
+        """a + b, elementwise with broadcasting."""
+        return self._binary(elementwise.add, a, b)
+
+    def sub(self, a, b) -> np.ndarray:
+        """a - b, elementwise with broadcasting."""
+        return self._binary(elementwise.sub, a, b)
+
+    def mul(self, a, b) -> np.ndarray:
+        """a * b, elementwise with broadcasting."""
+        return self._binary(elementwise.mul, a, b)
+
+    def neg(self, a) -> np.ndarray:
+        """-a, elementwise."""
+        return self._unary(elementwise.neg, a)
+
+    def inv(self, a) -> np.ndarray:
+        """1 / a, elementwise; ZeroDivisionError if any element is 0.
+
+        >>> GF(7).inv([1, 2, 3]).tolist()
+        [1, 4, 5]
+        """
+        a = self.elements(a, "a")
+        if a.size and not a.all():
+            raise ZeroDivisionError(f"Argument 'a' has a zero element, which has no inverse "
+                                    f"(first at index {np.argwhere(a == 0)[0].tolist()}).")
+        return self._unary(elementwise.inv, a)
+
+    # -- matrices ----------------------------------------------------------------------------
+
+    def matrix(self, x, name: str) -> np.ndarray:
+        """x as a 2-D array of field elements."""
+        a = self.elements(x, name)
+        _validate.ndim(a, (2,), name)
+        return a
+
+    def matmul(self, A, B) -> np.ndarray:
+        """A @ B for a matrix A and a matrix or vector B, exactly (BLAS speed, see _matmul)."""
+        A = self.matrix(A, "A")
+        B = self.elements(B, "B")
+        _validate.ndim(B, (1, 2), "B")
+        if A.shape[1] != B.shape[0]:
+            raise ValueError(f"Arguments 'A' and 'B' do not chain: shapes {A.shape} and "
+                             f"{B.shape} (inner dimensions {A.shape[1]} != {B.shape[0]}).")
+        B2 = B if B.ndim == 2 else B[:, None]
+        out = np.empty((A.shape[0], B2.shape[1]), self.dtype)
+        _matmul.matmul_into(self.p, A, B2, out)
+        return out if B.ndim == 2 else out[:, 0]
+
+    def rank(self, A) -> int:
+        """The rank of matrix A."""
+        M = np.array(self.matrix(A, "A"), order="C")
+        return _linalg.echelon(self.p, M, M.shape[1], reduced=False)[0]
+
+    def rref(self, A) -> np.ndarray:
+        """The reduced row echelon form of matrix A.
+
+        >>> GF(5).rref([[2, 4, 1], [1, 2, 3]]).tolist()
+        [[1, 2, 0], [0, 0, 1]]
+        """
+        M = np.array(self.matrix(A, "A"), order="C")
+        _linalg.echelon(self.p, M, M.shape[1], reduced=True)
+        return M
+
+    def solve(self, A, B) -> np.ndarray:
+        """X with A @ X = B for a square A (numpy.linalg.LinAlgError if A is singular)."""
+        A = self.matrix(A, "A")
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"Argument 'A' must be square, not of shape {A.shape}.")
+        B = self.elements(B, "B")
+        _validate.ndim(B, (1, 2), "B")
+        if B.shape[0] != A.shape[0]:
+            raise ValueError(f"Argument 'B' must have {A.shape[0]} rows to match 'A', "
+                             f"not {B.shape[0]}.")
+        X = _linalg.solve(self.p, A, B if B.ndim == 2 else B[:, None])
+        return X if B.ndim == 2 else X[:, 0]
+
+    def matinv(self, A) -> np.ndarray:
+        """The inverse of a square matrix A (numpy.linalg.LinAlgError if A is singular)."""
+        A = self.matrix(A, "A")
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(f"Argument 'A' must be square, not of shape {A.shape}.")
+        return _linalg.solve(self.p, A, np.eye(A.shape[0], dtype=self.dtype))
+
+    def vandermonde(self, points, ncols) -> np.ndarray:
+        """V[i, j] = points[i] ** j.
+
+        >>> GF(7).vandermonde([2, 3], 4).tolist()
+        [[1, 2, 4, 1], [1, 3, 2, 6]]
+        """
+        points = np.ascontiguousarray(self.elements(points, "points"))
+        _validate.ndim(points, (1,), "points")
+        ncols = _validate.integer(ncols, "ncols")
+        if ncols < 0:
+            raise ValueError(f"Argument 'ncols' must be non-negative, not {ncols}.")
+        out = np.empty((points.shape[0], ncols), self.dtype)
+        structured.vandermonde(points, out, self.p)
+        return out
