@@ -30,7 +30,7 @@ extensions = [
         [os.path.relpath(pyx, HERE)],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3"] + openmp,
+        extra_compile_args=["-O3", "-march=native"] + openmp,
         extra_link_args=openmp,
     )
     for pyx in sorted(glob.glob(os.path.join(HERE, "ext", "*.pyx")))

@@ -1,7 +1,7 @@
 import numpy as np
 from numpy.typing import NDArray
 
-def split_limbs(a: NDArray[np.unsignedinteger], out: NDArray[np.float64],
-                subsets: NDArray[np.uint8], p: int, bits: int) -> None: ...
+def split_limbs(a: NDArray[np.unsignedinteger], out: NDArray[np.float64], nlimbs: int,
+                pairs: NDArray[np.intp], p: int, bits: int) -> None: ...
 def combine_products(prods: NDArray[np.float64], weights: NDArray[np.uint64],
                      out: NDArray[np.unsignedinteger], p: int, accumulate: bool) -> None: ...

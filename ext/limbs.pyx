@@ -2,9 +2,9 @@
 # elements into signed limbs held as float64 for dgemm, and fold exact float64 products back
 # into canonical elements. Rows are spread over threads; each row is independent.
 from cython.parallel cimport prange
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint64_t
 
-from ffcode._ext.modp cimport addmod, elem_t, mulmod_shoup, reduce_i64, shoup
+from ffcode._ext.modp cimport addmod, elem_t, mulmod_shoup, reduce_exact_double, shoup
 
 cdef enum:
     MAX_LIMBS = 8
@@ -12,57 +12,64 @@ cdef enum:
 
 
 cdef inline void _split_row(const elem_t[:] a, double[:, :, ::1] out, Py_ssize_t i,
-                            const uint8_t[:, ::1] subsets, uint64_t p, int bits) noexcept nogil:
-    cdef Py_ssize_t j, s
-    cdef int l, nlimbs = subsets.shape[1]
+                            int nlimbs, const Py_ssize_t[:, ::1] pairs, uint64_t p,
+                            int bits) noexcept nogil:
+    cdef Py_ssize_t j, q
+    cdef int l
     cdef int64_t c, d, half = 0, mask = 0
+    cdef uint64_t half_p = p // 2
     cdef int64_t digits[MAX_LIMBS]
-    cdef double acc
     if nlimbs > 1:
         half = (<int64_t>1) << (bits - 1)
         mask = ((<int64_t>1) << bits) - 1
     for j in range(a.shape[0]):
         c = <int64_t>a[j]
-        if <uint64_t>c > p // 2:
+        if <uint64_t>c > half_p:
             c = c - <int64_t>p
         for l in range(nlimbs - 1):
             d = ((c + half) & mask) - half
             digits[l] = d
+            out[l, i, j] = <double>d
             c = (c - d) >> bits
         digits[nlimbs - 1] = c
-        for s in range(subsets.shape[0]):
-            acc = 0
-            for l in range(nlimbs):
-                if subsets[s, l]:
-                    acc = acc + <double>digits[l]
-            out[s, i, j] = acc
+        out[nlimbs - 1, i, j] = <double>c
+        for q in range(pairs.shape[0]):
+            out[nlimbs + q, i, j] = <double>(digits[pairs[q, 0]] + digits[pairs[q, 1]])
 
 
-def split_limbs(const elem_t[:, :] a, double[:, :, ::1] out, const uint8_t[:, ::1] subsets,
-                uint64_t p, int bits):
-    """out[s] = sum of the limbs named by subsets[s] of the centred value of a.
+def split_limbs(const elem_t[:, :] a, double[:, :, ::1] out, int nlimbs,
+                const Py_ssize_t[:, ::1] pairs, uint64_t p, int bits):
+    """Write the centred value of a as float64 limbs, then the requested sums of two limbs.
 
     The centred value (a, or a - p above p // 2) is written in base 2**bits with digits in
-    [-2**(bits-1), 2**(bits-1)); the last digit takes what is left.
+    [-2**(bits-1), 2**(bits-1)); the last digit takes what is left (with one limb, bits is
+    ignored). out[l] is limb l for l < nlimbs, out[nlimbs + q] is limb pairs[q, 0] plus limb
+    pairs[q, 1].
     """
     cdef Py_ssize_t i
-    if not 1 <= subsets.shape[1] <= MAX_LIMBS:
+    if not 1 <= nlimbs <= MAX_LIMBS:
         raise ValueError("between 1 and %d limbs are supported" % MAX_LIMBS)
+    if nlimbs > 1 and not 1 <= bits <= 62:
+        raise ValueError("limbs must have between 1 and 62 bits")
+    if out.shape[0] != nlimbs + pairs.shape[0] or out.shape[1] != a.shape[0] or \
+            out.shape[2] != a.shape[1]:
+        raise ValueError("output does not fit the limbs")
     for i in prange(a.shape[0], nogil=True, schedule="static"):
-        _split_row(a[i], out, i, subsets, p, bits)
+        _split_row(a[i], out, i, nlimbs, pairs, p, bits)
 
 
 cdef inline void _combine_row(const double[:, :, ::1] prods, const uint64_t[::1] weights,
                               const uint64_t* wsh, elem_t[:] out, Py_ssize_t i, uint64_t p,
                               double pinv, bint accumulate) noexcept nogil:
     cdef Py_ssize_t j, t
-    cdef uint64_t acc
+    cdef uint64_t acc, r
     for j in range(out.shape[0]):
         acc = <uint64_t>out[j] if accumulate else 0
         for t in range(prods.shape[0]):
-            acc = addmod(acc, mulmod_shoup(
-                reduce_i64(<int64_t>prods[t, i, j], <int64_t>p, pinv),
-                weights[t], wsh[t], p), p)
+            r = reduce_exact_double(prods[t, i, j], <int64_t>p, pinv)
+            if weights[t] != 1:
+                r = mulmod_shoup(r, weights[t], wsh[t], p)
+            acc = addmod(acc, r, p)
         out[j] = <elem_t>acc
 
 
@@ -74,6 +81,9 @@ def combine_products(const double[:, :, ::1] prods, const uint64_t[::1] weights,
     cdef double pinv = 1.0 / <double>p
     if prods.shape[0] > MAX_PRODUCTS:
         raise ValueError("at most %d products are supported" % MAX_PRODUCTS)
+    if weights.shape[0] != prods.shape[0] or prods.shape[1] != out.shape[0] or \
+            prods.shape[2] != out.shape[1]:
+        raise ValueError("products, weights and output do not fit together")
     for t in range(prods.shape[0]):
         wsh[t] = shoup(weights[t], p)
     for i in prange(out.shape[0], nogil=True, schedule="static"):

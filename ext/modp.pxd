@@ -36,13 +36,14 @@ cdef inline uint64_t mulmod_shoup(uint64_t a, uint64_t w, uint64_t wshoup,
     return r - p if r >= p else r
 
 
-cdef inline uint64_t reduce_i64(int64_t x, int64_t p, double pinv) noexcept nogil:
-    # x mod p for |x| < 2**56: the float quotient is off by a few units at most.
-    cdef int64_t r = x - <int64_t>(<double>x * pinv) * p
-    while r < 0:
-        r += p
-    while r >= p:
-        r -= p
+cdef inline uint64_t reduce_exact_double(double x, int64_t p, double pinv) noexcept nogil:
+    # x mod p for an integer-valued |x| <= 2**53. The truncated float quotient is within two
+    # units (and 0 once p > 2**53 > |x|), so two branch-free corrections up and one down
+    # finish the exact integer remainder.
+    cdef int64_t r = <int64_t>x - <int64_t>(x * pinv) * p
+    r += p & (r >> 63)
+    r += p & (r >> 63)
+    r -= p & ~((r - p) >> 63)
     return <uint64_t>r
 
 
