@@ -1,6 +1,7 @@
 """Build the Cython kernels in ext/ as ffcode._ext.*.
 
-Set FFCODE_CYTHON_CHECKS=1 to compile with bounds and wraparound checks (for debugging).
+Set FFCODE_CYTHON_CHECKS=1 to compile with bounds and wraparound checks (for debugging), and
+FFCODE_PORTABLE=1 to build without -march=native.
 """
 import glob
 import os
@@ -12,6 +13,8 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKS = os.environ.get("FFCODE_CYTHON_CHECKS") == "1"
+# Kernels are tuned for the building machine; FFCODE_PORTABLE=1 builds for any x86-64/arm64.
+PORTABLE = os.environ.get("FFCODE_PORTABLE") == "1"
 
 # Cython resolves a module's own .pxd and every cimport by dotted name, so the .pxd files
 # of ext/ must be visible as ffcode/_ext/*.pxd: stage them in the build tree.
@@ -23,15 +26,13 @@ for name in ("ffcode/__init__.pxd", "ffcode/_ext/__init__.pxd"):
 for pxd in glob.glob(os.path.join(HERE, "ext", "*.pxd")):
     shutil.copy2(pxd, staged)
 
-openmp = ["-fopenmp"] if os.name == "posix" else []
 extensions = [
     Extension(
         f"ffcode._ext.{os.path.splitext(os.path.basename(pyx))[0]}",
         [os.path.relpath(pyx, HERE)],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-march=native"] + openmp,
-        extra_link_args=openmp,
+        extra_compile_args=["-O3"] + ([] if PORTABLE else ["-march=native"]),
     )
     for pyx in sorted(glob.glob(os.path.join(HERE, "ext", "*.pyx")))
 ]

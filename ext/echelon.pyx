@@ -1,7 +1,5 @@
 # Unblocked Gaussian elimination over GF(p): the base case of ffcode's blocked echelon forms.
-from cython.parallel cimport prange
-from libc.stdint cimport uint64_t
-from openmp cimport omp_get_max_threads
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 import numpy as np
 
@@ -11,13 +9,24 @@ from ffcode._ext.modp cimport elem_t, invmod, mulmod_shoup, shoup, submod
 cdef inline void _eliminate(elem_t[:, ::1] M, Py_ssize_t j, Py_ssize_t r, Py_ssize_t c,
                             uint64_t p) noexcept nogil:
     # Row j -= M[j, c] * row r, from column c on (row r has a unit at c and zeros before it).
-    cdef uint64_t f = M[j, c], fsh
+    cdef uint64_t f = M[j, c], fsh, q
+    cdef int64_t t
     cdef Py_ssize_t k
     if f == 0:
         return
-    fsh = shoup(f, p)
-    for k in range(c, M.shape[1]):
-        M[j, k] = <elem_t>submod(M[j, k], mulmod_shoup(M[r, k], f, fsh, p), p)
+    if elem_t is uint32_t:
+        # Shoup with a 32-bit quotient: only 32x32->64 products, which vectorise.
+        fsh = (f << 32) // p
+        for k in range(c, M.shape[1]):
+            q = (fsh * M[r, k]) >> 32
+            t = <int64_t>M[j, k] - <int64_t>(f * M[r, k] - q * p)
+            t += <int64_t>p & (t >> 63)
+            t += <int64_t>p & (t >> 63)
+            M[j, k] = <uint32_t>t
+    else:
+        fsh = shoup(f, p)
+        for k in range(c, M.shape[1]):
+            M[j, k] = submod(M[j, k], mulmod_shoup(M[r, k], f, fsh, p), p)
 
 
 def row_echelon(elem_t[:, ::1] M, uint64_t p, Py_ssize_t ncols, bint reduced,
@@ -35,7 +44,6 @@ def row_echelon(elem_t[:, ::1] M, uint64_t p, Py_ssize_t ncols, bint reduced,
     cdef Py_ssize_t[::1] perm
     if ncols > n or pivot_rows.shape[0] < min(m, ncols) or pivot_cols.shape[0] < min(m, ncols):
         raise ValueError("pivot buffers or column count do not fit the matrix")
-    cdef int threads = 1 if m * n < 65536 else omp_get_max_threads()
     perm = np.arange(m, dtype=np.intp)
     with nogil:
         for c in range(ncols):
@@ -59,7 +67,7 @@ def row_echelon(elem_t[:, ::1] M, uint64_t p, Py_ssize_t ncols, bint reduced,
             ash = shoup(ainv, p)
             for k in range(c, n):
                 M[r, k] = <elem_t>mulmod_shoup(M[r, k], ainv, ash, p)
-            for j in prange(0 if reduced else r + 1, m, schedule="static", num_threads=threads):
+            for j in range(0 if reduced else r + 1, m):
                 if j != r:
                     _eliminate(M, j, r, c, p)
             pivot_rows[r] = perm[r]

@@ -1,7 +1,7 @@
 # Kernels of the exact float64 route to GF(p) matrix products (DESIGN.md §5): split canonical
 # elements into signed limbs held as float64 for dgemm, and fold exact float64 products back
-# into canonical elements. Rows are spread over threads; each row is independent.
-from cython.parallel cimport prange
+# into canonical elements. Single-threaded on purpose: BLAS owns the cores, and threads of
+# another runtime spinning beside it slow every dgemm that follows.
 from libc.stdint cimport int64_t, uint64_t
 
 from ffcode._ext.modp cimport addmod, elem_t, mulmod_shoup, reduce_exact_double, shoup
@@ -54,8 +54,9 @@ def split_limbs(const elem_t[:, :] a, double[:, :, ::1] out, int nlimbs,
     if out.shape[0] != nlimbs + pairs.shape[0] or out.shape[1] != a.shape[0] or \
             out.shape[2] != a.shape[1]:
         raise ValueError("output does not fit the limbs")
-    for i in prange(a.shape[0], nogil=True, schedule="static"):
-        _split_row(a[i], out, i, nlimbs, pairs, p, bits)
+    with nogil:
+        for i in range(a.shape[0]):
+            _split_row(a[i], out, i, nlimbs, pairs, p, bits)
 
 
 cdef inline void _combine_row(const double[:, :, ::1] prods, const uint64_t[::1] weights,
@@ -86,5 +87,6 @@ def combine_products(const double[:, :, ::1] prods, const uint64_t[::1] weights,
         raise ValueError("products, weights and output do not fit together")
     for t in range(prods.shape[0]):
         wsh[t] = shoup(weights[t], p)
-    for i in prange(out.shape[0], nogil=True, schedule="static"):
-        _combine_row(prods, weights, wsh, out[i], i, p, pinv, accumulate)
+    with nogil:
+        for i in range(out.shape[0]):
+            _combine_row(prods, weights, wsh, out[i], i, p, pinv, accumulate)

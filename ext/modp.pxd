@@ -1,5 +1,8 @@
 # Header-only modular arithmetic shared by every kernel (cimport ffcode._ext.modp).
-# Elements are canonical integers in [0, p) with p < 2**63, so a + b never overflows 64 bits.
+# Elements are canonical integers in [0, p) with p < 2**63, so a + b never overflows 64 bits
+# and the top bit of a wrapped difference is its sign. Corrections are branch-free masks:
+# whether a correction is needed is a coin toss, and a mispredicted branch costs more than
+# the arithmetic.
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 cdef extern from *:
@@ -10,13 +13,16 @@ ctypedef fused elem_t:
     uint64_t
 
 
+cdef inline uint64_t _plus_p_if_negative(uint64_t x, uint64_t p) noexcept nogil:
+    return x + (p & (0 - (x >> 63)))
+
+
 cdef inline uint64_t addmod(uint64_t a, uint64_t b, uint64_t p) noexcept nogil:
-    cdef uint64_t s = a + b
-    return s - p if s >= p else s
+    return _plus_p_if_negative(a + b - p, p)
 
 
 cdef inline uint64_t submod(uint64_t a, uint64_t b, uint64_t p) noexcept nogil:
-    return a - b if a >= b else a + (p - b)
+    return _plus_p_if_negative(a - b, p)
 
 
 cdef inline uint64_t mulmod(uint64_t a, uint64_t b, uint64_t p) noexcept nogil:
@@ -32,8 +38,7 @@ cdef inline uint64_t mulmod_shoup(uint64_t a, uint64_t w, uint64_t wshoup,
                                   uint64_t p) noexcept nogil:
     # w * a mod p for w < p < 2**63 and any a < 2**64; the wrapped difference is in [0, 2p).
     cdef uint64_t q = <uint64_t>((<uint128_t>wshoup * a) >> 64)
-    cdef uint64_t r = w * a - q * p
-    return r - p if r >= p else r
+    return _plus_p_if_negative(w * a - q * p - p, p)
 
 
 cdef inline uint64_t reduce_exact_double(double x, int64_t p, double pinv) noexcept nogil:

@@ -1,0 +1,5 @@
+import sys
+
+from ffcode.cli import main
+
+sys.exit(main())
