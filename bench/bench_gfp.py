@@ -342,7 +342,7 @@ def targets(rows: Dict[tuple, Row]) -> List[tuple]:
     for n in sizes("matmul", p61, 0):
         out.append(check(f"matmul p=2^61-1 n={n}: ffcode speed / flint",
                          rows["matmul", p61, n].ratio("flint"), 1))
-    linalg_512 = sorted((op, p) for (op, p, n) in rows if op in LINALG_OPS and n == 512)
+    linalg_512 = [(op, p) for (op, p, n) in rows if op in LINALG_OPS and n == 512]
     if not linalg_512:
         out.append(("n/a", "n/a   rank / solve / matinv n = 512 targets: not measured in this run"))
     for op, p in linalg_512:

@@ -41,11 +41,10 @@ cdef inline uint64_t mulmod_shoup(uint64_t a, uint64_t w, uint64_t wshoup,
     return _plus_p_if_negative(w * a - q * p - p, p)
 
 
-cdef inline uint64_t reduce_exact_double(double x, int64_t p, double pinv) noexcept nogil:
-    # x mod p for an integer-valued |x| <= 2**53. The truncated float quotient is within two
-    # units (and 0 once p > 2**53 > |x|), so two branch-free corrections up and one down
-    # finish the exact integer remainder.
-    cdef int64_t r = <int64_t>x - <int64_t>(x * pinv) * p
+cdef inline uint64_t reduce_short_quotient(int64_t x, int64_t p, double pinv) noexcept nogil:
+    # x mod p when |x / p| < 2**24: the truncated float quotient is then within one unit of
+    # the true one, so two branch-free corrections up and one down finish the remainder.
+    cdef int64_t r = x - <int64_t>(<double>x * pinv) * p
     r += p & (r >> 63)
     r += p & (r >> 63)
     r -= p & ~((r - p) >> 63)

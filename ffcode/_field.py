@@ -9,7 +9,6 @@ from ffcode._ext import elementwise, structured
 MAX_P = 2**63
 
 
-@functools.lru_cache(maxsize=None)
 def GF(p) -> "PrimeField":
     """The prime field of order p, for any prime 2 <= p < 2**63 (one object per p).
 
@@ -21,6 +20,11 @@ def GF(p) -> "PrimeField":
     >>> F.matmul([[1, 2], [3, 4]], [[5, 6], [0, 1]]).tolist()
     [[5, 1], [1, 1]]
     """
+    return _field(_validate.integer(p, "p"))
+
+
+@functools.lru_cache(maxsize=None)
+def _field(p: int) -> "PrimeField":
     return PrimeField(p)
 
 
@@ -56,7 +60,7 @@ class PrimeField:
         """Reduce integers (any integer dtype, negatives and Python big ints included) mod p.
 
         >>> GF(7).asarray([-1, 7, 2**70]).tolist()
-        [6, 0, 1]
+        [6, 0, 2]
         """
         a = np.asarray(x)
         if a.dtype == object:
@@ -71,8 +75,10 @@ class PrimeField:
                 a.size == 0 or a.max() < self.p):
             return a.astype(self.dtype)
         if a.dtype.kind == "u":
-            return (a.astype(np.uint64) % np.uint64(self.p)).astype(self.dtype)
-        return (a.astype(np.int64) % np.int64(self.p)).astype(self.dtype)
+            reduced = a.astype(np.uint64) % np.uint64(self.p)
+        else:
+            reduced = a.astype(np.int64) % np.int64(self.p)
+        return np.asarray(reduced, dtype=self.dtype)
 
     def elements(self, x, name: str = "x") -> np.ndarray:
         """x as an array of this field's dtype, after checking every element is in [0, p)."""
@@ -96,14 +102,13 @@ class PrimeField:
             raise ValueError(f"Arguments 'a' and 'b' have shapes {a.shape} and {b.shape}, "
                              f"which do not broadcast.") from None
         out = np.empty(a.shape, self.dtype)
-        kernel(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
-               out.reshape(-1), self.p)
+        kernel(_flat(a), _flat(b), out.reshape(-1), self.p)
         return out
 
     def _unary(self, kernel, a) -> np.ndarray:
-        a = np.ascontiguousarray(self.elements(a, "a"))
+        a = self.elements(a, "a")
         out = np.empty(a.shape, self.dtype)
-        kernel(a.reshape(-1), out.reshape(-1), self.p)
+        kernel(_flat(a), out.reshape(-1), self.p)
         return out
 
     def add(self, a, b) -> np.ndarray:
@@ -163,7 +168,7 @@ class PrimeField:
     def rref(self, A) -> np.ndarray:
         """The reduced row echelon form of matrix A.
 
-        >>> GF(5).rref([[2, 4, 1], [1, 2, 3]]).tolist()
+        >>> GF(5).rref([[2, 4, 1], [1, 2, 4]]).tolist()
         [[1, 2, 0], [0, 0, 1]]
         """
         M = np.array(self.matrix(A, "A"), order="C")
@@ -196,11 +201,16 @@ class PrimeField:
         >>> GF(7).vandermonde([2, 3], 4).tolist()
         [[1, 2, 4, 1], [1, 3, 2, 6]]
         """
-        points = np.ascontiguousarray(self.elements(points, "points"))
+        points = self.elements(points, "points")
         _validate.ndim(points, (1,), "points")
         ncols = _validate.integer(ncols, "ncols")
         if ncols < 0:
             raise ValueError(f"Argument 'ncols' must be non-negative, not {ncols}.")
         out = np.empty((points.shape[0], ncols), self.dtype)
-        structured.vandermonde(points, out, self.p)
+        structured.vandermonde(_flat(points), out, self.p)
         return out
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """a as a flat C-contiguous array (a view when it already is one)."""
+    return np.asarray(a, order="C").reshape(-1)

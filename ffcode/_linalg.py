@@ -89,7 +89,8 @@ def _product(p: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
 def solve(p: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """X with A X = B for square A and 2-D B; numpy.linalg.LinAlgError when A is singular."""
     n = A.shape[0]
-    M = np.concatenate([A, B], axis=1)
+    M = np.empty((n, n + B.shape[1]), A.dtype)
+    M[:, :n], M[:, n:] = A, B
     rank, _ = echelon(p, M, n, reduced=True)
     if rank < n:
         raise np.linalg.LinAlgError(f"matrix is singular (rank {rank} < {n})")

@@ -3,9 +3,9 @@
 A float64 dot product of integers is exact while every partial sum stays below 2**53. Each
 operand is centred into (-p/2, p/2] and, when p is too large for one product, split into
 signed limbs of ``bits`` bits. A *scheme* lists the float64 products to take (one dgemm each)
-and the weight mod p of each in the result: the plain product, the left operand split in
-two, or Karatsuba over L limbs — the L limbs and the L(L-1)/2 sums of two limbs, weighted so
-that sum_t w_t P_t = sum_ij 2**(bits (i+j)) A_i B_j. The inner dimension is cut into blocks
+and how they add up to each diagonal of the limb product sum_ij 2**(bits (i+j)) A_i B_j: the
+plain product, the left operand split in two, or Karatsuba over L limbs (the L limbs and the
+L(L-1)/2 sums of two limbs). The inner dimension is cut into blocks
 short enough to keep every sum exact, and the cheapest scheme for (p, k) is taken.
 """
 import functools
@@ -43,7 +43,8 @@ class Scheme:
     left: Operand
     right: Operand
     products: tuple             # (left float operand, right float operand) per dgemm
-    weights: np.ndarray         # uint64 weight mod p of each product
+    diagonals: np.ndarray       # int64 (n_diag, n_products): A B = sum_s 2**(bits s) D[s] . P
+    bits: int                   # limb size, the shift between diagonals
     block: int                  # longest exact inner dimension
 
     def cost(self, k: int) -> int:
@@ -71,23 +72,30 @@ def _operand(p: int, nlimbs: int, with_pairs: bool) -> tuple:
 
 
 def _split_left(p: int) -> Scheme:
-    """A in two limbs times the whole centred B: 2 products."""
+    """A in two limbs times the whole centred B: 2 products, A0 B + 2**bits A1 B."""
     left, bound = _operand(p, 2, False)
     right, whole = _operand(p, 1, False)
-    weights = np.array([1, pow(2, left.bits, p)], np.uint64)
-    return Scheme(left, right, ((0, 0), (1, 0)), weights, EXACT // max(bound * whole, 1))
+    diagonals = np.eye(2, dtype=np.int64)
+    return Scheme(left, right, ((0, 0), (1, 0)), diagonals, left.bits,
+                  EXACT // max(bound * whole, 1))
 
 
 def _karatsuba(p: int, nlimbs: int) -> Scheme:
-    """Both factors in nlimbs limbs, limbs and pair sums: nlimbs (nlimbs + 1) / 2 products."""
+    """Both factors in nlimbs limbs, then limbs and pair sums: nlimbs (nlimbs + 1) / 2 products.
+
+    Diagonal i + j of the product gets (A_i + A_j)(B_i + B_j) - A_i B_i - A_j B_j, and
+    diagonal 2 i gets A_i B_i.
+    """
     side, bound = _operand(p, nlimbs, True)
-    b = side.bits
-    weights = [((1 << 2 * b * i) - sum(1 << b * (i + j) for j in range(nlimbs) if j != i)) % p
-               for i in range(nlimbs)]
-    weights += [(1 << b * (int(i) + int(j))) % p for i, j in side.pairs]
+    diagonals = np.zeros((2 * nlimbs - 1, side.count), np.int64)
+    for i in range(nlimbs):
+        diagonals[2 * i, i] += 1
+    for q, (i, j) in enumerate(side.pairs):
+        diagonals[i + j, nlimbs + q] += 1
+        diagonals[i + j, [i, j]] -= 1
     term = (bound if nlimbs == 1 else 2 * bound) ** 2
     products = tuple((s, s) for s in range(side.count))
-    return Scheme(side, side, products, np.array(weights, np.uint64), EXACT // max(term, 1))
+    return Scheme(side, side, products, diagonals, side.bits, EXACT // max(term, 1))
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,6 +118,8 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
     A (m, k) and B (k, n) hold canonical elements of out's dtype, with any strides; out (m, n)
     is written in place and may be a strided view.
     """
+    if negate and not accumulate:
+        raise ValueError("negate subtracts from out: it needs accumulate")
     m, k = A.shape
     n = B.shape[1]
     if m == 0 or n == 0:
@@ -120,10 +130,11 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
         return
     s = scheme(p, k)
     fa, fb = s.left.split(p, A), s.right.split(p, B)
-    weights = (np.uint64(p) - s.weights) % np.uint64(p) if negate else s.weights
     prods = np.empty((len(s.products), m, n))
-    for start in range(0, k, s.block):
-        stop = min(start + s.block, k)
+    step = -(-k // -(-k // s.block))       # equal blocks, none longer than s.block
+    for start in range(0, k, step):
+        stop = min(start + step, k)
         for t, (ia, ib) in enumerate(s.products):
             np.matmul(fa[ia, :, start:stop], fb[ib, start:stop, :], out=prods[t])
-        limbs.combine_products(prods, weights, out, p, accumulate or start > 0)
+        mode = (-1 if negate else 1) if accumulate or start > 0 else 0
+        limbs.combine_products(prods, s.diagonals, s.bits, out, p, mode)

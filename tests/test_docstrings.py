@@ -1,0 +1,16 @@
+"""The examples in ffcode's docstrings run and give what they show."""
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcode._validate"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, verbose=False, report=True)
+    assert result.failed == 0
+    if name == "ffcode._field":     # GF, asarray, inv, rref and vandermonde have examples
+        assert result.attempted >= 6
