@@ -10,6 +10,8 @@ short enough to keep every sum exact, and the cheapest scheme for (p, k) is take
 """
 import functools
 import itertools
+import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +21,22 @@ from ffcode._ext import limbs
 EXACT = 2**53 - 1          # float64 sums of integers stay exact up to this bound
 MIN_BLOCK = 32             # inner blocks shorter than this waste the dgemm
 REDUCE_COST = 256          # folding one product back costs about this much inner dimension
+SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role between calls
+
+_scratch = threading.local()
+
+
+def _scratch_array(role: str, shape: tuple) -> np.ndarray:
+    """Float64 scratch for one role of a product, kept per thread between calls up to
+    SCRATCH_LIMIT: fresh memory would page-fault its way in on every product."""
+    size = math.prod(shape)
+    if 8 * size > SCRATCH_LIMIT:
+        return np.empty(shape)
+    buffer = getattr(_scratch, role, None)
+    if buffer is None or buffer.size < size:
+        buffer = np.empty(size)
+        setattr(_scratch, role, buffer)
+    return buffer[:size].reshape(shape)
 
 
 @dataclass(frozen=True)
@@ -32,8 +50,10 @@ class Operand:
     def count(self) -> int:
         return self.nlimbs + len(self.pairs)
 
-    def split(self, p: int, X: np.ndarray) -> np.ndarray:
-        out = np.empty((self.count,) + X.shape)
+    def split(self, p: int, X: np.ndarray, role: str = None) -> np.ndarray:
+        """The float64 operands of X; in the thread's scratch for role (reused!) if given."""
+        shape = (self.count,) + X.shape
+        out = np.empty(shape) if role is None else _scratch_array(role, shape)
         limbs.split_limbs(X, out, self.nlimbs, self.pairs, p, self.bits)
         return out
 
@@ -129,8 +149,8 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
             out[...] = 0
         return
     s = scheme(p, k)
-    fa, fb = s.left.split(p, A), s.right.split(p, B)
-    prods = np.empty((len(s.products), m, n))
+    fa, fb = s.left.split(p, A, "left"), s.right.split(p, B, "right")
+    prods = _scratch_array("products", (len(s.products), m, n))
     step = -(-k // -(-k // s.block))       # equal blocks, none longer than s.block
     for start in range(0, k, step):
         stop = min(start + step, k)

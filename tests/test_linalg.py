@@ -280,9 +280,9 @@ LARGE = {
     "zero_rows_first200x150": _zero_rows_first,
     "permutation130": _permutation,
     "reversed_triangular160": _reversed_triangular,
-    # unblocked kernel, run on several threads (m * n >= 65536)
-    "threaded_wide96x800": lambda p: low_rank(p, 96, 800, 90, 29),
-    "threaded_tall1000x90": lambda p: rand(p, (1000, 90), 30),
+    # the unblocked kernel on large matrices (at most 96 rows or pivot columns)
+    "unblocked_wide96x800": lambda p: low_rank(p, 96, 800, 90, 29),
+    "unblocked_tall1000x90": lambda p: rand(p, (1000, 90), 30),
 }
 
 
@@ -342,7 +342,7 @@ def test_solve_and_matinv_blocked(field, n):
 
 @pytest.mark.parametrize("n, ncols", [(100, 300), (96, 700)])
 def test_solve_wide_right_hand_side(field, n, ncols):
-    """Many right-hand sides: the blocked updates (and, for n = 96, the threaded kernel)
+    """Many right-hand sides: the blocked updates (and, for n = 96, the unblocked kernel)
     run over a matrix [A | B] much wider than A."""
     p = field.p
     A = invertible(p, n, 40)

@@ -83,7 +83,7 @@ def test_matmul_vector(field, shape):
 @pytest.mark.parametrize("shape", [(300, 2, 250), (1, 3000, 1), (250, 40, 3)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_matmul_larger(field, shape):
-    """Many rows (the limb kernels run on several threads) and a long single dot product."""
+    """Many rows and columns, and one long dot product."""
     m, k, n = shape
     p = field.p
     A, B = rand(p, (m, k), 20), rand(p, (k, n), 21)
