@@ -20,7 +20,7 @@ from ffcode._ext import limbs
 
 EXACT = 2**53 - 1          # float64 sums of integers stay exact up to this bound
 MIN_BLOCK = 32             # inner blocks shorter than this waste the dgemm
-REDUCE_COST = 256          # folding one product back costs about this much inner dimension
+REDUCE_COST = 128          # a block's fold and dgemm start-up cost about this much inner dimension
 SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role between calls
 
 _scratch = threading.local()
