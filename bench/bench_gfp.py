@@ -7,7 +7,7 @@ done once, before timing. Each timing is a warm-up call and then the median of R
 fewer than the minimum). Before timing, one result per configuration is checked for exact
 equality with python-flint's (and galois's, where measured); the run aborts on a mismatch.
 
-    python bench/bench_gfp.py                  # full run (about 10 minutes on 2 cores)
+    python bench/bench_gfp.py                  # full run (about 5 minutes on 2 cores)
     python bench/bench_gfp.py --quick          # smoke test
     python bench/bench_gfp.py --primes 65521 --sizes 1024 --ops matmul --json out.json
 """
