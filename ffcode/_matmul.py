@@ -5,8 +5,8 @@ operand is centred into (-p/2, p/2] and, when p is too large for one product, sp
 signed limbs of ``bits`` bits. A *scheme* lists the float64 products to take (one dgemm each)
 and how they add up to each diagonal of the limb product sum_ij 2**(bits (i+j)) A_i B_j: the
 plain product, the left operand split in two, or Karatsuba over L limbs (the L limbs and the
-L(L-1)/2 sums of two limbs). The inner dimension is cut into blocks
-short enough to keep every sum exact, and the cheapest scheme for (p, k) is taken.
+L(L-1)/2 sums of two limbs). The inner dimension is cut into equal blocks short enough to
+keep every sum exact, and a cost model takes the cheapest scheme for (p, k).
 """
 import functools
 import itertools
