@@ -156,8 +156,8 @@ def combine_products(double[:, :, ::1] prods, const int64_t[:, ::1] diagonals, i
     if mode not in (-1, 0, 1):
         raise ValueError("mode must be -1, 0 or 1")
     if elem_t is uint32_t:
-        if not 0 <= bits <= 20:
-            raise ValueError("diagonals of 32-bit fields must be at most 2**20 apart")
+        if p >= 2**32 or not 0 <= bits <= 20:
+            raise ValueError("32-bit elements need p < 2**32 and diagonals at most 2**20 apart")
         import numpy as np
         acc = np.empty(out.shape[1])
         with nogil:
