@@ -1,4 +1,4 @@
-"""The ffcode command line: ``ffcode demo`` (``python -m ffcode demo``)."""
+"""The ffcode command line: ``ffcode demo`` (or ``python -m ffcode demo`` outside the source tree)."""
 import argparse
 import sys
 import time
