@@ -4,13 +4,14 @@
 #
 # Below 2**32 (uint32 elements) everything stays in float64, where it vectorises: limbs are
 # cut with rint, and products are folded by Horner over the diagonals of the limb product.
-# Above, limbs are cut with 64-bit integers and each product is folded with its weight mod p.
+# Above, limbs are cut with 64-bit integers and the products' weighted sum is folded from
+# 128 bits.
 # Single-threaded on purpose: BLAS owns the cores, and threads of another runtime spinning
 # beside it slow every dgemm that follows.
 from libc.math cimport floor, fma, rint
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 
-from ffcode._ext.modp cimport (addmod, elem_t, mulmod_shoup, reduce_short_quotient, shoup,
+from ffcode._ext.modp cimport (addmod, elem_t, int128_t, mulmod_shoup, reduce_short_quotient, shoup,
                                submod)
 
 cdef enum:
@@ -116,18 +117,23 @@ cdef void _horner_row(double[:, :, ::1] prods, const int64_t[:, ::1] diagonals, 
 
 
 cdef void _weighted_row(const double[:, :, ::1] prods, const uint64_t[::1] weights,
-                        const uint64_t* wsh, elem_t[:] out, Py_ssize_t i, uint64_t p,
-                        int mode) noexcept nogil:
-    # For p >= 2**32: each product folded mod p and multiplied by its weight (Shoup).
+                        uint64_t wrap, uint64_t wrap_shoup, uint64_t one_shoup,
+                        elem_t[:] out, Py_ssize_t i, uint64_t p, int mode) noexcept nogil:
+    # For p >= 2**32: h = sum_t w_t P_t exactly in 128 bits (|h| < 64 * 2**63 * 2**53), then
+    # h = hi 2**64 + lo is folded as hi (2**64 mod p) + lo with one short division and two
+    # Shoup products, instead of folding every product on its own.
     cdef Py_ssize_t j, t
+    cdef int128_t h
     cdef uint64_t acc
     cdef double pinv = 1.0 / <double>p
     for j in range(out.shape[0]):
-        acc = 0
+        h = 0
         for t in range(prods.shape[0]):
-            acc = addmod(acc, mulmod_shoup(
-                reduce_short_quotient(<int64_t>prods[t, i, j], <int64_t>p, pinv),
-                weights[t], wsh[t], p), p)
+            h = h + <int128_t><int64_t>weights[t] * <int128_t><int64_t>prods[t, i, j]
+        acc = addmod(
+            mulmod_shoup(reduce_short_quotient(<int64_t>(h >> 64), <int64_t>p, pinv),
+                         wrap, wrap_shoup, p),
+            mulmod_shoup(<uint64_t>h, 1, one_shoup, p), p)
         if mode == 1:
             acc = addmod(<uint64_t>out[j], acc, p)
         elif mode == -1:
@@ -144,8 +150,8 @@ def combine_products(double[:, :, ::1] prods, const int64_t[:, ::1] diagonals, i
     and out = value (mode 0), out + value (mode 1) or out - value (mode -1). prods is used
     as scratch. Diagonal coefficients must be small (sum_t |D[s, t]| <= 8).
     """
-    cdef Py_ssize_t i, t
-    cdef uint64_t wsh[MAX_PRODUCTS]
+    cdef Py_ssize_t i
+    cdef uint64_t wrap, wrap_shoup, one_shoup
     cdef uint64_t[::1] weights
     cdef double[::1] acc
     if prods.shape[0] > MAX_PRODUCTS:
@@ -168,11 +174,11 @@ def combine_products(double[:, :, ::1] prods, const int64_t[:, ::1] diagonals, i
     if p < 2**32:
         raise ValueError("64-bit elements are for p >= 2**32")
     weights = _weights(diagonals, bits, p)
-    for t in range(weights.shape[0]):
-        wsh[t] = shoup(weights[t], p)
+    wrap = pow(2, 64, p)
+    wrap_shoup, one_shoup = shoup(wrap, p), shoup(1, p)
     with nogil:
         for i in range(out.shape[0]):
-            _weighted_row(prods, weights, wsh, out[i], i, p, mode)
+            _weighted_row(prods, weights, wrap, wrap_shoup, one_shoup, out[i], i, p, mode)
 
 
 def _weights(diagonals, bits, p):

@@ -7,6 +7,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 cdef extern from *:
     ctypedef unsigned long long uint128_t "unsigned __int128"
+    ctypedef long long int128_t "__int128"
 
 ctypedef fused elem_t:
     uint32_t
