@@ -34,7 +34,6 @@ cdef void _split_row(const elem_t[:] a, double[:, :, ::1] out, Py_ssize_t i, int
     cdef uint64_t half_p = p // 2
     cdef double pd = <double>p, scale, unscale, d
     cdef int64_t c, di, half, mask
-    cdef int64_t digits[MAX_LIMBS]
     if elem_t is uint32_t:
         # The centred value starts in the last limb's row and sheds one limb per pass.
         for j in range(n):
@@ -56,7 +55,6 @@ cdef void _split_row(const elem_t[:] a, double[:, :, ::1] out, Py_ssize_t i, int
                 c = c - <int64_t>p
             for l in range(last):
                 di = ((c + half) & mask) - half
-                digits[l] = di
                 out[l, i, j] = <double>di
                 c = (c - di) >> bits
             out[last, i, j] = <double>c
@@ -154,7 +152,7 @@ def combine_products(double[:, :, ::1] prods, const int64_t[:, ::1] diagonals, i
     cdef uint64_t wrap, wrap_shoup, one_shoup
     cdef uint64_t[::1] weights
     cdef double[::1] acc
-    if prods.shape[0] > MAX_PRODUCTS:
+    if prods.shape[0] > MAX_PRODUCTS:   # keeps the 128-bit weighted sum below 2**122
         raise ValueError("at most %d products are supported" % MAX_PRODUCTS)
     if diagonals.shape[1] != prods.shape[0] or prods.shape[1] != out.shape[0] or \
             prods.shape[2] != out.shape[1]:
@@ -170,15 +168,16 @@ def combine_products(double[:, :, ::1] prods, const int64_t[:, ::1] diagonals, i
             for i in range(out.shape[0]):
                 _horner_row(prods, diagonals, <double>((<int64_t>1) << bits), out[i], i,
                             <double>p, mode, acc)
-        return
-    if p < 2**32:
-        raise ValueError("64-bit elements are for p >= 2**32")
-    weights = _weights(diagonals, bits, p)
-    wrap = pow(2, 64, p)
-    wrap_shoup, one_shoup = shoup(wrap, p), shoup(1, p)
-    with nogil:
-        for i in range(out.shape[0]):
-            _weighted_row(prods, weights, wrap, wrap_shoup, one_shoup, out[i], i, p, mode)
+    else:
+        if p < 2**32:
+            raise ValueError("64-bit elements are for p >= 2**32")
+        weights = _weights(diagonals, bits, p)
+        wrap = pow(2, 64, p)
+        wrap_shoup, one_shoup = shoup(wrap, p), shoup(1, p)
+        with nogil:
+            for i in range(out.shape[0]):
+                _weighted_row(prods, weights, wrap, wrap_shoup, one_shoup, out[i], i, p,
+                              mode)
 
 
 def _weights(diagonals, bits, p):
