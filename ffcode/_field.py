@@ -210,6 +210,103 @@ class PrimeField:
         structured.vandermonde(_flat(points), out, self.p)
         return out
 
+    def points(self, x, name: str) -> np.ndarray:
+        """x as a 1-D array of pairwise distinct field elements (evaluation points)."""
+        a = self.elements(x, name)
+        _validate.ndim(a, (1,), name)
+        values, counts = np.unique(a, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"Argument {name!r} must hold distinct points; "
+                             f"{values[counts > 1][0]} appears {counts.max()} times.")
+        return _flat(a)
+
+    def vandermonde_inverse(self, points) -> np.ndarray:
+        """The inverse of vandermonde(points, len(points)) for distinct points, in O(n**2).
+
+        Row d, column j is the z**d coefficient of the Lagrange basis polynomial of point j,
+        so V^-1 @ values gives the coefficients of the polynomial through (points, values).
+
+        >>> GF(7).vandermonde_inverse([1, 2]).tolist()
+        [[2, 6], [6, 1]]
+        """
+        points = self.points(points, "points")
+        n = points.shape[0]
+        out = np.empty((n, n), self.dtype)
+        structured.vandermonde_inverse(points, out, np.empty(2 * n + 1, np.uint64), self.p)
+        return out
+
+    def lagrange(self, nodes, targets) -> np.ndarray:
+        """L[t, j] = l_j(targets[t]) for the Lagrange basis l_j of the distinct nodes.
+
+        L @ values evaluates the polynomial through (nodes, values) at the targets.
+
+        >>> GF(7).lagrange([1, 2], [0, 2, 3]).tolist()
+        [[2, 6], [0, 1], [6, 2]]
+        """
+        nodes = self.points(nodes, "nodes")
+        targets = self.elements(targets, "targets")
+        _validate.ndim(targets, (1,), "targets")
+        out = np.empty((targets.shape[0], nodes.shape[0]), self.dtype)
+        structured.lagrange(nodes, _flat(targets), out, np.empty(2 * nodes.shape[0], np.uint64),
+                            self.p)
+        return out
+
+    # -- signed integers and fixed-point reals -----------------------------------------------
+
+    @property
+    def max_signed(self) -> int:
+        """(p - 1) // 2: the largest magnitude a signed integer can have and survive mod p."""
+        return (self.p - 1) // 2
+
+    def to_signed(self, y) -> np.ndarray:
+        """Elements as int64 in [-(p-1)/2, (p-1)/2]: values above (p-1)/2 mean negatives.
+
+        >>> GF(7).to_signed([0, 3, 4, 6]).tolist()
+        [0, 3, -3, -1]
+        """
+        y = self.elements(y, "y")
+        signed = y.astype(np.int64)
+        signed[y > self.max_signed] -= self.p
+        return signed
+
+    def from_real(self, x, scale) -> np.ndarray:
+        """Reals as signed fixed-point elements: round(x * scale) mod p.
+
+        A product of two such arrays carries scale**2, so decode it with to_real(y, scale**2).
+        Values that round beyond (p-1)/2 in magnitude would wrap around: ValueError.
+
+        >>> F = GF(65521)
+        >>> F.from_real([1.5, -0.25], 4).tolist()
+        [6, 65520]
+        >>> F.to_real(F.from_real([1.5, -0.25], 4), 4).tolist()
+        [1.5, -0.25]
+        """
+        a = np.asarray(x)
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"Argument 'x' must be an array of real numbers, not dtype {a.dtype}.")
+        scale = _scale(scale)
+        scaled = np.rint(a.astype(np.float64) * scale)
+        if not np.isfinite(scaled).all():
+            raise ValueError("Argument 'x' has non-finite values (or overflows at this scale).")
+        if scaled.size and np.abs(scaled).max() > self.max_signed:
+            raise ValueError(f"Argument 'x' at scale {scale} reaches magnitude "
+                             f"{int(np.abs(scaled).max())}, beyond (p-1)/2 = {self.max_signed}: "
+                             f"it would wrap around mod p. Use a smaller scale or a larger p.")
+        return np.asarray(scaled.astype(np.int64) % self.p, dtype=self.dtype)
+
+    def to_real(self, y, scale) -> np.ndarray:
+        """Signed fixed-point elements back to float64: to_signed(y) / scale."""
+        return self.to_signed(y) / _scale(scale)
+
+
+def _scale(scale) -> float:
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer,
+                                                                     np.floating)):
+        raise TypeError(f"Argument 'scale' must be a real number, not {type(scale).__name__}.")
+    if not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"Argument 'scale' must be positive and finite, not {scale}.")
+    return float(scale)
+
 
 def _flat(a: np.ndarray) -> np.ndarray:
     """a as a flat C-contiguous array (a view when it already is one)."""
