@@ -4,7 +4,9 @@ import importlib
 
 import pytest
 
-MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcode._validate"]
+MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcode._validate",
+           "ffcode.codes.mds", "ffcode.codes.polynomial", "ffcode.codes.matdot",
+           "ffcode.codes.lcc"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,0 +1,120 @@
+"""Lagrange coded computing (Yu et al. 2019): f(X_1), ..., f(X_k) for a polynomial f, with
+t-privacy from uniformly random masks."""
+import os
+
+import numpy as np
+
+from ffcode import _validate
+from ffcode.codes._base import Code, magnitude
+
+
+class LCC(Code):
+    """f(X_1), ..., f(X_k) for a polynomial f of total degree ``degree``; any
+    (k + t - 1) * degree + 1 results give them all, and any t workers learn nothing.
+
+    u(z) interpolates X_1..X_k at betas[:k] and t uniformly random masks at betas[k:]
+    (the k + t smallest nonzero elements that are not worker points, unless given); worker i
+    computes f(u(points[i])), and f(X_j) = f(u(betas[j])) is read off by interpolation.
+
+    f is called as f(F, X) and must use exact ffcode operations. With ``signed=True``
+    elements are read as signed integers (see ``F.from_real``), and ``result_bound(M)`` must
+    bound |f(X)| for inputs with |X| <= M: encode refuses data whose result could wrap.
+
+    >>> from ffcode import GF
+    >>> F = GF(65521)
+    >>> square = lambda F, X: F.mul(X, X)
+    >>> code = LCC(F, k=2, t=1, f=square, degree=2, n_workers=5)
+    >>> shares = code.encode([[3], [4]], seed=1)
+    >>> [y.tolist() for y in code.decode({i: code.compute(shares[i]) for i in range(5)})]
+    [[9], [16]]
+    """
+
+    def __init__(self, F, k, t, f, degree, n_workers, points=None, betas=None, signed=False,
+                 result_bound=None):
+        k, t = _validate.integer(k, "k"), _validate.integer(t, "t")
+        degree = _validate.integer(degree, "degree")
+        for name, value, least in (("k", k, 1), ("t", t, 0), ("degree", degree, 1)):
+            if value < least:
+                raise ValueError(f"Argument {name!r} must be at least {least}, not {value}.")
+        if not callable(f):
+            raise TypeError(f"Argument 'f' must be callable as f(F, X), not "
+                            f"{type(f).__name__}.")
+        if signed and result_bound is None:
+            raise ValueError("LCC with signed=True needs result_bound(M): a bound on |f(X)| "
+                             "for inputs with |X| <= M, to refuse results that would wrap.")
+        if result_bound is not None and not callable(result_bound):
+            raise TypeError("Argument 'result_bound' must be callable as result_bound(M).")
+        super().__init__(F, n_workers, (k + t - 1) * degree + 1, points,
+                         reserved=0 if betas is not None else k + t)
+        self.k, self.t, self.f, self.degree = k, t, f, degree
+        self.signed, self.result_bound = bool(signed), result_bound
+        self.betas = self._betas(betas)
+        self.encoding_matrix = F.lagrange(self.betas, self.points)
+
+    def _betas(self, betas) -> np.ndarray:
+        count = self.k + self.t
+        if betas is None:
+            free = np.setdiff1d(np.arange(1, self.n_workers + count + 1), self.points)
+            return self.F.points(free[:count], "betas")
+        betas = self.F.points(betas, "betas")
+        if betas.shape[0] != count:
+            raise ValueError(f"Argument 'betas' must hold k + t = {count} points, "
+                             f"not {betas.shape[0]}.")
+        if np.isin(betas, self.points).any():
+            raise ValueError("Arguments 'betas' and 'points' must be disjoint.")
+        return betas
+
+    def encode(self, blocks, seed=None) -> list:
+        """The n_workers shares u(points[i]) of k equally shaped blocks.
+
+        The masks come from the operating system's CSPRNG (os.urandom) unless a seed is
+        given; a seed makes runs reproducible and gives no privacy.
+        """
+        if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__"):
+            raise TypeError("Argument 'blocks' must be a list of k arrays.")
+        if len(blocks) != self.k:
+            raise ValueError(f"Argument 'blocks' must hold k = {self.k} arrays, "
+                             f"not {len(blocks)}.")
+        X = [self.F.elements(x, "blocks") for x in blocks]
+        shapes = {x.shape for x in X}
+        if len(shapes) > 1:
+            raise ValueError(f"Argument 'blocks' must hold equally shaped arrays, not shapes "
+                             f"{sorted(shapes)}.")
+        if self.signed:
+            M = max(magnitude(self.F, x) for x in X)
+            self._check_magnitude(int(self.result_bound(M)), "result_bound(|X|)")
+        shape = X[0].shape
+        size = int(np.prod(shape)) * self.t
+        masks = (self.F.random(size, seed) if seed is not None else
+                 secure_random(self.F, size))
+        stacked = np.concatenate([np.stack(X).reshape(-1), masks])
+        self._layout = shape
+        return self._encode_blocks(self.encoding_matrix, stacked.reshape((-1,) + shape))
+
+    def compute(self, share):
+        """The worker's f(F, share), checked to be field elements."""
+        return self.F.elements(self.f(self.F, self.F.elements(share, "share")), "f(F, share)")
+
+    def _decoding_matrix(self, points):
+        self._require_layout()
+        return self.F.lagrange(points, self.betas[:self.k])
+
+    def _assemble(self, blocks):
+        return list(blocks)
+
+
+def secure_random(F, size: int) -> np.ndarray:
+    """size uniform elements of F from os.urandom, by rejection of the top partial range."""
+    word = np.dtype(np.uint32 if F.dtype == np.uint32 else np.uint64)
+    span = 2 ** (8 * word.itemsize)
+    limit = span // F.p * F.p
+    out = np.empty(size, F.dtype)
+    filled = 0
+    while filled < size:
+        words = np.frombuffer(os.urandom(word.itemsize * (size - filled)), word)
+        if limit < span:
+            words = words[words < limit]
+        take = words % word.type(F.p)
+        out[filled:filled + take.shape[0]] = take
+        filled += take.shape[0]
+    return out

@@ -1,0 +1,47 @@
+"""MatDot code (Dutta et al. 2019) for matrix products C = A B split along the inner
+dimension."""
+from ffcode import _validate
+from ffcode.codes._base import ProductCode, pad_rows, split_columns
+
+
+class MatDot(ProductCode):
+    """C = A @ B with the inner dimension split in s; any 2s - 1 results give C.
+
+    Worker i multiplies A~(x) = sum_j A_j x**j (column blocks of A) by
+    B~(x) = sum_j B_j x**(s-1-j) (row blocks of B); C is the coefficient of x**(s-1).
+
+    >>> from ffcode import GF
+    >>> F = GF(65521)
+    >>> code = MatDot(F, s=2, n_workers=4)
+    >>> shares = code.encode([[1, 2], [3, 4]], [[1, 0], [0, 1]])
+    >>> code.decode({i: code.compute(shares[i]) for i in (0, 2, 3)}).tolist()
+    [[1, 2], [3, 4]]
+    """
+
+    def __init__(self, F, s, n_workers, points=None, signed=False):
+        s = _validate.integer(s, "s")
+        if s < 1:
+            raise ValueError(f"Argument 's' must be at least 1, not {s}.")
+        super().__init__(F, n_workers, 2 * s - 1, points, signed)
+        self.s = s
+
+    def encode(self, A, B) -> list:
+        """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (rows, ceil(inner / s))
+        and (ceil(inner / s), cols)."""
+        A, B = self._operands(A, B)
+        A_blocks = split_columns(A, self.s)
+        B_blocks = pad_rows(B, self.s).reshape(self.s, -1, B.shape[1])
+        self._layout = (A.shape[0], B.shape[1])
+        V = self.F.vandermonde(self.points, self.s)
+        A_shares = self._encode_blocks(V, A_blocks)
+        B_shares = self._encode_blocks(V[:, ::-1].copy(), B_blocks)
+        return list(zip(A_shares, B_shares))
+
+    def _result_shape(self, first):
+        return self._require_layout()
+
+    def _decoding_matrix(self, points):
+        return self.F.vandermonde_inverse(points)[self.s - 1:self.s]
+
+    def _assemble(self, blocks):
+        return blocks[0]

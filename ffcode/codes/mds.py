@@ -1,0 +1,58 @@
+"""MDS code for matrix–vector (or matrix–matrix) products y = A x."""
+from ffcode import _validate
+from ffcode.codes._base import Code, magnitude, pad_rows
+
+
+class MDS(Code):
+    """y = A @ x with A split into k row blocks; any k of the n_workers results give y.
+
+    Worker i holds A~(a_i) = sum_j A_j a_i**j, encoded once and reused for every x.
+    With ``signed=True`` elements are read as signed integers (see ``F.from_real``) and a
+    product whose exact value could wrap around mod p is refused.
+
+    >>> from ffcode import GF
+    >>> F = GF(65521)
+    >>> code = MDS(F, k=2, n_workers=3)
+    >>> shares = code.encode([[1, 2], [3, 4], [5, 6]])
+    >>> results = {i: code.compute(shares[i], [1, 1]) for i in (0, 2)}
+    >>> code.decode(results).tolist()
+    [3, 7, 11]
+    """
+
+    def __init__(self, F, k, n_workers, points=None, signed=False):
+        k = _validate.integer(k, "k")
+        if k < 1:
+            raise ValueError(f"Argument 'k' must be at least 1, not {k}.")
+        super().__init__(F, n_workers, k, points)
+        self.k = k
+        self.signed = bool(signed)
+
+    def encode(self, A) -> list:
+        """The n_workers shares of A, each a (ceil(rows / k), cols) matrix."""
+        A = self.F.matrix(A, "A")
+        blocks = pad_rows(A, self.k)
+        block_rows = blocks.shape[0] // self.k
+        self._layout = (A.shape[0], block_rows, A.shape[1],
+                        magnitude(self.F, A) if self.signed else None)
+        E = self.F.vandermonde(self.points, self.k)
+        return self._encode_blocks(E, blocks.reshape(self.k, block_rows, A.shape[1]))
+
+    def compute(self, share, x):
+        """The worker's exact share @ x for a vector or matrix x."""
+        share = self.F.matrix(share, "share")
+        x = self.F.elements(x, "x")
+        _validate.ndim(x, (1, 2), "x")
+        if self.signed:
+            cols, magnitude_A = self._require_layout()[2:]
+            self._check_magnitude(cols * magnitude_A * magnitude(self.F, x), "cols * |A| * |x|")
+        return self.F.matmul(share, x)
+
+    def _result_shape(self, first):
+        return (self._require_layout()[1],) + first[1:2]
+
+    def _decoding_matrix(self, points):
+        return self.F.vandermonde_inverse(points)
+
+    def _assemble(self, blocks):
+        rows = self._require_layout()[0]
+        return blocks.reshape((-1,) + blocks.shape[2:])[:rows]

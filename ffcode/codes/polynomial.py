@@ -1,0 +1,49 @@
+"""Polynomial code (Yu, Maddah-Ali, Avestimehr 2017) for matrix products C = A B."""
+from ffcode import _validate
+from ffcode.codes._base import ProductCode, pad_rows, split_columns
+
+
+class PolynomialCode(ProductCode):
+    """C = A @ B with A in a row blocks and B in b column blocks; any a*b results give C.
+
+    Worker i multiplies A~(x) = sum_j A_j x**j by B~(x) = sum_k B_k x**(k*a), so block
+    A_j B_k is the coefficient of x**(j + k*a) of the product.
+
+    >>> from ffcode import GF
+    >>> F = GF(65521)
+    >>> code = PolynomialCode(F, a=2, b=1, n_workers=3)
+    >>> shares = code.encode([[1, 2], [3, 4]], [[1, 0], [0, 1]])
+    >>> code.decode({i: code.compute(shares[i]) for i in (1, 2)}).tolist()
+    [[1, 2], [3, 4]]
+    """
+
+    def __init__(self, F, a, b, n_workers, points=None, signed=False):
+        a, b = _validate.integer(a, "a"), _validate.integer(b, "b")
+        for name, value in (("a", a), ("b", b)):
+            if value < 1:
+                raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")
+        super().__init__(F, n_workers, a * b, points, signed)
+        self.a, self.b = a, b
+
+    def encode(self, A, B) -> list:
+        """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (ceil(rows / a), inner)
+        and (inner, ceil(cols / b))."""
+        A, B = self._operands(A, B)
+        A_blocks = pad_rows(A, self.a).reshape(self.a, -1, A.shape[1])
+        B_blocks = split_columns(B, self.b)
+        self._layout = (A.shape[0], B.shape[1], A_blocks.shape[1], B_blocks.shape[2])
+        V = self.F.vandermonde(self.points, self.a * self.b)
+        A_shares = self._encode_blocks(V[:, :self.a].copy(), A_blocks)
+        B_shares = self._encode_blocks(V[:, ::self.a].copy(), B_blocks)
+        return list(zip(A_shares, B_shares))
+
+    def _result_shape(self, first):
+        return self._require_layout()[2:]
+
+    def _decoding_matrix(self, points):
+        return self.F.vandermonde_inverse(points)
+
+    def _assemble(self, blocks):
+        rows, cols, block_rows, block_cols = self._require_layout()
+        C = blocks.reshape(self.b, self.a, block_rows, block_cols).transpose(1, 2, 0, 3)
+        return C.reshape(self.a * block_rows, self.b * block_cols)[:rows, :cols]
