@@ -16,12 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ffcode._ext import limbs
+from ffcode._ext import limbs, rowcomb
 
 EXACT = 2**53 - 1          # float64 sums of integers stay exact up to this bound
 MIN_BLOCK = 32             # inner blocks shorter than this waste the dgemm
 REDUCE_COST = 128          # a block's fold and dgemm start-up cost about this much inner dimension
 SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role between calls
+CHUNK_BYTES = 4 << 20      # float64 scratch per column chunk of a wide product
+MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
+ROWCOMB_PER_PRODUCT = 6    # below 6 inner terms per dgemm of the scheme, rowcomb is faster
 
 _scratch = threading.local()
 
@@ -148,13 +151,33 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
         if not accumulate:
             out[...] = 0
         return
+    mode = (-1 if negate else 1) if accumulate else 0
     s = scheme(p, k)
-    fa, fb = s.left.split(p, A, "left"), s.right.split(p, B, "right")
-    prods = _scratch_array("products", (len(s.products), m, n))
+    if p < 2**31 and k < ROWCOMB_PER_PRODUCT * len(s.products):
+        _combine_rows(p, A, B, out, mode)
+        return
+    fa = s.left.split(p, A, "left")
     step = -(-k // -(-k // s.block))       # equal blocks, none longer than s.block
-    for start in range(0, k, step):
-        stop = min(start + step, k)
-        for t, (ia, ib) in enumerate(s.products):
-            np.matmul(fa[ia, :, start:stop], fb[ib, start:stop, :], out=prods[t])
-        mode = (-1 if negate else 1) if accumulate or start > 0 else 0
-        limbs.combine_products(prods, s.diagonals, s.bits, out, p, mode)
+    # Wide products go in column chunks, so their float64 scratch stays in cache.
+    width = max(MIN_WIDTH, CHUNK_BYTES // (8 * (s.right.count * k + len(s.products) * m)))
+    for c0 in range(0, n, width):
+        c1 = min(c0 + width, n)
+        fb = s.right.split(p, B[:, c0:c1], "right")
+        prods = _scratch_array("products", (len(s.products), m, c1 - c0))
+        for start in range(0, k, step):
+            stop = min(start + step, k)
+            for t, (ia, ib) in enumerate(s.products):
+                np.matmul(fa[ia, :, start:stop], fb[ib, start:stop, :], out=prods[t])
+            limbs.combine_products(prods, s.diagonals, s.bits, out[:, c0:c1], p,
+                                   mode if start == 0 else (-1 if negate else 1))
+
+
+def _combine_rows(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int) -> None:
+    """The short-inner-dimension product in Cython (rowcomb), on C-contiguous B and out."""
+    B = np.ascontiguousarray(B)
+    if out.flags.c_contiguous:
+        rowcomb.combine_rows_31(A, B, out, p, mode)
+    else:
+        rows = np.ascontiguousarray(out) if mode else np.empty(out.shape, out.dtype)
+        rowcomb.combine_rows_31(A, B, rows, p, mode)
+        out[...] = rows
