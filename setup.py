@@ -30,7 +30,7 @@ extensions = [
     Extension(
         f"ffcode._ext.{os.path.splitext(os.path.basename(pyx))[0]}",
         [os.path.relpath(pyx, HERE)],
-        include_dirs=[np.get_include()],
+        include_dirs=[np.get_include(), "ext"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         # No errno or FP traps from libm: lets floor/fma/rint inline and loops vectorise.
         extra_compile_args=["-O3", "-fno-math-errno", "-fno-trapping-math"]

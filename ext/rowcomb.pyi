@@ -1,5 +1,5 @@
 import numpy as np
 from numpy.typing import NDArray
 
-def combine_rows_31(A: NDArray[np.uint32], B: NDArray[np.uint32], out: NDArray[np.uint32],
-                    p: int, mode: int) -> None: ...
+def combine_rows_31(A: NDArray[np.uint32], rows: list[NDArray[np.uint32]],
+                    out: NDArray[np.uint32], p: int, mode: int) -> None: ...

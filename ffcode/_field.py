@@ -160,6 +160,28 @@ class PrimeField:
         _matmul.matmul_into(self.p, A, B2, out)
         return out if B.ndim == 2 else out[:, 0]
 
+    def combine(self, W, arrays) -> np.ndarray:
+        """Linear combinations of equally shaped arrays: out[i] = sum_j W[i, j] * arrays[j].
+
+        The product W @ stack(arrays), without stacking the arrays into one copy where the
+        inner dimension is short (encoding and decoding blocks of a code).
+
+        >>> GF(7).combine([[1, 2], [3, 0]], [[1, 1], [0, 5]]).tolist()
+        [[1, 4], [3, 3]]
+        """
+        W = self.matrix(W, "W")
+        arrays = [self.elements(a, "arrays") for a in arrays]
+        if not arrays:
+            raise ValueError("Argument 'arrays' must hold at least one array.")
+        if W.shape[1] != len(arrays):
+            raise ValueError(f"Argument 'W' has {W.shape[1]} columns for {len(arrays)} arrays.")
+        shapes = {a.shape for a in arrays}
+        if len(shapes) > 1:
+            raise ValueError(f"Argument 'arrays' must hold equally shaped arrays, not shapes "
+                             f"{sorted(shapes)}.")
+        out = _matmul.combine(self.p, W, arrays, self.dtype)
+        return out.reshape((W.shape[0],) + arrays[0].shape)
+
     def rank(self, A) -> int:
         """The rank of matrix A."""
         M = np.array(self.matrix(A, "A"), order="C")

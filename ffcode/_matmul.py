@@ -24,7 +24,7 @@ REDUCE_COST = 128          # a block's fold and dgemm start-up cost about this m
 SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role between calls
 CHUNK_BYTES = 4 << 20      # float64 scratch per column chunk of a wide product
 MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
-ROWCOMB_PER_PRODUCT = 6    # below 6 inner terms per dgemm of the scheme, rowcomb is faster
+ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
 
 _scratch = threading.local()
 
@@ -152,10 +152,10 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
             out[...] = 0
         return
     mode = (-1 if negate else 1) if accumulate else 0
-    s = scheme(p, k)
-    if p < 2**31 and k < ROWCOMB_PER_PRODUCT * len(s.products):
-        _combine_rows(p, A, B, out, mode)
+    if _rowcomb_serves(p, k):
+        _combine_rows(p, A, list(np.ascontiguousarray(B)), out, mode)
         return
+    s = scheme(p, k)
     fa = s.left.split(p, A, "left")
     step = -(-k // -(-k // s.block))       # equal blocks, none longer than s.block
     # Wide products go in column chunks, so their float64 scratch stays in cache.
@@ -172,12 +172,28 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
                                    mode if start == 0 else (-1 if negate else 1))
 
 
-def _combine_rows(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int) -> None:
-    """The short-inner-dimension product in Cython (rowcomb), on C-contiguous B and out."""
-    B = np.ascontiguousarray(B)
-    if out.flags.c_contiguous:
-        rowcomb.combine_rows_31(A, B, out, p, mode)
+def combine(p: int, W: np.ndarray, rows: list, dtype) -> np.ndarray:
+    """W @ (the rows stacked) mod p for W (m, k) and k flat arrays of one length L, without
+    stacking them into one copy where rowcomb serves: (m, L)."""
+    m, k = W.shape
+    rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
+    out = np.empty((m, rows[0].shape[0] if rows else 0), dtype)
+    if _rowcomb_serves(p, k):
+        _combine_rows(p, W, rows, out, 0)
     else:
-        rows = np.ascontiguousarray(out) if mode else np.empty(out.shape, out.dtype)
-        rowcomb.combine_rows_31(A, B, rows, p, mode)
-        out[...] = rows
+        matmul_into(p, W, np.stack(rows) if rows else np.empty((0, 0), dtype), out)
+    return out
+
+
+def _rowcomb_serves(p: int, k: int) -> bool:
+    return p < 2**31 and 0 < k < ROWCOMB_PER_PRODUCT * len(scheme(p, k).products)
+
+
+def _combine_rows(p: int, A: np.ndarray, rows: list, out: np.ndarray, mode: int) -> None:
+    """The short-inner-dimension product in Cython (rowcomb) into any out."""
+    if out.flags.c_contiguous:
+        rowcomb.combine_rows_31(A, rows, out, p, mode)
+    else:
+        contiguous = np.ascontiguousarray(out) if mode else np.empty(out.shape, out.dtype)
+        rowcomb.combine_rows_31(A, rows, contiguous, p, mode)
+        out[...] = contiguous

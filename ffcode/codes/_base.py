@@ -5,7 +5,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ffcode import _validate
+from ffcode import _matmul, _validate
 from ffcode._field import PrimeField
 
 
@@ -54,7 +54,7 @@ class Code:
 
     def _encode_blocks(self, E, blocks: np.ndarray) -> list:
         """Shares E @ blocks: row i of E combines the stacked blocks (k, *shape) for worker i."""
-        coded = self.F.matmul(E, blocks.reshape(blocks.shape[0], -1))
+        coded = _matmul.combine(self.F.p, E, list(blocks), self.F.dtype)
         return list(coded.reshape((E.shape[0],) + blocks.shape[1:]))
 
     def _require_layout(self):
@@ -77,10 +77,10 @@ class Code:
             raise ValueError(f"Decoding needs results from {R} distinct workers, got "
                              f"{len(workers)}: {R - len(workers)} more needed.")
         chosen = workers[:R]
-        Y = self._stack([results[w] for w in chosen])
+        Y = self._checked([results[w] for w in chosen])
         W = self._decoding_matrix(self.points[chosen])
-        blocks = self.F.matmul(W, Y.reshape(R, -1))
-        return self._assemble(blocks.reshape((W.shape[0],) + Y.shape[1:]))
+        blocks = _matmul.combine(self.F.p, W, Y, self.F.dtype)
+        return self._assemble(blocks.reshape((W.shape[0],) + Y[0].shape))
 
     def _worker_index(self, w) -> int:
         w = _validate.integer(w, "worker index")
@@ -89,14 +89,14 @@ class Code:
                              f"0..{self.n_workers - 1}.")
         return w
 
-    def _stack(self, results) -> np.ndarray:
-        """The local results as one (R, *shape) array of checked field elements."""
+    def _checked(self, results) -> list:
+        """The local results as arrays of checked field elements, all of the expected shape."""
         arrays = [self.F.elements(y, "results") for y in results]
         expected = self._result_shape(arrays[0].shape)
         for y in arrays:
             if y.shape != expected:
                 raise ValueError(f"A local result has shape {y.shape}, expected {expected}.")
-        return np.stack(arrays)
+        return arrays
 
     def _result_shape(self, first: tuple) -> tuple:
         """The shape every local result must have, given the first one's."""
@@ -118,22 +118,21 @@ def magnitude(F, x) -> int:
     return int(np.abs(signed).max()) if signed.size else 0
 
 
-def pad_rows(x: np.ndarray, nblocks: int) -> np.ndarray:
-    """x with zero rows appended so its rows split into nblocks equal blocks (no copy if
-    they already do)."""
-    rows = math.ceil(x.shape[0] / nblocks) * nblocks
-    if rows == x.shape[0]:
-        return x
-    padded = np.zeros((rows,) + x.shape[1:], x.dtype)
-    padded[:x.shape[0]] = x
-    return padded
+def split_rows(x: np.ndarray, nblocks: int) -> np.ndarray:
+    """x (rows, ...) as nblocks row blocks stacked: (nblocks, ceil(rows / nblocks), ...),
+    zero-padded at the end (a view, no copy, when the rows already split evenly)."""
+    block = math.ceil(x.shape[0] / nblocks)
+    if block * nblocks != x.shape[0]:
+        padded = np.zeros((block * nblocks,) + x.shape[1:], x.dtype)
+        padded[:x.shape[0]] = x
+        x = padded
+    return x.reshape((nblocks, block) + x.shape[1:])
 
 
-def split_columns(x, nblocks: int) -> np.ndarray:
-    """x (rows, cols) as nblocks zero-padded column blocks stacked: (nblocks, rows, ceil(cols /
-    nblocks))."""
-    blocks = pad_rows(x.T, nblocks)
-    return np.ascontiguousarray(blocks.reshape(nblocks, -1, x.shape[0]).transpose(0, 2, 1))
+def split_columns(x: np.ndarray, nblocks: int) -> np.ndarray:
+    """x (rows, cols) as nblocks zero-padded column blocks stacked: (nblocks, rows,
+    ceil(cols / nblocks))."""
+    return np.ascontiguousarray(split_rows(x.T, nblocks).transpose(0, 2, 1))
 
 
 class ProductCode(Code):

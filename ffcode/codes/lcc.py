@@ -89,7 +89,7 @@ class LCC(Code):
                  secure_random(self.F, size))
         stacked = np.concatenate([np.stack(X).reshape(-1), masks])
         self._layout = shape
-        return self._encode_blocks(self.encoding_matrix, stacked.reshape((-1,) + shape))
+        return self._encode_blocks(self.encoding_matrix, stacked.reshape((self.k + self.t,) + shape))
 
     def compute(self, share):
         """The worker's f(F, share), checked to be field elements."""

@@ -1,7 +1,7 @@
 """MatDot code (Dutta et al. 2019) for matrix products C = A B split along the inner
 dimension."""
 from ffcode import _validate
-from ffcode.codes._base import ProductCode, pad_rows, split_columns
+from ffcode.codes._base import ProductCode, split_columns, split_rows
 
 
 class MatDot(ProductCode):
@@ -30,7 +30,7 @@ class MatDot(ProductCode):
         and (ceil(inner / s), cols)."""
         A, B = self._operands(A, B)
         A_blocks = split_columns(A, self.s)
-        B_blocks = pad_rows(B, self.s).reshape(self.s, -1, B.shape[1])
+        B_blocks = split_rows(B, self.s)
         self._layout = (A.shape[0], B.shape[1])
         V = self.F.vandermonde(self.points, self.s)
         A_shares = self._encode_blocks(V, A_blocks)

@@ -1,6 +1,6 @@
 """MDS code for matrix–vector (or matrix–matrix) products y = A x."""
 from ffcode import _validate
-from ffcode.codes._base import Code, magnitude, pad_rows
+from ffcode.codes._base import Code, magnitude, split_rows
 
 
 class MDS(Code):
@@ -30,12 +30,10 @@ class MDS(Code):
     def encode(self, A) -> list:
         """The n_workers shares of A, each a (ceil(rows / k), cols) matrix."""
         A = self.F.matrix(A, "A")
-        blocks = pad_rows(A, self.k)
-        block_rows = blocks.shape[0] // self.k
-        self._layout = (A.shape[0], block_rows, A.shape[1],
+        blocks = split_rows(A, self.k)
+        self._layout = (A.shape[0], blocks.shape[1], A.shape[1],
                         magnitude(self.F, A) if self.signed else None)
-        E = self.F.vandermonde(self.points, self.k)
-        return self._encode_blocks(E, blocks.reshape(self.k, block_rows, A.shape[1]))
+        return self._encode_blocks(self.F.vandermonde(self.points, self.k), blocks)
 
     def compute(self, share, x):
         """The worker's exact share @ x for a vector or matrix x."""
@@ -55,4 +53,4 @@ class MDS(Code):
 
     def _assemble(self, blocks):
         rows = self._require_layout()[0]
-        return blocks.reshape((-1,) + blocks.shape[2:])[:rows]
+        return blocks.reshape((blocks.shape[0] * blocks.shape[1],) + blocks.shape[2:])[:rows]

@@ -1,6 +1,6 @@
 """Polynomial code (Yu, Maddah-Ali, Avestimehr 2017) for matrix products C = A B."""
 from ffcode import _validate
-from ffcode.codes._base import ProductCode, pad_rows, split_columns
+from ffcode.codes._base import ProductCode, split_columns, split_rows
 
 
 class PolynomialCode(ProductCode):
@@ -29,7 +29,7 @@ class PolynomialCode(ProductCode):
         """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (ceil(rows / a), inner)
         and (inner, ceil(cols / b))."""
         A, B = self._operands(A, B)
-        A_blocks = pad_rows(A, self.a).reshape(self.a, -1, A.shape[1])
+        A_blocks = split_rows(A, self.a)
         B_blocks = split_columns(B, self.b)
         self._layout = (A.shape[0], B.shape[1], A_blocks.shape[1], B_blocks.shape[2])
         V = self.F.vandermonde(self.points, self.a * self.b)

@@ -1,0 +1,51 @@
+/* acc[j] = (acc[j] + w * y[j]) mod p for p < 2**31, w < p, canonical acc and y.
+ *
+ * Shoup's product with a 32-bit quotient: q = floor(wsh * y / 2**32) for
+ * wsh = floor(w * 2**32 / p) leaves w * y - q * p in [0, 2p), which fits 32 bits because
+ * p < 2**31, and unsigned min(r, r - p) reduces it without a branch. With AVX2 the 32x32
+ * high products take two vpmuludq per 8 lanes (even and odd lanes), which compilers do not
+ * find on their own; everything else is plain 32-bit lane arithmetic.
+ */
+#ifndef FFCODE_SHOUP32_H
+#define FFCODE_SHOUP32_H
+
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+static inline uint32_t shoup32_scalar(uint32_t acc, uint32_t y, uint32_t w, uint32_t wsh,
+                                      uint32_t p)
+{
+    uint32_t q = (uint32_t)(((uint64_t)wsh * y) >> 32);
+    uint32_t r = w * y - q * p;
+    r = r < r - p ? r : r - p;
+    uint32_t s = acc + r;
+    return s < s - p ? s : s - p;
+}
+
+static inline void shoup32_axpy(uint32_t *acc, const uint32_t *y, ptrdiff_t n, uint32_t w,
+                                uint32_t p)
+{
+    uint32_t wsh = (uint32_t)(((uint64_t)w << 32) / p);
+    ptrdiff_t j = 0;
+#if defined(__AVX2__)
+    const __m256i vw = _mm256_set1_epi32((int)w), vwsh = _mm256_set1_epi32((int)wsh);
+    const __m256i vp = _mm256_set1_epi32((int)p);
+    for (; j + 8 <= n; j += 8) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(y + j));
+        __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(x, vwsh), 32);
+        __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), vwsh);
+        __m256i q = _mm256_blend_epi32(even, odd, 0xAA);
+        __m256i r = _mm256_sub_epi32(_mm256_mullo_epi32(x, vw), _mm256_mullo_epi32(q, vp));
+        r = _mm256_min_epu32(r, _mm256_sub_epi32(r, vp));
+        __m256i s = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + j)), r);
+        _mm256_storeu_si256((__m256i *)(acc + j), _mm256_min_epu32(s, _mm256_sub_epi32(s, vp)));
+    }
+#endif
+    for (; j < n; j++)
+        acc[j] = shoup32_scalar(acc[j], y[j], w, wsh, p);
+}
+
+#endif
