@@ -52,10 +52,10 @@ class Code:
 
     # -- encoding ------------------------------------------------------------------------------
 
-    def _encode_blocks(self, E, blocks: np.ndarray) -> list:
-        """Shares E @ blocks: row i of E combines the stacked blocks (k, *shape) for worker i."""
+    def _encode_blocks(self, E, blocks) -> list:
+        """Shares E @ blocks: row i of E combines the k equally shaped blocks for worker i."""
         coded = _matmul.combine(self.F.p, E, list(blocks), self.F.dtype)
-        return list(coded.reshape((E.shape[0],) + blocks.shape[1:]))
+        return list(coded.reshape((E.shape[0],) + blocks[0].shape))
 
     def _require_layout(self):
         if self._layout is None:

@@ -87,9 +87,9 @@ class LCC(Code):
         size = int(np.prod(shape)) * self.t
         masks = (self.F.random(size, seed) if seed is not None else
                  secure_random(self.F, size))
-        stacked = np.concatenate([np.stack(X).reshape(-1), masks])
         self._layout = shape
-        return self._encode_blocks(self.encoding_matrix, stacked.reshape((self.k + self.t,) + shape))
+        masks = list(masks.reshape((self.t,) + shape))
+        return self._encode_blocks(self.encoding_matrix, X + masks)
 
     def compute(self, share):
         """The worker's f(F, share), checked to be field elements."""
