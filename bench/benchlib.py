@@ -1,0 +1,143 @@
+"""What every ffcode benchmark shares: timing, machine description, exact comparison of
+results across libraries, ratio verdicts and integer command-line arguments."""
+from __future__ import annotations
+
+import argparse
+import ast
+import operator
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional
+
+import sys
+
+import numpy as np
+
+import ffcode
+
+try:
+    import flint
+except ImportError:
+    sys.exit("python-flint is required: pip install python-flint")
+try:
+    import galois
+except ImportError:
+    sys.exit("galois is required: pip install galois")
+
+
+def n_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Timer:
+    """A warm-up call, then repeats until `budget` seconds or `max_repeats` runs (at least
+    `min_repeats`); returns (median seconds, number of repeats, warm-up result)."""
+    budget: float = 1.0
+    min_repeats: int = 3
+    max_repeats: int = 7
+
+    def __call__(self, fn: Callable[[], object]):
+        result = fn()
+        times: List[float] = []
+        start = time.perf_counter()
+        while len(times) < self.min_repeats or (
+                len(times) < self.max_repeats and time.perf_counter() - start < self.budget):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times), len(times), result
+
+
+def exact_value(result):
+    """A result of ffcode, galois or flint as a Python int (rank) or a uint64 array."""
+    if isinstance(result, flint.nmod_mat):
+        entries = np.fromiter(map(int, result.entries()), dtype=np.uint64)
+        return entries.reshape(result.nrows(), result.ncols())
+    if isinstance(result, np.ndarray):
+        return np.asarray(result.view(np.ndarray), dtype=np.uint64)
+    return int(result)
+
+
+def same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    return a == b
+
+
+def prime_label(p: int) -> str:
+    k = p.bit_length()
+    return f"2^{k}-{2**k - p}" if k > 20 and 2**k - p < 1000 else str(p)
+
+
+def fmt(value: Optional[float], spec: str, suffix: str = "") -> str:
+    return "—" if value is None else format(value, spec) + suffix
+
+
+def blas_info() -> str:
+    try:
+        import threadpoolctl
+        pools = [f"{d.get('internal_api')} {d.get('version')} ({d.get('num_threads')} threads, "
+                 f"{d.get('architecture')})" for d in threadpoolctl.threadpool_info()
+                 if d.get("user_api") == "blas"]
+        if pools:
+            return "; ".join(pools) + " [threadpoolctl]"
+    except ImportError:
+        pass
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        config = blas.get("openblas configuration")
+        return f"{blas.get('name')} {blas.get('version')}" + (f" ({config})" if config else "")
+    except Exception:                                   # numpy < 1.25 or an unusual build
+        return "unknown (numpy.show_config gives no dict; threadpoolctl not installed)"
+
+
+def machine_info() -> Dict[str, object]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    env = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                      "MKL_NUM_THREADS") if k in os.environ}
+    return {"python": platform.python_version(), "numpy": np.__version__,
+            "blas": blas_info(), "cpu": cpu, "cores": n_cores(),
+            "ffcode": getattr(ffcode, "__version__", "?"), "galois": galois.__version__,
+            "python-flint": flint.__version__, "flint.ctx.threads": flint.ctx.threads,
+            "thread env": env or "none set"}
+
+
+def check(label: str, ratio: Optional[float], minimum: float, note: str = "") -> tuple:
+    if ratio is None:
+        return "n/a", f"n/a   {label}: not measured{note}"
+    verdict = "PASS" if ratio >= minimum else "MISS"
+    return verdict, f"{verdict}  {label}: {ratio:.2f}× (target ≥ {minimum:g}×){note}"
+
+
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+          ast.Pow: operator.pow}
+
+
+def integer_expression(text: str) -> int:
+    """An integer written as digits combined with + - * ** (for example 2**61-1)."""
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            return _ARITH[type(node.op)](value(node.left), value(node.right))
+        raise ValueError(text)
+    try:
+        return value(ast.parse(text.strip().replace("^", "**"), mode="eval").body)
+    except (SyntaxError, ValueError):
+        raise argparse.ArgumentTypeError(f"not an integer expression: {text!r}") from None
+
+
+def int_list(text: str) -> List[int]:
+    return [integer_expression(part) for part in text.split(",") if part.strip()]
