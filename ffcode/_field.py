@@ -307,14 +307,21 @@ class PrimeField:
         if a.dtype.kind not in "iuf":
             raise TypeError(f"Argument 'x' must be an array of real numbers, not dtype {a.dtype}.")
         scale = _scale(scale)
-        scaled = np.rint(a.astype(np.float64) * scale)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scaled = np.rint(a.astype(np.float64) * scale)
         if not np.isfinite(scaled).all():
             raise ValueError("Argument 'x' has non-finite values (or overflows at this scale).")
-        if scaled.size and np.abs(scaled).max() > self.max_signed:
-            raise ValueError(f"Argument 'x' at scale {scale} reaches magnitude "
-                             f"{int(np.abs(scaled).max())}, beyond (p-1)/2 = {self.max_signed}: "
-                             f"it would wrap around mod p. Use a smaller scale or a larger p.")
-        return np.asarray(scaled.astype(np.int64) % self.p, dtype=self.dtype)
+        # Compare as exact integers: above 2**53 float64 cannot hold (p - 1) / 2 exactly.
+        if scaled.size and np.abs(scaled).max() >= 2.0**63:
+            raise ValueError(f"Argument 'x' at scale {scale} reaches magnitude 2**63 or more, "
+                             f"beyond (p-1)/2 = {self.max_signed}: it would wrap around mod p.")
+        values = scaled.astype(np.int64)
+        largest = int(np.abs(values).max()) if values.size else 0
+        if largest > self.max_signed:
+            raise ValueError(f"Argument 'x' at scale {scale} reaches magnitude {largest}, "
+                             f"beyond (p-1)/2 = {self.max_signed}: it would wrap around mod p. "
+                             f"Use a smaller scale or a larger p.")
+        return np.asarray(values % self.p, dtype=self.dtype)
 
     def to_real(self, y, scale) -> np.ndarray:
         """Signed fixed-point elements back to float64: to_signed(y) / scale."""

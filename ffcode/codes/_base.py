@@ -55,7 +55,7 @@ class Code:
     def _encode_blocks(self, E, blocks) -> list:
         """Shares E @ blocks: row i of E combines the k equally shaped blocks for worker i."""
         coded = _matmul.combine(self.F.p, E, list(blocks), self.F.dtype)
-        return list(coded.reshape((E.shape[0],) + blocks[0].shape))
+        return rows_of(coded.reshape((E.shape[0],) + blocks[0].shape))
 
     def _require_layout(self):
         if self._layout is None:
@@ -67,7 +67,8 @@ class Code:
 
     def decode(self, results):
         """The exact output from a {worker_index: local_result} mapping of at least
-        recovery_threshold distinct workers (the lowest indices are used when there are more)."""
+        recovery_threshold distinct workers. Every result is checked; the lowest worker
+        indices are used when there are more than needed."""
         if not isinstance(results, Mapping):
             raise TypeError(f"Argument 'results' must be a mapping of worker index to local "
                             f"result, not {type(results).__name__}.")
@@ -76,8 +77,9 @@ class Code:
         if len(workers) < R:
             raise ValueError(f"Decoding needs results from {R} distinct workers, got "
                              f"{len(workers)}: {R - len(workers)} more needed.")
+        checked = dict(zip(workers, self._checked([results[w] for w in workers])))
         chosen = workers[:R]
-        Y = self._checked([results[w] for w in chosen])
+        Y = [checked[w] for w in chosen]
         W = self._decoding_matrix(self.points[chosen])
         blocks = _matmul.combine(self.F.p, W, Y, self.F.dtype)
         return self._assemble(blocks.reshape((W.shape[0],) + Y[0].shape))
@@ -110,6 +112,11 @@ class Code:
             raise ValueError(f"With signed data the exact result could reach {what} = {bound}, "
                              f"beyond (p-1)/2 = {self.F.max_signed}, and wrap around mod p. "
                              f"Use a larger prime or a smaller fixed-point scale.")
+
+
+def rows_of(stacked: np.ndarray) -> list:
+    """The stacked arrays as a list of arrays (0-d arrays too, never numpy scalars)."""
+    return [stacked[i, ...] for i in range(stacked.shape[0])]
 
 
 def magnitude(F, x) -> int:

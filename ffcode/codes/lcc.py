@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from ffcode import _validate
-from ffcode.codes._base import Code, magnitude
+from ffcode.codes._base import Code, magnitude, rows_of
 
 
 class LCC(Code):
@@ -100,7 +100,7 @@ class LCC(Code):
         return self.F.lagrange(points, self.betas[:self.k])
 
     def _assemble(self, blocks):
-        return list(blocks)
+        return rows_of(blocks)
 
 
 def secure_random(F, size: int) -> np.ndarray:
