@@ -38,16 +38,21 @@ def n_cores() -> int:
 @dataclass(frozen=True)
 class Timer:
     """A warm-up call, then repeats until `budget` seconds or `max_repeats` runs (at least
-    `min_repeats`); returns (median seconds, number of repeats, warm-up result)."""
+    `min_repeats`, or a single one when the warm-up alone took longer than `slow` seconds:
+    a peer that slow is far from any ratio that matters); returns (median seconds, number
+    of repeats, warm-up result)."""
     budget: float = 1.0
     min_repeats: int = 3
     max_repeats: int = 7
+    slow: float = 5.0
 
     def __call__(self, fn: Callable[[], object]):
+        t0 = time.perf_counter()
         result = fn()
+        least = 1 if time.perf_counter() - t0 > self.slow else self.min_repeats
         times: List[float] = []
         start = time.perf_counter()
-        while len(times) < self.min_repeats or (
+        while len(times) < least or (
                 len(times) < self.max_repeats and time.perf_counter() - start < self.budget):
             t0 = time.perf_counter()
             fn()
