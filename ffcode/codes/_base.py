@@ -1,21 +1,28 @@
 """What every polynomial code shares: evaluation points, the encoding product, result
 checks, and decoding as one small matrix times the stacked local results."""
-import math
 from collections.abc import Mapping
 
 import numpy as np
 
 from ffcode import _matmul, _validate
+from ffcode._blocks import rows_of, split_rows
 from ffcode._field import PrimeField
+from ffcode.pieces import Packet, PieceShare, pieces_count
 
 
 class Code:
     """A polynomial code: worker i computes Y_i = h(points[i]) for a matrix polynomial h of
     degree < recovery_threshold, so any recovery_threshold distinct results determine h.
 
-    Subclasses provide ``encode``, ``compute``, the decoding matrix (which combination of
-    the R stacked results gives each output block) and the assembly of the output blocks.
+    Subclasses provide ``encode``, ``compute``, the output matrix (which combination of the
+    R coefficient blocks of h gives each output block; None for all of them, in order) and
+    the assembly of the output blocks.
+
+    Row-linear codes (``row_linear``) also compute at full speed: ``encode(...,
+    pieces=m, seed=s)`` gives worker i the m combined blocks G_i * (row pieces of its
+    row-linear operand), and ``compute_pieces`` turns each into a Packet as it is computed.
     """
+    row_linear = True
 
     def __init__(self, F, n_workers, recovery_threshold, points=None, reserved=0):
         if not isinstance(F, PrimeField):
@@ -57,6 +64,56 @@ class Code:
         coded = _matmul.combine(self.F.p, E, list(blocks), self.F.dtype)
         return rows_of(coded.reshape((E.shape[0],) + blocks[0].shape))
 
+    def _finish(self, shares: list, pieces, seed) -> list:
+        """The shares as encode returns them: plain, or combined for full speed."""
+        if pieces is None:
+            return shares
+        m = pieces_count(pieces)
+        if not self.row_linear:
+            raise ValueError(f"{type(self).__name__} computes at full speed only when f is "
+                             f"row-linear (each row block of f(X) depends only on the same "
+                             f"rows of X, as for f(X) = X @ W); construct it with "
+                             f"row_linear=True if f is.")
+        rng = np.random.default_rng(seed)
+        out = []
+        for worker, share in enumerate(shares):
+            operand, rest = self._split_share(share)
+            if operand.ndim < 1:
+                raise ValueError("Full-speed computation splits the shares into rows; "
+                                 "0-d blocks have none.")
+            G = self.F.random((m, m), rng)
+            blocks = _matmul.combine(self.F.p, G, list(split_rows(operand, m)), self.F.dtype)
+            blocks = blocks.reshape((m, -(-operand.shape[0] // m)) + operand.shape[1:])
+            out.append(PieceShare(worker, G, blocks, rest))
+        return out
+
+    def compute_pieces(self, share, *args):
+        """The packets of a PieceShare, each yielded the moment its block is computed."""
+        if not isinstance(share, PieceShare):
+            raise TypeError(f"Argument 'share' must be a PieceShare from encode(..., "
+                            f"pieces=m), not {type(share).__name__}.")
+        if not 0 <= share.worker < self.n_workers:
+            raise ValueError(f"The share's worker {share.worker} is not a worker of this code.")
+        return (Packet(share.worker, j, share.coeffs[j],
+                       self.compute(self._join_share(share.blocks[j], share.rest), *args))
+                for j in range(share.blocks.shape[0]))
+
+    def _split_share(self, share):
+        """(the row-linear operand of a share, the rest of it)."""
+        return self.F.elements(share, "share"), ()
+
+    def _join_share(self, block, rest):
+        return block
+
+    def _output_matrix(self):
+        """C (outputs x R): output block j is sum_d C[j, d] H_d; None when the outputs are
+        all R coefficients H_0..H_{R-1} in order."""
+        return None
+
+    def _result_rows(self):
+        """The number of rows of a local result, or None when encode does not fix it."""
+        return None
+
     def _require_layout(self):
         if self._layout is None:
             raise ValueError(f"{type(self).__name__}.decode needs the shapes of the encoded "
@@ -83,6 +140,12 @@ class Code:
         W = self._decoding_matrix(self.points[chosen])
         blocks = _matmul.combine(self.F.p, W, Y, self.F.dtype)
         return self._assemble(blocks.reshape((W.shape[0],) + Y[0].shape))
+
+    def _decoding_matrix(self, points):
+        """The outputs from the results at these R points: C V^-1 (V^-1 in O(R**2))."""
+        inverse = self.F.vandermonde_inverse(points)
+        C = self._output_matrix()
+        return inverse if C is None else self.F.matmul(C, inverse)
 
     def _worker_index(self, w) -> int:
         w = _validate.integer(w, "worker index")
@@ -114,32 +177,10 @@ class Code:
                              f"Use a larger prime or a smaller fixed-point scale.")
 
 
-def rows_of(stacked: np.ndarray) -> list:
-    """The stacked arrays as a list of arrays (0-d arrays too, never numpy scalars)."""
-    return [stacked[i, ...] for i in range(stacked.shape[0])]
-
-
 def magnitude(F, x) -> int:
     """max |x| for elements read as signed integers (0 for empty x)."""
     signed = F.to_signed(x)
     return int(np.abs(signed).max()) if signed.size else 0
-
-
-def split_rows(x: np.ndarray, nblocks: int) -> np.ndarray:
-    """x (rows, ...) as nblocks row blocks stacked: (nblocks, ceil(rows / nblocks), ...),
-    zero-padded at the end (a view, no copy, when the rows already split evenly)."""
-    block = math.ceil(x.shape[0] / nblocks)
-    if block * nblocks != x.shape[0]:
-        padded = np.zeros((block * nblocks,) + x.shape[1:], x.dtype)
-        padded[:x.shape[0]] = x
-        x = padded
-    return x.reshape((nblocks, block) + x.shape[1:])
-
-
-def split_columns(x: np.ndarray, nblocks: int) -> np.ndarray:
-    """x (rows, cols) as nblocks zero-padded column blocks stacked: (nblocks, rows,
-    ceil(cols / nblocks))."""
-    return np.ascontiguousarray(split_rows(x.T, nblocks).transpose(0, 2, 1))
 
 
 class ProductCode(Code):
@@ -159,9 +200,19 @@ class ProductCode(Code):
             self._check_magnitude(bound, "inner * |A| * |B|")
         return A, B
 
-    def compute(self, share):
-        """The worker's exact product of its two shares."""
+    def _split_share(self, share):
+        self._check_pair(share)
+        return self.F.matrix(share[0], "share"), (share[1],)
+
+    def _join_share(self, block, rest):
+        return (block,) + rest
+
+    def _check_pair(self, share):
         if not (isinstance(share, tuple) and len(share) == 2):
             raise TypeError(f"Argument 'share' must be the pair (A share, B share) that "
                             f"encode made, not {type(share).__name__}.")
+
+    def compute(self, share):
+        """The worker's exact product of its two shares."""
+        self._check_pair(share)
         return self.F.matmul(*share)

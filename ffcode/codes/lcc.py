@@ -5,7 +5,8 @@ import os
 import numpy as np
 
 from ffcode import _validate
-from ffcode.codes._base import Code, magnitude, rows_of
+from ffcode._blocks import rows_of
+from ffcode.codes._base import Code, magnitude
 
 
 class LCC(Code):
@@ -19,6 +20,8 @@ class LCC(Code):
     f is called as f(F, X) and must use exact ffcode operations. With ``signed=True``
     elements are read as signed integers (see ``F.from_real``), and ``result_bound(M)`` must
     bound |f(X)| for inputs with |X| <= M: encode refuses data whose result could wrap.
+    ``row_linear=True`` declares that each row block of f(X) depends only on the same rows
+    of X (as for f(X) = X @ W), which computation at full speed (``pieces=``) needs.
 
     >>> from ffcode import GF
     >>> F = GF(65521)
@@ -30,7 +33,7 @@ class LCC(Code):
     """
 
     def __init__(self, F, k, t, f, degree, n_workers, points=None, betas=None, signed=False,
-                 result_bound=None):
+                 result_bound=None, row_linear=False):
         k, t = _validate.integer(k, "k"), _validate.integer(t, "t")
         degree = _validate.integer(degree, "degree")
         for name, value, least in (("k", k, 1), ("t", t, 0), ("degree", degree, 1)):
@@ -48,6 +51,7 @@ class LCC(Code):
                          reserved=0 if betas is not None else k + t)
         self.k, self.t, self.f, self.degree = k, t, f, degree
         self.signed, self.result_bound = bool(signed), result_bound
+        self.row_linear = bool(row_linear)
         self.betas = self._betas(betas)
         self.encoding_matrix = F.lagrange(self.betas, self.points)
 
@@ -64,11 +68,12 @@ class LCC(Code):
             raise ValueError("Arguments 'betas' and 'points' must be disjoint.")
         return betas
 
-    def encode(self, blocks, seed=None) -> list:
+    def encode(self, blocks, seed=None, pieces=None) -> list:
         """The n_workers shares u(points[i]) of k equally shaped blocks.
 
         The masks come from the operating system's CSPRNG (os.urandom) unless a seed is
-        given; a seed makes runs reproducible and gives no privacy.
+        given; a seed makes runs reproducible and gives no privacy. With pieces=m (for a
+        row-linear f), PieceShares for computation at full speed.
         """
         if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__"):
             raise TypeError("Argument 'blocks' must be a list of k arrays.")
@@ -85,11 +90,12 @@ class LCC(Code):
             self._check_magnitude(int(self.result_bound(M)), "result_bound(|X|)")
         shape = X[0].shape
         size = int(np.prod(shape)) * self.t
-        masks = (self.F.random(size, seed) if seed is not None else
-                 secure_random(self.F, size))
+        rng = None if seed is None else np.random.default_rng(seed)
+        masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
         self._layout = shape
         masks = list(masks.reshape((self.t,) + shape))
-        return self._encode_blocks(self.encoding_matrix, X + masks)
+        shares = self._encode_blocks(self.encoding_matrix, X + masks)
+        return self._finish(shares, pieces, rng)
 
     def compute(self, share):
         """The worker's f(F, share), checked to be field elements."""
@@ -97,7 +103,14 @@ class LCC(Code):
 
     def _decoding_matrix(self, points):
         self._require_layout()
-        return self.F.lagrange(points, self.betas[:self.k])
+        return self.F.lagrange(points, self.betas[:self.k])   # = C V^-1, directly
+
+    def _output_matrix(self):
+        return self.F.vandermonde(self.betas[:self.k], self.recovery_threshold)
+
+    def _result_rows(self):
+        shape = self._require_layout()
+        return shape[0] if self.row_linear and shape else None
 
     def _assemble(self, blocks):
         return rows_of(blocks)

@@ -1,7 +1,10 @@
 """MatDot code (Dutta et al. 2019) for matrix products C = A B split along the inner
 dimension."""
+import numpy as np
+
 from ffcode import _validate
-from ffcode.codes._base import ProductCode, split_columns, split_rows
+from ffcode._blocks import split_columns, split_rows
+from ffcode.codes._base import ProductCode
 
 
 class MatDot(ProductCode):
@@ -25,9 +28,10 @@ class MatDot(ProductCode):
         super().__init__(F, n_workers, 2 * s - 1, points, signed)
         self.s = s
 
-    def encode(self, A, B) -> list:
+    def encode(self, A, B, pieces=None, seed=None) -> list:
         """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (rows, ceil(inner / s))
-        and (ceil(inner / s), cols)."""
+        and (ceil(inner / s), cols); with pieces=m, PieceShares for computation at full
+        speed (random combinations of A~'s row pieces, from seed)."""
         A, B = self._operands(A, B)
         A_blocks = split_columns(A, self.s)
         B_blocks = split_rows(B, self.s)
@@ -35,13 +39,18 @@ class MatDot(ProductCode):
         V = self.F.vandermonde(self.points, self.s)
         A_shares = self._encode_blocks(V, A_blocks)
         B_shares = self._encode_blocks(V[:, ::-1].copy(), B_blocks)
-        return list(zip(A_shares, B_shares))
+        return self._finish(list(zip(A_shares, B_shares)), pieces, seed)
 
     def _result_shape(self, first):
         return self._require_layout()
 
-    def _decoding_matrix(self, points):
-        return self.F.vandermonde_inverse(points)[self.s - 1:self.s]
+    def _output_matrix(self):
+        C = np.zeros((1, self.recovery_threshold), self.F.dtype)
+        C[0, self.s - 1] = 1            # C is the coefficient of x**(s-1)
+        return C
+
+    def _result_rows(self):
+        return self._require_layout()[0]
 
     def _assemble(self, blocks):
         return blocks[0]

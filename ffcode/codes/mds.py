@@ -1,6 +1,7 @@
 """MDS code for matrix–vector (or matrix–matrix) products y = A x."""
 from ffcode import _validate
-from ffcode.codes._base import Code, magnitude, split_rows
+from ffcode._blocks import split_rows
+from ffcode.codes._base import Code, magnitude
 
 
 class MDS(Code):
@@ -27,13 +28,15 @@ class MDS(Code):
         self.k = k
         self.signed = bool(signed)
 
-    def encode(self, A) -> list:
-        """The n_workers shares of A, each a (ceil(rows / k), cols) matrix."""
+    def encode(self, A, pieces=None, seed=None) -> list:
+        """The n_workers shares of A, each a (ceil(rows / k), cols) matrix; with pieces=m,
+        PieceShares for computation at full speed (random combinations from seed)."""
         A = self.F.matrix(A, "A")
         blocks = split_rows(A, self.k)
         self._layout = (A.shape[0], blocks.shape[1], A.shape[1],
                         magnitude(self.F, A) if self.signed else None)
-        return self._encode_blocks(self.F.vandermonde(self.points, self.k), blocks)
+        shares = self._encode_blocks(self.F.vandermonde(self.points, self.k), blocks)
+        return self._finish(shares, pieces, seed)
 
     def compute(self, share, x):
         """The worker's exact share @ x for a vector or matrix x."""
@@ -48,8 +51,8 @@ class MDS(Code):
     def _result_shape(self, first):
         return (self._require_layout()[1],) + first[1:2]
 
-    def _decoding_matrix(self, points):
-        return self.F.vandermonde_inverse(points)
+    def _result_rows(self):
+        return self._require_layout()[1]
 
     def _assemble(self, blocks):
         rows = self._require_layout()[0]

@@ -1,6 +1,7 @@
 """Polynomial code (Yu, Maddah-Ali, Avestimehr 2017) for matrix products C = A B."""
 from ffcode import _validate
-from ffcode.codes._base import ProductCode, split_columns, split_rows
+from ffcode._blocks import split_columns, split_rows
+from ffcode.codes._base import ProductCode
 
 
 class PolynomialCode(ProductCode):
@@ -25,9 +26,10 @@ class PolynomialCode(ProductCode):
         super().__init__(F, n_workers, a * b, points, signed)
         self.a, self.b = a, b
 
-    def encode(self, A, B) -> list:
+    def encode(self, A, B, pieces=None, seed=None) -> list:
         """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (ceil(rows / a), inner)
-        and (inner, ceil(cols / b))."""
+        and (inner, ceil(cols / b)); with pieces=m, PieceShares for computation at full
+        speed (random combinations of A~'s row pieces, from seed)."""
         A, B = self._operands(A, B)
         A_blocks = split_rows(A, self.a)
         B_blocks = split_columns(B, self.b)
@@ -35,13 +37,13 @@ class PolynomialCode(ProductCode):
         V = self.F.vandermonde(self.points, self.a * self.b)
         A_shares = self._encode_blocks(V[:, :self.a].copy(), A_blocks)
         B_shares = self._encode_blocks(V[:, ::self.a].copy(), B_blocks)
-        return list(zip(A_shares, B_shares))
+        return self._finish(list(zip(A_shares, B_shares)), pieces, seed)
 
     def _result_shape(self, first):
         return self._require_layout()[2:]
 
-    def _decoding_matrix(self, points):
-        return self.F.vandermonde_inverse(points)
+    def _result_rows(self):
+        return self._require_layout()[2]
 
     def _assemble(self, blocks):
         rows, cols, block_rows, block_cols = self._require_layout()

@@ -1,0 +1,75 @@
+"""Full-speed coding (DESIGN.md §2–3): a local result travels as packets, each a linear
+combination of its m row pieces, and any m·R independent packets from any workers decode.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ffcode import _matmul, _validate
+from ffcode._blocks import split_rows
+from ffcode._field import PrimeField
+
+
+@dataclass(frozen=True)
+class Packet:
+    """One linear combination of a worker's result pieces: payload = sum_l coeffs[l] *
+    piece l of the local result of worker ``worker`` (0-based); ``index`` numbers the
+    worker's packets. A plain record: ``Decoder.add`` checks everything in it."""
+    worker: int
+    index: int
+    coeffs: np.ndarray
+    payload: np.ndarray
+
+
+@dataclass(frozen=True)
+class PieceShare:
+    """A worker's share for computation at full speed: ``blocks[j]`` is the j-th random
+    combination ``coeffs[j]`` of the row pieces of the share's row-linear operand, and
+    ``rest`` holds its other operands unchanged."""
+    worker: int
+    coeffs: np.ndarray          # (m, m)
+    blocks: np.ndarray          # (m, block rows, ...)
+    rest: tuple
+
+
+def pieces_count(pieces) -> int:
+    pieces = _validate.integer(pieces, "pieces")
+    if pieces < 1:
+        raise ValueError(f"Argument 'pieces' must be at least 1, not {pieces}.")
+    return pieces
+
+
+def piece_packets(F, local_result, pieces, worker, seed=None, systematic=False):
+    """The m = pieces packets of one finished worker's local result, one at a time.
+
+    The result's rows are split into m pieces (zero-padded to a multiple of m). Each packet
+    is a combination with uniformly random coefficients from a generator seeded by seed,
+    or with ``systematic=True`` the raw pieces in order (unit coefficient vectors).
+
+    >>> from ffcode import GF
+    >>> F = GF(7)
+    >>> [(p.coeffs.tolist(), p.payload.tolist())
+    ...  for p in piece_packets(F, [[1, 2], [3, 4]], 2, worker=0, systematic=True)]
+    [([1, 0], [[1, 2]]), ([0, 1], [[3, 4]])]
+    """
+    if not isinstance(F, PrimeField):
+        raise TypeError(f"Argument 'F' must be a field from ffcode.GF, not {type(F).__name__}.")
+    result = F.elements(local_result, "local_result")
+    if result.ndim < 1:
+        raise ValueError("Argument 'local_result' must have at least one dimension (rows).")
+    m = pieces_count(pieces)
+    worker = _validate.integer(worker, "worker")
+    if worker < 0:
+        raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
+    split = split_rows(result, m)
+    if systematic:
+        return (Packet(worker, l, np.eye(m, dtype=F.dtype)[l], split[l]) for l in range(m))
+    return _random_packets(F, split, worker, np.random.default_rng(seed))
+
+
+def _random_packets(F, split, worker, rng):
+    m = split.shape[0]
+    for j in range(m):
+        coeffs = F.random(m, rng)
+        payload = _matmul.combine(F.p, coeffs[None, :], list(split), F.dtype)
+        yield Packet(worker, j, coeffs, payload.reshape(split.shape[1:]))
