@@ -1,11 +1,12 @@
 # Incremental rank tracking of packet coefficient vectors (DESIGN.md §4). The accepted
 # vectors are kept in reduced row echelon form, so reducing a new one takes one pass per
-# basis row, and whether it is innovative is known before its payload is touched.
+# basis row, and whether it is innovative is known before its payload is touched; then
+# eliminate() applies the same row operations to the payloads.
 from libc.stdint cimport uint32_t, uint64_t
 
 import numpy as np
 
-from ffcode._ext.modp cimport invmod, mulmod, mulmod_shoup, shoup, submod
+from ffcode._ext.modp cimport addmod, elem_t, invmod, mulmod, mulmod_shoup, shoup, submod
 
 cdef extern from "shoup32.h" nogil:
     void shoup32_axpy(uint32_t *acc, const uint32_t *y, Py_ssize_t n, uint32_t w, uint32_t p)
@@ -112,7 +113,7 @@ cdef class RankBasis:
         """The pivot column of each basis row, in insertion order."""
         return np.asarray(self.pivot_cols[:self.rank]).copy()
 
-    def probe(self, const uint64_t[::1] coeffs, Py_ssize_t worker) -> Py_ssize_t:
+    def probe(self, const uint64_t[::1] coeffs, Py_ssize_t worker):
         """Reduce coeffs (x) powers[worker]; the new pivot column, or -1 if not innovative."""
         cdef Py_ssize_t c
         if coeffs.shape[0] * self.powers.shape[1] != self.n:
@@ -144,7 +145,7 @@ cdef class RankBasis:
             raise ValueError("no innovative vector is pending")
         return self.mult_array[:self.rank], int(self.scale), self.column_array[:self.rank]
 
-    def commit(self) -> Py_ssize_t:
+    def commit(self):
         """Insert the pending vector; returns the new rank."""
         cdef Py_ssize_t c = self.pending
         if c < 0:
@@ -158,3 +159,45 @@ cdef class RankBasis:
         self.rank += 1
         self.pending = -1
         return self.rank
+
+
+DEF CHUNK = 2048    # payload columns per pass: row r's chunk stays in L1 while P's stream by
+
+
+cdef inline void _axpy(elem_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w,
+                       uint64_t p) noexcept nogil:
+    # acc += w * y
+    cdef uint64_t wsh
+    cdef Py_ssize_t u
+    if w == 0:
+        return
+    if elem_t is uint32_t:
+        if p < (<uint64_t>1 << 31):
+            shoup32_axpy(acc, y, n, <uint32_t>w, <uint32_t>p)
+            return
+    wsh = shoup(w, p)
+    for u in range(n):
+        acc[u] = <elem_t>addmod(acc[u], mulmod_shoup(y[u], w, wsh, p), p)
+
+
+def eliminate(elem_t[:, ::1] P, Py_ssize_t r, const elem_t[::1] payload,
+              const uint64_t[::1] f, uint64_t s, const uint64_t[::1] g, uint64_t p):
+    """The payload side of RankBasis.commit, in place on the payload rows P:
+    row r = s * (payload - sum_{j<r} f[j] * row j), then row j -= g[j] * row r for j < r.
+    """
+    cdef Py_ssize_t n = P.shape[1], j, c0, width, u
+    if not (0 <= r < P.shape[0] and payload.shape[0] == n and f.shape[0] >= r and
+            g.shape[0] >= r):
+        raise ValueError("eliminate: operands do not fit together")
+    with nogil:
+        for c0 in range(0, n, CHUNK):
+            width = min(CHUNK, n - c0)
+            for u in range(width):
+                P[r, c0 + u] = 0
+            _axpy(&P[r, c0], &payload[c0], width, s, p)
+            for j in range(r):
+                if f[j] != 0:
+                    _axpy(&P[r, c0], &P[j, c0], width, p - mulmod(s, f[j], p), p)
+            for j in range(r):
+                if g[j] != 0:
+                    _axpy(&P[j, c0], &P[r, c0], width, p - g[j], p)

@@ -12,7 +12,7 @@ is a combination of coefficients, as for LCC).
 import numpy as np
 
 from ffcode import _matmul, _validate
-from ffcode._ext.rankbasis import RankBasis
+from ffcode._ext import rankbasis
 from ffcode.codes._base import Code
 from ffcode.pieces import Packet, pieces_count
 
@@ -54,7 +54,7 @@ class Decoder:
         self._result_shape = result_shape
         self._piece_shape = None        # fixed by the first packet
         self._payloads = None           # row j: the unknowns' combination of basis row j
-        self._basis = RankBasis(code.F.vandermonde(code.points, R).astype(np.uint64),
+        self._basis = rankbasis.RankBasis(code.F.vandermonde(code.points, R).astype(np.uint64),
                                 self.pieces, code.F.p)
         self._seen = set()
         self._output = None
@@ -77,62 +77,69 @@ class Decoder:
         if not isinstance(packet, Packet):
             raise TypeError(f"Argument 'packet' must be an ffcode.Packet, not "
                             f"{type(packet).__name__}.")
-        worker = self.code._worker_index(packet.worker)
-        index = _validate.integer(packet.index, "packet index")
-        if index < 0:
-            raise ValueError(f"Packet index must be non-negative, not {index}.")
-        coeffs = self.F.elements(packet.coeffs, "packet coeffs")
-        if coeffs.shape != (self.pieces,):
-            raise ValueError(f"Packet coeffs must be a vector of {self.pieces} elements (one "
-                             f"per piece), not of shape {coeffs.shape}.")
+        worker, index = packet.worker, packet.index
+        if type(worker) is not int or not 0 <= worker < self.code.n_workers:
+            worker = self.code._worker_index(worker)
+        if type(index) is not int or index < 0:
+            index = _validate.integer(index, "packet index")
+            if index < 0:
+                raise ValueError(f"Packet index must be non-negative, not {index}.")
+        coeffs = self._elements(packet.coeffs, (self.pieces,), "packet coeffs")
         payload = packet.payload
         if not isinstance(payload, np.ndarray):
             raise TypeError(f"Packet payload must be a numpy array, not "
                             f"{type(payload).__name__}.")
-        _validate.integer_array(payload, "packet payload")
+        if payload.dtype.kind not in "iu":
+            raise TypeError(f"Packet payload must be an array of integers, not dtype "
+                            f"{payload.dtype}.")
         shape = self._check_shape(payload.shape)
         self.received += 1
         key = (worker, index)
-        if key in self._seen or self.complete:
+        if key in self._seen or self._basis.rank == self.needed:
             return False
         if self._basis.probe(coeffs.astype(np.uint64), worker) < 0:
             self._seen.add(key)
             return False
-        payload = self.F.elements(payload, "packet payload")   # innovative: now read it
+        payload = self._elements(payload, shape, "packet payload")   # innovative: read it
         if self._payloads is None:
             self._piece_shape = shape
             self._payloads = np.empty((self.needed, int(np.prod(shape))), self.F.dtype)
-        self._eliminate(payload.reshape(-1))
+        self._eliminate(np.ascontiguousarray(payload).reshape(-1))
         self._basis.commit()
         self._seen.add(key)
         return True
 
+    def _elements(self, x, shape: tuple, name: str) -> np.ndarray:
+        """x as field elements of the given shape; the common case (the field's dtype)
+        costs one reduction."""
+        if not (isinstance(x, np.ndarray) and x.dtype == self.F.dtype):
+            x = self.F.elements(x, name)
+        elif x.size and x.max() >= self.F.p:
+            raise ValueError(f"Argument {name!r} has elements >= p = {self.F.p}.")
+        if x.shape != shape:
+            raise ValueError(f"{name.capitalize()} must have shape {shape}, not {x.shape}"
+                             + (" (one coefficient per piece)." if name == "packet coeffs"
+                                else "."))
+        return x
+
     def _check_shape(self, shape: tuple) -> tuple:
         """The expected piece shape, checked against a payload's."""
-        if self._piece_shape is not None:
-            expected = self._piece_shape
-        else:
+        expected = self._piece_shape
+        if expected is None:
             if len(shape) < 1:
                 raise ValueError("Packet payload must have at least one dimension (rows).")
             full = (self._result_shape or
                     self.code._result_shape((self._rows,) + tuple(shape[1:])))
             expected = (-(-full[0] // self.pieces),) + tuple(full[1:])
-        if tuple(shape) != expected:
+        if shape != expected:
             raise ValueError(f"Packet payload has shape {tuple(shape)}, expected {expected} "
                              f"(one of {self.pieces} row pieces of a local result).")
         return expected
 
     def _eliminate(self, payload: np.ndarray) -> None:
         """Payload row r = s (payload - sum_j f_j row j); then row j -= g_j row r."""
-        p, r, P = self.F.p, self._basis.rank, self._payloads
         f, s, g = self._basis.multipliers()
-        new = P[r:r + 1]
-        new[0] = self.F.mul(payload, np.asarray(s, self.F.dtype))
-        if r:
-            sf = self.F.mul(f.astype(self.F.dtype), np.asarray(s, self.F.dtype))
-            _matmul.matmul_into(p, sf[None, :], P[:r], new, accumulate=True, negate=True)
-            _matmul.matmul_into(p, g.astype(self.F.dtype)[:, None], new, P[:r],
-                                accumulate=True, negate=True)
+        rankbasis.eliminate(self._payloads, self._basis.rank, payload, f, s, g, self.F.p)
 
     def result(self):
         """The decoded output, exactly what code.decode returns (ValueError before the rank
@@ -146,18 +153,20 @@ class Decoder:
 
     def _read_output(self):
         m, R = self.pieces, self.code.recovery_threshold
-        size = self._payloads.shape[1]
-        # Basis row j is the unit vector of unknown pivots[j] = l * R + d: its payload row
-        # is the block H_d of piece l.
-        unknowns = np.empty_like(self._payloads)
-        unknowns[self._basis.pivots] = self._payloads
-        unknowns = unknowns.reshape(m, R, size)
+        # Basis row j is the unit vector of unknown pivots[j] = l * R + d: payload row j is
+        # the block H_d of piece l. Gather them once, in the order (d, l), so that the m
+        # pieces of each H_d are adjacent and form its rows.
+        row_of = np.empty(self.needed, np.intp)
+        row_of[self._basis.pivots] = np.arange(self.needed)
+        row_of = row_of.reshape(m, R)
         C = self.code._output_matrix()
-        if C is not None:
-            unknowns = np.stack([_matmul.combine(self.F.p, C, list(unknowns[l]), self.F.dtype)
-                                 for l in range(m)])
-        outputs = unknowns.shape[1]
+        if C is None:
+            blocks = self._payloads[row_of.T.reshape(-1)]
+        else:
+            blocks = np.empty((C.shape[0], m, self._payloads.shape[1]), self.F.dtype)
+            for l in range(m):
+                blocks[:, l] = _matmul.combine(self.F.p, C, list(self._payloads[row_of[l]]),
+                                               self.F.dtype)
         piece_rows, rest = self._piece_shape[0], self._piece_shape[1:]
-        blocks = unknowns.reshape((m, outputs, piece_rows) + rest).swapaxes(0, 1)
-        blocks = blocks.reshape((outputs, m * piece_rows) + rest)[:, :self._rows]
-        return self.code._assemble(np.ascontiguousarray(blocks))
+        blocks = blocks.reshape((-1, m * piece_rows) + rest)[:, :self._rows]
+        return self.code._assemble(blocks)
