@@ -93,12 +93,13 @@ class Decoder:
             raise TypeError(f"Packet payload must be an array of integers, not dtype "
                             f"{payload.dtype}.")
         shape = self._check_shape(payload.shape)
-        self.received += 1
         key = (worker, index)
         if key in self._seen or self._basis.rank == self.needed:
+            self.received += 1
             return False
         if self._basis.probe(coeffs.astype(np.uint64), worker) < 0:
             self._seen.add(key)
+            self.received += 1
             return False
         payload = self._elements(payload, shape, "packet payload")   # innovative: read it
         if self._payloads is None:
@@ -107,6 +108,7 @@ class Decoder:
         self._eliminate(np.ascontiguousarray(payload).reshape(-1))
         self._basis.commit()
         self._seen.add(key)
+        self.received += 1
         return True
 
     def _elements(self, x, shape: tuple, name: str) -> np.ndarray:
@@ -160,6 +162,7 @@ class Decoder:
         row_of[self._basis.pivots] = np.arange(self.needed)
         row_of = row_of.reshape(m, R)
         C = self.code._output_matrix()
+        outputs = R if C is None else C.shape[0]
         if C is None:
             blocks = self._payloads[row_of.T.reshape(-1)]
         else:
@@ -168,5 +171,5 @@ class Decoder:
                 blocks[:, l] = _matmul.combine(self.F.p, C, list(self._payloads[row_of[l]]),
                                                self.F.dtype)
         piece_rows, rest = self._piece_shape[0], self._piece_shape[1:]
-        blocks = blocks.reshape((-1, m * piece_rows) + rest)[:, :self._rows]
+        blocks = blocks.reshape((outputs, m * piece_rows) + rest)[:, :self._rows]
         return self.code._assemble(blocks)
