@@ -1,0 +1,234 @@
+"""RankBasis: incremental reduced row echelon form of the vectors coeffs (x) powers[worker].
+probe reports exactly the innovative vectors (oracle: F.rank), and the (f, s, g) multipliers
+rebuild a basis that is the reduced row echelon form of the committed vectors (F.rref)."""
+import numpy as np
+import pytest
+
+import ffcode
+from ffcode._ext.rankbasis import RankBasis
+
+from helpers import prime_id
+
+RB_PRIMES = [2, 3, 257, 65521, 2**31 - 1, 2**32 - 5, 2**61 - 1, 9223372036854775783]
+
+
+def distinct_points(p, count, rng) -> list:
+    """count distinct elements of GF(p) (count <= p), 0 included as a possibility."""
+    if p <= 10**6:
+        return sorted(int(v) for v in rng.choice(p, count, replace=False))
+    points = set()
+    while len(points) < count:
+        points.add(int(rng.integers(0, p, dtype=np.uint64)))
+    return sorted(points)
+
+
+def powers_matrix(F, N, R, rng, kind) -> np.ndarray:
+    """(N, R) uint64 C-contiguous: Vandermonde rows of N distinct points, or random rows."""
+    if kind == "vandermonde":
+        P = F.vandermonde(distinct_points(F.p, N, rng), R)
+    else:
+        P = F.random((N, R), rng)
+    return np.ascontiguousarray(P.astype(np.uint64))
+
+
+def vector(p, coeffs, powers_row) -> np.ndarray:
+    """coeffs (x) powers_row in Python ints: entry l * R + d is coeffs[l] * powers_row[d]."""
+    return np.array([int(c) * int(a) % p for c in coeffs for a in powers_row], dtype=object)
+
+
+class Shadow:
+    """The basis rows rebuilt in Python ints from what probe and multipliers report."""
+
+    def __init__(self, p, n):
+        self.p, self.n, self.rows, self.pivots = p, n, [], []
+
+    def reduce(self, v, c, f, s, g) -> np.ndarray:
+        """Check the (f, s, g) contract for vector v with new pivot c; the reduced row."""
+        p = self.p
+        assert len(f) == len(g) == len(self.rows)
+        assert 0 < s < p
+        for j, row in enumerate(self.rows):
+            assert int(f[j]) == v[self.pivots[j]]          # reduced form: f_j = v[pivot_j]
+            assert int(g[j]) == row[c]
+        w = v.copy()
+        for fj, row in zip(f, self.rows):
+            w = (w - int(fj) * row) % p
+        w = (s * w) % p
+        assert w[c] == 1 and not w[:c].any(), (c, w)       # c is w's first nonzero column
+        assert not w[self.pivots].any()
+        return w
+
+    def commit(self, w, c, g) -> None:
+        self.rows = [(row - int(gj) * w) % self.p for gj, row in zip(g, self.rows)]
+        self.rows.append(w)
+        self.pivots.append(c)
+
+    def check_rref(self, F, committed) -> None:
+        """Row j is 1 at pivot j and 0 at every other pivot, and the rows sorted by pivot are
+        F.rref of the committed vectors."""
+        for j, row in enumerate(self.rows):
+            assert row[self.pivots[j]] == 1
+            assert sum(row[self.pivots] != 0) == 1
+        order = np.argsort(self.pivots)
+        mine = np.array([self.rows[j] for j in order], dtype=object)
+        rref = F.rref(np.array(committed, dtype=object).astype(F.dtype))[:len(self.rows)]
+        assert np.array_equal(mine, rref.astype(object))
+
+
+CONFIGS = [(3, 2, 2), (4, 3, 1), (5, 2, 4), (6, 5, 4), (2, 1, 3)]   # (N, R, m)
+
+
+@pytest.mark.parametrize("p", RB_PRIMES, ids=prime_id)
+@pytest.mark.parametrize("kind", ["vandermonde", "random"])
+def test_probe_matches_rank_oracle(p, kind):
+    """probe is -1 exactly when coeffs (x) powers[worker] is in the span of the committed
+    vectors (random, zero, scaled and same-worker combined coefficients; probes left
+    uncommitted change nothing), and the (f, s, g) contract holds at every step."""
+    F = ffcode.GF(p)
+    rng = np.random.default_rng(p % 10**9)
+    innovative_seen = dependent_seen = 0
+    for N, R, m in CONFIGS:
+        N = min(N, p)
+        n = m * R
+        for trial in range(3):
+            powers = powers_matrix(F, N, R, rng, kind)
+            basis = RankBasis(powers, m, p)
+            assert (basis.n, basis.rank) == (n, 0)
+            shadow, committed, by_worker = Shadow(p, n), [], {w: [] for w in range(N)}
+            for step in range(3 * n + 3):
+                w = int(rng.integers(N))
+                how = rng.choice(["random", "random", "zero", "combine", "scale"])
+                if how == "zero":
+                    coeffs = np.zeros(m, np.uint64)
+                elif how == "random" or not by_worker[w]:
+                    coeffs = F.random(m, rng).astype(np.uint64)
+                else:
+                    # a combination of coefficients already committed for this worker
+                    mix = F.random(len(by_worker[w]), rng) if how == "combine" else None
+                    rows = np.array(by_worker[w], dtype=F.dtype)
+                    coeffs = (F.matmul(mix[None, :], rows)[0] if mix is not None
+                              else F.mul(rows[-1], F.random((), rng)))
+                    coeffs = coeffs.astype(np.uint64)
+                v = vector(p, coeffs, powers[w])
+                stacked = np.array(committed + [v], dtype=object).astype(F.dtype)
+                expected = F.rank(stacked) > len(committed)
+                c = basis.probe(coeffs, w)
+                assert (c >= 0) == expected, (p, kind, N, R, m, step, how)
+                assert basis.rank == len(committed)
+                if c < 0:
+                    dependent_seen += 1
+                    with pytest.raises(ValueError):
+                        basis.multipliers()
+                    continue
+                innovative_seen += 1
+                f, s, g = basis.multipliers()
+                f, g = f.copy(), g.copy()
+                wrow = shadow.reduce(v, c, f, s, g)
+                if rng.random() < 0.25:
+                    continue                                # probed, never committed
+                assert basis.commit() == len(committed) + 1
+                shadow.commit(wrow, c, g)
+                committed.append(v)
+                by_worker[w].append(coeffs)
+                assert basis.rank == len(committed)
+                assert basis.pivots.tolist() == shadow.pivots
+                shadow.check_rref(F, committed)
+            if basis.rank == n:                             # full: nothing is innovative
+                assert basis.probe(F.random(m, rng).astype(np.uint64), 0) == -1
+    assert innovative_seen > 50 and dependent_seen > 50
+
+
+@pytest.mark.parametrize("p", [2**31 - 1, 2**61 - 1], ids=prime_id)
+def test_reaches_full_rank_from_any_workers(p):
+    """m packets from each of R workers, or one from each of m·R workers, fill the basis;
+    all m·R pivots are then distinct and one more vector is never innovative."""
+    F = ffcode.GF(p)
+    m, R = 3, 4
+    powers = np.ascontiguousarray(F.vandermonde(np.arange(1, 13), R).astype(np.uint64))
+    for workers in ([w for w in range(R) for _ in range(m)], list(range(m * R))):
+        basis = RankBasis(powers, m, p)
+        for n, w in enumerate(workers, 1):
+            assert basis.probe(F.random(m, n).astype(np.uint64), w) >= 0
+            assert basis.commit() == n
+        assert sorted(basis.pivots.tolist()) == list(range(m * R))
+        assert basis.probe(F.random(m, 99).astype(np.uint64), 5) == -1
+
+
+def test_pivots_is_a_copy():
+    """pivots lists the pivot columns in insertion order, as a copy."""
+    basis = RankBasis(np.array([[1, 0], [0, 1]], np.uint64), 1, 7)
+    assert basis.pivots.tolist() == []
+    for w, col in [(1, 1), (0, 0)]:
+        assert basis.probe(np.array([3], np.uint64), w) == col
+        basis.commit()
+    pivots = basis.pivots
+    pivots[:] = 5
+    assert basis.pivots.tolist() == [1, 0]
+
+
+def test_nothing_pending():
+    """multipliers() and commit() raise ValueError when no innovative vector is pending: at
+    the start, after a non-innovative probe, after a commit, and after a full basis."""
+    p = 65521
+    powers = np.array([[1, 1], [1, 2], [1, 3]], np.uint64)
+    basis = RankBasis(powers, 1, p)
+
+    def assert_nothing_pending():
+        for call in (basis.multipliers, basis.commit):
+            with pytest.raises(ValueError):
+                call()
+
+    assert_nothing_pending()
+    assert basis.probe(np.array([0], np.uint64), 0) == -1
+    assert_nothing_pending()
+    assert basis.probe(np.array([5], np.uint64), 0) >= 0
+    basis.commit()
+    assert_nothing_pending()
+    assert basis.probe(np.array([7], np.uint64), 0) == -1          # same worker: in the span
+    assert_nothing_pending()
+    assert basis.probe(np.array([1], np.uint64), 1) >= 0
+    basis.probe(np.array([2], np.uint64), 2)                         # a new probe replaces it
+    assert basis.commit() == 2
+    assert_nothing_pending()
+    assert basis.probe(np.array([1], np.uint64), 2) == -1           # full
+    assert_nothing_pending()
+
+
+GOOD = np.array([[1, 1], [1, 2], [1, 3]], np.uint64)
+
+
+@pytest.mark.parametrize("powers, m, p", [
+    pytest.param(GOOD, 0, 7, id="m=0"),
+    pytest.param(GOOD, -1, 7, id="m=-1"),
+    pytest.param(GOOD, 1.5, 7, id="m=1.5"),
+    pytest.param(np.zeros((3, 0), np.uint64), 2, 7, id="R=0"),
+    pytest.param(GOOD, 2, 1, id="p=1"),
+    pytest.param(GOOD, 2, 0, id="p=0"),
+    pytest.param(GOOD, 2, -7, id="p=-7"),
+    pytest.param(GOOD, 2, 2**63, id="p=2**63"),
+    pytest.param(GOOD, 2, 2**64, id="p=2**64"),
+    pytest.param(GOOD.astype(np.int64), 2, 7, id="int64 powers"),
+    pytest.param(GOOD[:, 0].copy(), 2, 7, id="1-D powers"),
+    pytest.param(np.asfortranarray(np.arange(6, dtype=np.uint64).reshape(2, 3)), 2, 7,
+                 id="Fortran-ordered powers"),
+    pytest.param(GOOD.tolist(), 2, 7, id="list powers"),
+])
+def test_bad_constructor_arguments(powers, m, p):
+    """RankBasis needs C-contiguous 2-D uint64 powers with R >= 1, m >= 1 and 2 <= p < 2**63."""
+    with pytest.raises((ValueError, TypeError, OverflowError)):
+        RankBasis(powers, m, p)
+
+
+def test_bad_probe_arguments():
+    """A coefficient vector of the wrong length or a worker out of range is a ValueError and
+    leaves the basis as it was."""
+    basis = RankBasis(GOOD, 2, 65521)                          # N = 3, R = 2, m = 2
+    assert basis.probe(np.array([1, 2], np.uint64), 0) >= 0
+    basis.commit()
+    for coeffs, worker in [([1], 1), ([1, 2, 3], 1), ([1, 2, 3, 4], 1), ([], 1),
+                           ([1, 2], -1), ([1, 2], 3), ([1, 2], 100)]:
+        with pytest.raises(ValueError):
+            basis.probe(np.array(coeffs, np.uint64), worker)
+        assert basis.rank == 1
+    assert basis.probe(np.array([3, 4], np.uint64), 1) >= 0
+    assert basis.commit() == 2
