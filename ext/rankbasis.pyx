@@ -1,7 +1,7 @@
 # Incremental rank tracking of packet coefficient vectors (DESIGN.md §4). The accepted
 # vectors are kept in reduced row echelon form, so reducing a new one takes one pass per
-# basis row, and whether it is innovative is known before its payload is touched; then
-# eliminate() applies the same row operations to the payloads.
+# basis row, and whether it is innovative is known before its payload is touched; commit
+# then applies the same row operations to the payload rows.
 from libc.stdint cimport uint32_t, uint64_t
 
 import numpy as np
@@ -11,39 +11,50 @@ from ffcode._ext.modp cimport addmod, elem_t, invmod, mulmod, mulmod_shoup, shou
 cdef extern from "shoup32.h" nogil:
     void shoup32_axpy(uint32_t *acc, const uint32_t *y, Py_ssize_t n, uint32_t w, uint32_t p)
 
-ctypedef fused word_t:     # storage: uint32 lanes below 2**31 (vectorised), else uint64
+ctypedef fused word_t:     # coefficient storage: uint32 lanes below 2**31, else uint64
     uint32_t
     uint64_t
 
+DEF CHUNK = 2048    # payload columns per pass: row r's chunk stays in L1 while rows stream by
 
-cdef inline void _subtract_multiple(word_t *v, const word_t *row, Py_ssize_t n, uint64_t f,
-                                    uint64_t p) noexcept nogil:
-    # v -= f * row (raw pointers: slicing a memoryview per basis row costs more than a row)
-    cdef uint64_t fsh
+
+cdef inline uint64_t _neg(uint64_t x, uint64_t p) noexcept nogil:
+    return p - x if x else 0
+
+
+cdef inline void _axpy(word_t *acc, const word_t *y, Py_ssize_t n, uint64_t w,
+                       uint64_t p) noexcept nogil:
+    # acc += w * y (raw pointers: slicing a memoryview per row costs more than a short row)
+    cdef uint64_t wsh
     cdef Py_ssize_t u
+    if w == 0:
+        return
     if word_t is uint32_t:
-        shoup32_axpy(v, row, n, <uint32_t>(p - f), <uint32_t>p)
-    else:
-        fsh = shoup(f, p)
-        for u in range(n):
-            v[u] = submod(v[u], mulmod_shoup(row[u], f, fsh, p), p)
+        if p < (<uint64_t>1 << 31):
+            shoup32_axpy(acc, y, n, <uint32_t>w, <uint32_t>p)
+            return
+    wsh = shoup(w, p)
+    for u in range(n):
+        acc[u] = <word_t>addmod(acc[u], mulmod_shoup(y[u], w, wsh, p), p)
 
 
 cdef Py_ssize_t _probe(word_t[:, ::1] rows, word_t[::1] work, const Py_ssize_t[::1] pivots,
-                       Py_ssize_t rank, const uint64_t[::1] coeffs, const uint64_t[::1] powers,
+                       Py_ssize_t rank, const elem_t[::1] coeffs, const uint64_t[::1] powers,
                        uint64_t[::1] mult, uint64_t[::1] column, uint64_t p) noexcept nogil:
-    # Reduce coeffs (x) powers into work; returns its first nonzero column or -1.
+    # Reduce coeffs (x) powers into work; returns its first nonzero column, -1 if none, or
+    # -2 if a coefficient is not below p.
     cdef Py_ssize_t R = powers.shape[0], n = work.shape[0], l, d, j, c
     cdef uint64_t f
     for l in range(coeffs.shape[0]):
+        if coeffs[l] >= p:
+            return -2
         for d in range(R):
             work[l * R + d] = <word_t>mulmod(coeffs[l], powers[d], p)
     for j in range(rank):
         # In reduced form the multiplier of row j is the vector's entry at its pivot.
         f = work[pivots[j]]
         mult[j] = f
-        if f != 0:
-            _subtract_multiple(&work[0], &rows[j, 0], n, f, p)
+        _axpy(&work[0], &rows[j, 0], n, _neg(f, p), p)
     c = 0
     while c < n and work[c] == 0:
         c = c + 1
@@ -57,14 +68,32 @@ cdef Py_ssize_t _probe(word_t[:, ::1] rows, word_t[::1] work, const Py_ssize_t[:
 cdef void _commit(word_t[:, ::1] rows, word_t[::1] work, Py_ssize_t rank, Py_ssize_t c,
                   uint64_t scale, uint64_t p) noexcept nogil:
     cdef Py_ssize_t j, u
-    cdef uint64_t g
     for u in range(work.shape[0]):
         work[u] = <word_t>mulmod(work[u], scale, p)
     for j in range(rank):
-        g = rows[j, c]
-        if g != 0:
-            _subtract_multiple(&rows[j, 0], &work[0], work.shape[0], g, p)
+        _axpy(&rows[j, 0], &work[0], work.shape[0], _neg(rows[j, c], p), p)
     rows[rank, :] = work
+
+
+cdef bint _eliminate(word_t[:, ::1] P, Py_ssize_t r, const word_t[::1] payload,
+                     const uint64_t[::1] f, uint64_t s, const uint64_t[::1] g,
+                     uint64_t p) noexcept nogil:
+    # Payload row r = s * (payload - sum_{j<r} f[j] row j), then row j -= g[j] * row r;
+    # False (and nothing written) if an element of payload is not below p.
+    cdef Py_ssize_t n = P.shape[1], j, c0, width, u
+    for u in range(n):
+        if payload[u] >= p:
+            return False
+    for c0 in range(0, n, CHUNK):
+        width = min(CHUNK, n - c0)
+        for u in range(width):
+            P[r, c0 + u] = 0
+        _axpy(&P[r, c0], &payload[c0], width, s, p)
+        for j in range(r):
+            _axpy(&P[r, c0], &P[j, c0], width, _neg(mulmod(s, f[j], p), p), p)
+        for j in range(r):
+            _axpy(&P[j, c0], &P[r, c0], width, _neg(g[j], p), p)
+    return True
 
 
 cdef class RankBasis:
@@ -74,20 +103,21 @@ cdef class RankBasis:
     A packet of worker w with piece coefficients c (length m) stands for the vector
     c (x) powers[w] of length n = m * R (entry l * R + d is c[l] * powers[w, d]).
     probe(c, w) reduces it against the basis, leaves the basis as it is, and returns the new
-    pivot column or -1 when the vector is in the span. After a successful probe,
-    ``multipliers()`` gives what the payloads need and ``commit()`` inserts the vector.
+    pivot column or -1 when the vector is in the span; commit() then inserts it. With
+    payload rows reserved (``reserve``), commit(payload) applies the same row operations to
+    them, so payload row j always carries the combination that basis row j describes.
     """
     cdef readonly Py_ssize_t n, rank
     cdef uint64_t p
     cdef bint small
     cdef const uint64_t[:, ::1] powers
-    cdef uint32_t[:, ::1] rows32
+    cdef uint32_t[:, ::1] rows32, pay32
     cdef uint32_t[::1] work32
-    cdef uint64_t[:, ::1] rows64
+    cdef uint64_t[:, ::1] rows64, pay64
     cdef uint64_t[::1] work64
     cdef Py_ssize_t[::1] pivot_cols
     cdef uint64_t[::1] mult, column
-    cdef object mult_array, column_array
+    cdef object mult_array, column_array, payload_array
     cdef Py_ssize_t pending
     cdef uint64_t scale
 
@@ -107,16 +137,41 @@ cdef class RankBasis:
         self.pivot_cols = np.zeros(n, np.intp)
         self.mult_array, self.column_array = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
         self.mult, self.column = self.mult_array, self.column_array
+        self.payload_array = None
 
     @property
     def pivots(self):
         """The pivot column of each basis row, in insertion order."""
         return np.asarray(self.pivot_cols[:self.rank]).copy()
 
-    def probe(self, const uint64_t[::1] coeffs, Py_ssize_t worker):
-        """Reduce coeffs (x) powers[worker]; the new pivot column, or -1 if not innovative."""
-        cdef Py_ssize_t c
-        if coeffs.shape[0] * self.powers.shape[1] != self.n:
+    @property
+    def payloads(self):
+        """The reserved payload rows (n, size), row j carrying basis row j; or None."""
+        return self.payload_array
+
+    def reserve(self, Py_ssize_t size):
+        """Keep n payload rows of size elements (dtype uint32 for p < 2**32, else uint64)."""
+        if self.payload_array is not None or self.rank:
+            raise ValueError("payload rows are reserved once, before the first commit")
+        if self.p < 2**32:
+            self.payload_array = self.pay32 = np.empty((self.n, size), np.uint32)
+        else:
+            self.payload_array = self.pay64 = np.empty((self.n, size), np.uint64)
+
+    def probe(self, coeffs, Py_ssize_t worker):
+        """Reduce coeffs (x) powers[worker] (coeffs: uint32 or uint64, each below p); the
+        new pivot column, or -1 if not innovative."""
+        cdef Py_ssize_t c, m
+        cdef const uint32_t[::1] c32
+        cdef const uint64_t[::1] c64
+        cdef bint narrow = coeffs.itemsize == 4
+        if narrow:
+            c32 = coeffs
+            m = c32.shape[0]
+        else:
+            c64 = coeffs
+            m = c64.shape[0]
+        if m * self.powers.shape[1] != self.n:
             raise ValueError("coefficient vector of the wrong length")
         if not 0 <= worker < self.powers.shape[0]:
             raise ValueError("worker out of range")
@@ -124,16 +179,12 @@ cdef class RankBasis:
         if self.rank == self.n:
             return -1
         with nogil:
-            if self.small:
-                c = _probe(self.rows32, self.work32, self.pivot_cols, self.rank, coeffs,
-                           self.powers[worker], self.mult, self.column, self.p)
-                if c >= 0:
-                    self.scale = invmod(self.work32[c], self.p)
+            if narrow:
+                c = _probe_basis(self, c32, worker)
             else:
-                c = _probe(self.rows64, self.work64, self.pivot_cols, self.rank, coeffs,
-                           self.powers[worker], self.mult, self.column, self.p)
-                if c >= 0:
-                    self.scale = invmod(self.work64[c], self.p)
+                c = _probe_basis(self, c64, worker)
+        if c == -2:
+            raise ValueError(f"packet coeffs has elements >= p = {self.p}")
         self.pending = c
         return c
 
@@ -145,11 +196,33 @@ cdef class RankBasis:
             raise ValueError("no innovative vector is pending")
         return self.mult_array[:self.rank], int(self.scale), self.column_array[:self.rank]
 
-    def commit(self):
-        """Insert the pending vector; returns the new rank."""
+    def commit(self, payload=None):
+        """Insert the pending vector (and its payload, a flat array of the reserved size and
+        dtype, when payload rows are reserved); returns the new rank. A payload element not
+        below p raises ValueError and changes nothing."""
         cdef Py_ssize_t c = self.pending
+        cdef const uint32_t[::1] v32
+        cdef const uint64_t[::1] v64
+        cdef bint ok = True
         if c < 0:
             raise ValueError("no innovative vector is pending")
+        if (payload is None) != (self.payload_array is None):
+            raise ValueError("commit takes a payload exactly when payload rows are reserved")
+        if payload is not None:
+            if payload.shape != (self.payload_array.shape[1],):
+                raise ValueError("payload of the wrong size")
+            if self.p < 2**32:
+                v32 = payload
+                with nogil:
+                    ok = _eliminate(self.pay32, self.rank, v32, self.mult, self.scale,
+                                    self.column, self.p)
+            else:
+                v64 = payload
+                with nogil:
+                    ok = _eliminate(self.pay64, self.rank, v64, self.mult, self.scale,
+                                    self.column, self.p)
+            if not ok:
+                raise ValueError(f"packet payload has elements >= p = {self.p}")
         with nogil:
             if self.small:
                 _commit(self.rows32, self.work32, self.rank, c, self.scale, self.p)
@@ -161,43 +234,17 @@ cdef class RankBasis:
         return self.rank
 
 
-DEF CHUNK = 2048    # payload columns per pass: row r's chunk stays in L1 while P's stream by
-
-
-cdef inline void _axpy(elem_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w,
-                       uint64_t p) noexcept nogil:
-    # acc += w * y
-    cdef uint64_t wsh
-    cdef Py_ssize_t u
-    if w == 0:
-        return
-    if elem_t is uint32_t:
-        if p < (<uint64_t>1 << 31):
-            shoup32_axpy(acc, y, n, <uint32_t>w, <uint32_t>p)
-            return
-    wsh = shoup(w, p)
-    for u in range(n):
-        acc[u] = <elem_t>addmod(acc[u], mulmod_shoup(y[u], w, wsh, p), p)
-
-
-def eliminate(elem_t[:, ::1] P, Py_ssize_t r, const elem_t[::1] payload,
-              const uint64_t[::1] f, uint64_t s, const uint64_t[::1] g, uint64_t p):
-    """The payload side of RankBasis.commit, in place on the payload rows P:
-    row r = s * (payload - sum_{j<r} f[j] * row j), then row j -= g[j] * row r for j < r.
-    """
-    cdef Py_ssize_t n = P.shape[1], j, c0, width, u
-    if not (0 <= r < P.shape[0] and payload.shape[0] == n and f.shape[0] >= r and
-            g.shape[0] >= r):
-        raise ValueError("eliminate: operands do not fit together")
-    with nogil:
-        for c0 in range(0, n, CHUNK):
-            width = min(CHUNK, n - c0)
-            for u in range(width):
-                P[r, c0 + u] = 0
-            _axpy(&P[r, c0], &payload[c0], width, s, p)
-            for j in range(r):
-                if f[j] != 0:
-                    _axpy(&P[r, c0], &P[j, c0], width, p - mulmod(s, f[j], p), p)
-            for j in range(r):
-                if g[j] != 0:
-                    _axpy(&P[j, c0], &P[r, c0], width, p - g[j], p)
+cdef Py_ssize_t _probe_basis(RankBasis b, const elem_t[::1] coeffs,
+                             Py_ssize_t worker) noexcept nogil:
+    cdef Py_ssize_t c
+    if b.small:
+        c = _probe(b.rows32, b.work32, b.pivot_cols, b.rank, coeffs, b.powers[worker],
+                   b.mult, b.column, b.p)
+        if c >= 0:
+            b.scale = invmod(b.work32[c], b.p)
+    else:
+        c = _probe(b.rows64, b.work64, b.pivot_cols, b.rank, coeffs, b.powers[worker],
+                   b.mult, b.column, b.p)
+        if c >= 0:
+            b.scale = invmod(b.work64[c], b.p)
+    return c

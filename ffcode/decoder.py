@@ -52,8 +52,7 @@ class Decoder:
                 raise ValueError(f"{type(code).__name__} cannot tell the shape of a local "
                                  f"result: pass result_shape (one worker's f(share).shape).")
         self._result_shape = result_shape
-        self._piece_shape = None        # fixed by the first packet
-        self._payloads = None           # row j: the unknowns' combination of basis row j
+        self._piece_shape = None        # fixed by the first innovative packet
         self._basis = rankbasis.RankBasis(code.F.vandermonde(code.points, R).astype(np.uint64),
                                 self.pieces, code.F.p)
         self._seen = set()
@@ -84,7 +83,7 @@ class Decoder:
             index = _validate.integer(index, "packet index")
             if index < 0:
                 raise ValueError(f"Packet index must be non-negative, not {index}.")
-        coeffs = self._elements(packet.coeffs, (self.pieces,), "packet coeffs")
+        coeffs = self._in_field(packet.coeffs, (self.pieces,), "packet coeffs")
         payload = packet.payload
         if not isinstance(payload, np.ndarray):
             raise TypeError(f"Packet payload must be a numpy array, not "
@@ -97,27 +96,25 @@ class Decoder:
         if key in self._seen or self._basis.rank == self.needed:
             self.received += 1
             return False
-        if self._basis.probe(coeffs.astype(np.uint64), worker) < 0:
+        if self._basis.probe(coeffs, worker) < 0:      # checks the coefficients < p
             self._seen.add(key)
             self.received += 1
             return False
-        payload = self._elements(payload, shape, "packet payload")   # innovative: read it
-        if self._payloads is None:
+        payload = self._in_field(payload, shape, "packet payload")   # innovative: read it
+        if self._piece_shape is None:
+            self._basis.reserve(int(np.prod(shape)))
             self._piece_shape = shape
-            self._payloads = np.empty((self.needed, int(np.prod(shape))), self.F.dtype)
-        self._eliminate(np.ascontiguousarray(payload).reshape(-1))
-        self._basis.commit()
+        self._basis.commit(payload.reshape(-1))         # checks the elements < p first
         self._seen.add(key)
         self.received += 1
         return True
 
-    def _elements(self, x, shape: tuple, name: str) -> np.ndarray:
-        """x as field elements of the given shape; the common case (the field's dtype)
-        costs one reduction."""
-        if not (isinstance(x, np.ndarray) and x.dtype == self.F.dtype):
-            x = self.F.elements(x, name)
-        elif x.size and x.max() >= self.F.p:
-            raise ValueError(f"Argument {name!r} has elements >= p = {self.F.p}.")
+    def _in_field(self, x, shape: tuple, name: str) -> np.ndarray:
+        """x as a C-contiguous array of the field's dtype and the given shape; a packet off
+        the wire usually is one already, and then the range check is left to the kernel."""
+        if not (isinstance(x, np.ndarray) and x.dtype == self.F.dtype and
+                x.flags.c_contiguous):
+            x = np.ascontiguousarray(self.F.elements(x, name))
         if x.shape != shape:
             raise ValueError(f"{name.capitalize()} must have shape {shape}, not {x.shape}"
                              + (" (one coefficient per piece)." if name == "packet coeffs"
@@ -137,11 +134,6 @@ class Decoder:
             raise ValueError(f"Packet payload has shape {tuple(shape)}, expected {expected} "
                              f"(one of {self.pieces} row pieces of a local result).")
         return expected
-
-    def _eliminate(self, payload: np.ndarray) -> None:
-        """Payload row r = s (payload - sum_j f_j row j); then row j -= g_j row r."""
-        f, s, g = self._basis.multipliers()
-        rankbasis.eliminate(self._payloads, self._basis.rank, payload, f, s, g, self.F.p)
 
     def result(self):
         """The decoded output, exactly what code.decode returns (ValueError before the rank
@@ -164,11 +156,11 @@ class Decoder:
         C = self.code._output_matrix()
         outputs = R if C is None else C.shape[0]
         if C is None:
-            blocks = self._payloads[row_of.T.reshape(-1)]
+            blocks = self._basis.payloads[row_of.T.reshape(-1)]
         else:
-            blocks = np.empty((C.shape[0], m, self._payloads.shape[1]), self.F.dtype)
+            blocks = np.empty((C.shape[0], m, self._basis.payloads.shape[1]), self.F.dtype)
             for l in range(m):
-                blocks[:, l] = _matmul.combine(self.F.p, C, list(self._payloads[row_of[l]]),
+                blocks[:, l] = _matmul.combine(self.F.p, C, list(self._basis.payloads[row_of[l]]),
                                                self.F.dtype)
         piece_rows, rest = self._piece_shape[0], self._piece_shape[1:]
         blocks = blocks.reshape((outputs, m * piece_rows) + rest)[:, :self._rows]
