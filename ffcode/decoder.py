@@ -85,13 +85,16 @@ class Decoder:
                 raise ValueError(f"Packet index must be non-negative, not {index}.")
         coeffs = self._in_field(packet.coeffs, (self.pieces,), "packet coeffs")
         payload = packet.payload
-        if not isinstance(payload, np.ndarray):
-            raise TypeError(f"Packet payload must be a numpy array, not "
-                            f"{type(payload).__name__}.")
-        if payload.dtype.kind not in "iu":
-            raise TypeError(f"Packet payload must be an array of integers, not dtype "
-                            f"{payload.dtype}.")
-        shape = self._check_shape(payload.shape)
+        if not (isinstance(payload, np.ndarray) and payload.dtype is self.F.dtype):
+            if not isinstance(payload, np.ndarray):
+                raise TypeError(f"Packet payload must be a numpy array, not "
+                                f"{type(payload).__name__}.")
+            if payload.dtype.kind not in "iu":
+                raise TypeError(f"Packet payload must be an array of integers, not dtype "
+                                f"{payload.dtype}.")
+        shape = self._piece_shape
+        if payload.shape != shape:
+            shape = self._check_shape(payload.shape)
         key = (worker, index)
         if key in self._seen or self._basis.rank == self.needed:
             self.received += 1
@@ -112,7 +115,7 @@ class Decoder:
     def _in_field(self, x, shape: tuple, name: str) -> np.ndarray:
         """x as a C-contiguous array of the field's dtype and the given shape; a packet off
         the wire usually is one already, and then the range check is left to the kernel."""
-        if not (isinstance(x, np.ndarray) and x.dtype == self.F.dtype and
+        if not (isinstance(x, np.ndarray) and x.dtype is self.F.dtype and
                 x.flags.c_contiguous):
             x = np.ascontiguousarray(self.F.elements(x, name))
         if x.shape != shape:
