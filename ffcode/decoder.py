@@ -30,6 +30,17 @@ class Decoder:
     Encode before constructing the decoder: the shapes come from the code. ``result_shape``
     (one local result's shape) is needed only when the code cannot tell, as for LCC with
     an f that is not row-linear.
+
+    >>> from ffcode import GF, MDS, piece_packets
+    >>> F = GF(65521)
+    >>> code = MDS(F, k=2, n_workers=3)
+    >>> shares = code.encode([[1, 2], [3, 4], [5, 6], [7, 8]])
+    >>> decoder = Decoder(code, pieces=2)
+    >>> for w in (2, 0):
+    ...     for packet in piece_packets(F, code.compute(shares[w], [1, 1]), 2, w, seed=w):
+    ...         _ = decoder.add(packet)
+    >>> decoder.rank, decoder.needed, decoder.result().tolist()
+    (4, 4, [3, 7, 11, 15])
     """
 
     def __init__(self, code, pieces, result_shape=None):
