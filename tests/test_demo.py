@@ -11,7 +11,7 @@ def test_demo_passes_and_cleans_up(capsys):
     assert cli.main(["demo", "--n", "64", "--p", "65521"]) == 0
     out = capsys.readouterr().out
     assert "demo passed" in out and "FAILED" not in out
-    assert "decoded from workers" in out
+    assert "classic:" in out and "full speed:" in out
     assert multiprocessing.active_children() == []
 
 
