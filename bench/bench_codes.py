@@ -117,7 +117,8 @@ def galois_calls(case: Case, p: int) -> Dict[str, Callable]:
     V = as_g(case.code.F.vandermonde(case.code.points[sorted(case.results)],
                                      case.code.recovery_threshold))
     post = None if case.post is None else as_g(case.post)
-    Y = as_g(np.stack([case.results[i] for i in sorted(case.results)]).reshape(len(case.results), -1))
+    Y = as_g(np.stack([case.results[i] for i in sorted(case.results)])
+             .reshape(len(case.results), -1))
 
     def decode():
         W = np.linalg.inv(V)

@@ -1,4 +1,5 @@
-"""The ffcode command line: ``ffcode demo`` (or ``python -m ffcode demo`` outside the source tree)."""
+"""The ffcode command line: ``ffcode demo`` (or ``python -m ffcode demo`` outside the source
+tree)."""
 import argparse
 import sys
 

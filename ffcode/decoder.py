@@ -64,8 +64,8 @@ class Decoder:
                                  f"result: pass result_shape (one worker's f(share).shape).")
         self._result_shape = result_shape
         self._piece_shape = None        # fixed by the first innovative packet
-        self._basis = rankbasis.RankBasis(code.F.vandermonde(code.points, R).astype(np.uint64),
-                                self.pieces, code.F.p)
+        powers = code.F.vandermonde(code.points, R).astype(np.uint64)
+        self._basis = rankbasis.RankBasis(powers, self.pieces, code.F.p)
         self._seen = set()
         self._output = None
         self.received = 0
@@ -168,13 +168,14 @@ class Decoder:
         row_of[self._basis.pivots] = np.arange(self.needed)
         row_of = row_of.reshape(m, R)
         C = self.code._output_matrix()
-        outputs = R if C is None else C.shape[0]
+        payloads = self._basis.payloads
         if C is None:
-            blocks = self._basis.payloads[row_of.T.reshape(-1)]
+            outputs, blocks = R, payloads[row_of.T.reshape(-1)]
         else:
-            blocks = np.empty((C.shape[0], m, self._basis.payloads.shape[1]), self.F.dtype)
+            outputs = C.shape[0]
+            blocks = np.empty((outputs, m, payloads.shape[1]), self.F.dtype)
             for l in range(m):
-                blocks[:, l] = _matmul.combine(self.F.p, C, list(self._basis.payloads[row_of[l]]),
+                blocks[:, l] = _matmul.combine(self.F.p, C, list(payloads[row_of[l]]),
                                                self.F.dtype)
         piece_rows, rest = self._piece_shape[0], self._piece_shape[1:]
         blocks = blocks.reshape((outputs, m * piece_rows) + rest)[:, :self._rows]
