@@ -32,7 +32,7 @@ import numpy as np
 
 import ffcode
 from benchlib import (Timer, check, exact_value, flint, fmt, galois, int_list, machine_info,
-                      n_cores, prime_label)
+                      n_cores, prime_label, print_targets)
 
 PRIMES = (65521, 2**31 - 1)
 N_WORKERS = 16
@@ -272,14 +272,9 @@ Times are medians in ms; "vs X" = X's time / ffcode's time (> 1: ffcode faster).
                 rows.append(row)
                 print(show(row), flush=True)
         print()
-    print("Targets (ratios from this run):")
     results = targets(rows)
-    for _, text in results:
-        print("  " + text)
-    verdicts = [v for v, _ in results]
+    print_targets(results, start)
     elapsed = time.perf_counter() - start
-    print(f"\n{verdicts.count('PASS')} PASS, {verdicts.count('MISS')} MISS; "
-          f"total run time {elapsed:.0f} s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine_info(), "n": args.n, "n_workers": N_WORKERS,

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 import ffcode
-from benchlib import check, machine_info
+from benchlib import check, machine_info, print_targets
 from ffcode._ext.rankbasis import RankBasis
 
 P = 2**31 - 1
@@ -200,7 +200,7 @@ def main(argv=None) -> None:
         print(f"   {scheme:8} {r['packets']:8.0f} {last * 1e3:19.1f} {r['result_s'] * 1e3:19.1f} "
               f"{last / t_classic:10.2f}× {r['cpu_s'] * 1e3:15.1f}")
 
-    print("\nTargets (ratios from this run):")
+    print()
     results_lines = [
         check("coefficient ingest (Decoder.add) / 100 000 packets/s",
               rates["decoder_packets_per_s"] / 1e5, 1),
@@ -209,9 +209,7 @@ def main(argv=None) -> None:
         *(check(f"{s}: 1.5 × classic decode / (last packet to result)",
                 1.5 * t_classic / runs[s]["last_s"], 1) for s in runs),
     ]
-    for _, line in results_lines:
-        print("  " + line)
-    print(f"\ntotal run time {time.perf_counter() - start:.0f} s")
+    print_targets(results_lines, start)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": machine_info(), "n": n, "ingest": rates,

@@ -25,7 +25,7 @@ import numpy as np
 
 import ffcode
 from benchlib import (Timer, check, exact_value, flint, fmt, galois, int_list,
-                      machine_info, n_cores, prime_label, same)
+                      machine_info, n_cores, prime_label, print_targets, same)
 
 MATMUL_PRIMES = (65521, 2**31 - 1, 4294967291, 2**61 - 1)
 LINALG_PRIMES = (65521, 2**31 - 1, 2**61 - 1)
@@ -323,14 +323,10 @@ non-BLAS loops (~0.01-0.05 GOP/s), so it is timed only at n ≤ """
         rows[op, p, n] = measure(op, p, n, timer)
         table.row(rows[op, p, n])
 
-    print("\nTargets (ratios from this run):")
+    print()
     results = targets(rows)
-    for _, line in results:
-        print("  " + line)
-    verdicts = [v for v, _ in results]
+    print_targets(results, start)
     elapsed = time.perf_counter() - start
-    print(f"\n{verdicts.count('PASS')} PASS, {verdicts.count('MISS')} MISS, "
-          f"{verdicts.count('n/a')} n/a; total run time {elapsed:.0f} s")
 
     if args.json:
         payload = {

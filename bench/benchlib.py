@@ -126,6 +126,16 @@ def check(label: str, ratio: Optional[float], minimum: float, note: str = "") ->
     return verdict, f"{verdict}  {label}: {ratio:.2f}× (target ≥ {minimum:g}×){note}"
 
 
+def print_targets(results: List[tuple], start: float) -> None:
+    """The verdict lines, then the tally and the run time since start."""
+    print("Targets (ratios from this run):")
+    for _, line in results:
+        print("  " + line)
+    verdicts = [v for v, _ in results]
+    print(f"\n{verdicts.count('PASS')} PASS, {verdicts.count('MISS')} MISS, "
+          f"{verdicts.count('n/a')} n/a; total run time {time.perf_counter() - start:.0f} s")
+
+
 _ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
           ast.Pow: operator.pow}
 
