@@ -173,15 +173,14 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
 
 
 def combine(p: int, W: np.ndarray, rows: list, dtype) -> np.ndarray:
-    """W @ (the rows stacked) mod p for W (m, k) and k flat arrays of one length L, without
-    stacking them into one copy where rowcomb serves: (m, L)."""
-    m, k = W.shape
+    """W @ (the rows stacked) mod p for W (m, k) and k >= 1 flat arrays of one length L,
+    without stacking them into one copy where rowcomb serves: (m, L)."""
     rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
-    out = np.empty((m, rows[0].shape[0] if rows else 0), dtype)
-    if _rowcomb_serves(p, k):
+    out = np.empty((W.shape[0], rows[0].shape[0]), dtype)
+    if _rowcomb_serves(p, W.shape[1]):
         _combine_rows(p, W, rows, out, 0)
     else:
-        matmul_into(p, W, np.stack(rows) if rows else np.empty((0, 0), dtype), out)
+        matmul_into(p, W, np.stack(rows), out)
     return out
 
 

@@ -63,7 +63,8 @@ def piece_packets(F, local_result, pieces, worker, seed=None, systematic=False):
         raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
     split = split_rows(result, m)
     if systematic:
-        return (Packet(worker, l, np.eye(m, dtype=F.dtype)[l], split[l]) for l in range(m))
+        units = np.eye(m, dtype=F.dtype)
+        return (Packet(worker, l, units[l], split[l]) for l in range(m))
     return _random_packets(F, split, worker, np.random.default_rng(seed))
 
 

@@ -64,16 +64,23 @@ class Code:
         coded = _matmul.combine(self.F.p, E, list(blocks), self.F.dtype)
         return rows_of(coded.reshape((E.shape[0],) + blocks[0].shape))
 
-    def _finish(self, shares: list, pieces, seed) -> list:
-        """The shares as encode returns them: plain, or combined for full speed."""
+    def _pieces(self, pieces):
+        """The checked number of pieces for computation at full speed, or None; encode
+        asks first, before any work."""
         if pieces is None:
-            return shares
+            return None
         m = pieces_count(pieces)
         if not self.row_linear:
             raise ValueError(f"{type(self).__name__} computes at full speed only when f is "
                              f"row-linear (each row block of f(X) depends only on the same "
                              f"rows of X, as for f(X) = X @ W); construct it with "
                              f"row_linear=True if f is.")
+        return m
+
+    def _finish(self, shares: list, m, seed) -> list:
+        """The shares as encode returns them: plain, or combined in m pieces for full speed."""
+        if m is None:
+            return shares
         rng = np.random.default_rng(seed)
         out = []
         for worker, share in enumerate(shares):

@@ -75,6 +75,7 @@ class LCC(Code):
         given; a seed makes runs reproducible and gives no privacy. With pieces=m (for a
         row-linear f), PieceShares for computation at full speed.
         """
+        m = self._pieces(pieces)
         if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__"):
             raise TypeError("Argument 'blocks' must be a list of k arrays.")
         if len(blocks) != self.k:
@@ -95,7 +96,7 @@ class LCC(Code):
         self._layout = shape
         masks = list(masks.reshape((self.t,) + shape))
         shares = self._encode_blocks(self.encoding_matrix, X + masks)
-        return self._finish(shares, pieces, rng)
+        return self._finish(shares, m, rng)
 
     def compute(self, share):
         """The worker's f(F, share), checked to be field elements."""

@@ -32,6 +32,7 @@ class MatDot(ProductCode):
         """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (rows, ceil(inner / s))
         and (ceil(inner / s), cols); with pieces=m, PieceShares for computation at full
         speed (random combinations of A~'s row pieces, from seed)."""
+        m = self._pieces(pieces)
         A, B = self._operands(A, B)
         A_blocks = split_columns(A, self.s)
         B_blocks = split_rows(B, self.s)
@@ -39,7 +40,7 @@ class MatDot(ProductCode):
         V = self.F.vandermonde(self.points, self.s)
         A_shares = self._encode_blocks(V, A_blocks)
         B_shares = self._encode_blocks(V[:, ::-1].copy(), B_blocks)
-        return self._finish(list(zip(A_shares, B_shares)), pieces, seed)
+        return self._finish(list(zip(A_shares, B_shares)), m, seed)
 
     def _result_shape(self, first):
         return self._require_layout()

@@ -31,12 +31,13 @@ class MDS(Code):
     def encode(self, A, pieces=None, seed=None) -> list:
         """The n_workers shares of A, each a (ceil(rows / k), cols) matrix; with pieces=m,
         PieceShares for computation at full speed (random combinations from seed)."""
+        m = self._pieces(pieces)
         A = self.F.matrix(A, "A")
         blocks = split_rows(A, self.k)
         self._layout = (A.shape[0], blocks.shape[1], A.shape[1],
                         magnitude(self.F, A) if self.signed else None)
         shares = self._encode_blocks(self.F.vandermonde(self.points, self.k), blocks)
-        return self._finish(shares, pieces, seed)
+        return self._finish(shares, m, seed)
 
     def compute(self, share, x):
         """The worker's exact share @ x for a vector or matrix x."""

@@ -30,6 +30,7 @@ class PolynomialCode(ProductCode):
         """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (ceil(rows / a), inner)
         and (inner, ceil(cols / b)); with pieces=m, PieceShares for computation at full
         speed (random combinations of A~'s row pieces, from seed)."""
+        m = self._pieces(pieces)
         A, B = self._operands(A, B)
         A_blocks = split_rows(A, self.a)
         B_blocks = split_columns(B, self.b)
@@ -37,7 +38,7 @@ class PolynomialCode(ProductCode):
         V = self.F.vandermonde(self.points, self.a * self.b)
         A_shares = self._encode_blocks(V[:, :self.a].copy(), A_blocks)
         B_shares = self._encode_blocks(V[:, ::self.a].copy(), B_blocks)
-        return self._finish(list(zip(A_shares, B_shares)), pieces, seed)
+        return self._finish(list(zip(A_shares, B_shares)), m, seed)
 
     def _result_shape(self, first):
         return self._require_layout()[2:]
