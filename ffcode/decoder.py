@@ -8,7 +8,14 @@ eliminated along with them as they arrive: payload row j always equals the combi
 unknowns that basis row j describes, so when the rank reaches m·R every payload row *is*
 an unknown block, and the output is read off them (combined only where the code's output
 is a combination of coefficients, as for LCC).
+
+With ``defer=True`` (the runtime's mode) an innovative payload is only checked and kept
+when it arrives: rank tracking stays instant, so the master keeps up with the wire, and
+``eliminate()`` does the payload work in arrival order whenever the master is idle (a
+second basis replays the same coefficient vectors with their payloads).
 """
+from collections import deque
+
 import numpy as np
 
 from ffcode import _matmul, _validate
@@ -29,7 +36,8 @@ class Decoder:
 
     Encode before constructing the decoder: the shapes come from the code. ``result_shape``
     (one local result's shape) is needed only when the code cannot tell, as for LCC with
-    an f that is not row-linear.
+    an f that is not row-linear. With ``defer=True`` innovative payloads wait in
+    ``pending`` until ``eliminate()`` (or ``result()``) reduces them.
 
     >>> from ffcode import GF, MDS, piece_packets
     >>> F = GF(65521)
@@ -43,7 +51,7 @@ class Decoder:
     (4, 4, [3, 7, 11, 15])
     """
 
-    def __init__(self, code, pieces, result_shape=None):
+    def __init__(self, code, pieces, result_shape=None, defer=False):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -66,6 +74,10 @@ class Decoder:
         self._piece_shape = None        # fixed by the first innovative packet
         powers = code.F.vandermonde(code.points, R).astype(np.uint64)
         self._basis = rankbasis.RankBasis(powers, self.pieces, code.F.p)
+        # Deferred mode: _basis tracks coefficients only; _payload_basis replays them.
+        self._payload_basis = (rankbasis.RankBasis(powers, self.pieces, code.F.p)
+                               if defer else self._basis)
+        self._pending = deque()         # (coeffs, worker, payload) awaiting elimination
         self._seen = set()
         self._output = None
         self.received = 0
@@ -116,12 +128,33 @@ class Decoder:
             return False
         payload = self._in_field(payload, shape, "packet payload")   # innovative: read it
         if self._piece_shape is None:
-            self._basis.reserve(int(np.prod(shape)))
+            self._payload_basis.reserve(int(np.prod(shape)))
             self._piece_shape = shape
-        self._basis.commit(payload.reshape(-1))         # checks the elements < p first
+        if self._payload_basis is self._basis:
+            self._basis.commit(payload.reshape(-1))     # checks the elements < p first
+        else:
+            if payload.size and int(payload.max()) >= self.F.p:
+                raise ValueError(f"Packet payload holds elements >= p = {self.F.p}.")
+            self._basis.commit()
+            self._pending.append((coeffs, worker, payload.reshape(-1)))
         self._seen.add(key)
         self.received += 1
         return True
+
+    @property
+    def pending(self) -> int:
+        """Innovative packets whose payloads still wait for elimination (defer=True)."""
+        return len(self._pending)
+
+    def eliminate(self, count=1) -> int:
+        """Reduce up to ``count`` pending payloads, oldest first; returns how many."""
+        done = 0
+        while self._pending and done < count:
+            coeffs, worker, payload = self._pending.popleft()
+            self._payload_basis.probe(coeffs, worker)   # innovative here as it was in _basis
+            self._payload_basis.commit(payload)
+            done += 1
+        return done
 
     def _in_field(self, x, shape: tuple, name: str) -> np.ndarray:
         """x as a C-contiguous array of the field's dtype and the given shape; a packet off
@@ -156,6 +189,7 @@ class Decoder:
             raise ValueError(f"Not decodable yet: rank {self.rank}/{self.needed} "
                              f"({self.needed - self.rank} more independent packets needed).")
         if self._output is None:
+            self.eliminate(len(self._pending))
             self._output = self._read_output()
         return self._output
 
@@ -165,10 +199,10 @@ class Decoder:
         # the block H_d of piece l. Gather them once, in the order (d, l), so that the m
         # pieces of each H_d are adjacent and form its rows.
         row_of = np.empty(self.needed, np.intp)
-        row_of[self._basis.pivots] = np.arange(self.needed)
+        row_of[self._payload_basis.pivots] = np.arange(self.needed)
         row_of = row_of.reshape(m, R)
         C = self.code._output_matrix()
-        payloads = self._basis.payloads
+        payloads = self._payload_basis.payloads
         if C is None:
             outputs, blocks = R, payloads[row_of.T.reshape(-1)]
         else:

@@ -1,4 +1,19 @@
 """The ZeroMQ master/worker runtime of ffcode (installed as ffcode.runtime).
 
-It drives the core (field, codes, decoder) and is never imported by it.
+It drives the core (field, codes, decoder) and is never imported by it; ``ffcode.Cluster``
+and ``ffcode.Faults`` re-export it lazily. The names below load on first use too, so that a
+worker process imports only the modules it runs.
 """
+import importlib
+
+_WHERE = {"Cluster": "cluster", "ClusterError": "errors", "JobFailed": "errors",
+          "JobTimeout": "errors", "ProtocolError": "errors", "WorkerError": "errors",
+          "Faults": "faults", "SCHEMES": "jobs", "Report": "report",
+          "WorkerTimeline": "report"}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"ffcode.runtime.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'ffcode.runtime' has no attribute {name!r}")

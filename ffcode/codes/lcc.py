@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from ffcode import _validate
+from ffcode import _validate, functions
 from ffcode._blocks import rows_of
 from ffcode.codes._base import Code, magnitude
 
@@ -17,7 +17,8 @@ class LCC(Code):
     (the k + t smallest nonzero elements that are not worker points, unless given); worker i
     computes f(u(points[i])), and f(X_j) = f(u(betas[j])) is read off by interpolation.
 
-    f is called as f(F, X) and must use exact ffcode operations. With ``signed=True``
+    f is called as f(F, X) and must use exact ffcode operations; it may be given by its
+    import path ("package.module:function"), which is how worker processes find it. With ``signed=True``
     elements are read as signed integers (see ``F.from_real``), and ``result_bound(M)`` must
     bound |f(X)| for inputs with |X| <= M: encode refuses data whose result could wrap.
     ``row_linear=True`` declares that each row block of f(X) depends only on the same rows
@@ -39,9 +40,11 @@ class LCC(Code):
         for name, value, least in (("k", k, 1), ("t", t, 0), ("degree", degree, 1)):
             if value < least:
                 raise ValueError(f"Argument {name!r} must be at least {least}, not {value}.")
+        if isinstance(f, str):
+            f = functions.load(f)
         if not callable(f):
-            raise TypeError(f"Argument 'f' must be callable as f(F, X), not "
-                            f"{type(f).__name__}.")
+            raise TypeError(f"Argument 'f' must be callable as f(F, X) or an import path, "
+                            f"not {type(f).__name__}.")
         if signed and result_bound is None:
             raise ValueError("LCC with signed=True needs result_bound(M): a bound on |f(X)| "
                              "for inputs with |X| <= M, to refuse results that would wrap.")
@@ -76,6 +79,19 @@ class LCC(Code):
         row-linear f), PieceShares for computation at full speed.
         """
         m = self._pieces(pieces)
+        X = self.checked_blocks(blocks)
+        shape = X[0].shape
+        size = int(np.prod(shape)) * self.t
+        rng = None if seed is None else np.random.default_rng(seed)
+        masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
+        self._layout = shape
+        masks = list(masks.reshape((self.t,) + shape))
+        shares = self._encode_blocks(self.encoding_matrix, X + masks)
+        return self._finish(shares, m, rng)
+
+    def checked_blocks(self, blocks) -> list:
+        """The k data blocks as equally shaped arrays of field elements, refused when
+        signed data could wrap around."""
         if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__"):
             raise TypeError("Argument 'blocks' must be a list of k arrays.")
         if len(blocks) != self.k:
@@ -89,14 +105,7 @@ class LCC(Code):
         if self.signed:
             M = max(magnitude(self.F, x) for x in X)
             self._check_magnitude(int(self.result_bound(M)), "result_bound(|X|)")
-        shape = X[0].shape
-        size = int(np.prod(shape)) * self.t
-        rng = None if seed is None else np.random.default_rng(seed)
-        masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
-        self._layout = shape
-        masks = list(masks.reshape((self.t,) + shape))
-        shares = self._encode_blocks(self.encoding_matrix, X + masks)
-        return self._finish(shares, m, rng)
+        return X
 
     def compute(self, share):
         """The worker's f(F, share), checked to be field elements."""

@@ -41,13 +41,16 @@ class MDS(Code):
 
     def compute(self, share, x):
         """The worker's exact share @ x for a vector or matrix x."""
-        share = self.F.matrix(share, "share")
+        return self.F.matmul(self.F.matrix(share, "share"), self.checked_x(x))
+
+    def checked_x(self, x):
+        """x as field elements (a vector or matrix), refused if signed data could wrap."""
         x = self.F.elements(x, "x")
         _validate.ndim(x, (1, 2), "x")
         if self.signed:
             cols, magnitude_A = self._require_layout()[2:]
             self._check_magnitude(cols * magnitude_A * magnitude(self.F, x), "cols * |A| * |x|")
-        return self.F.matmul(share, x)
+        return x
 
     def _result_shape(self, first):
         return (self._require_layout()[1],) + first[1:2]

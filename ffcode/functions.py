@@ -1,0 +1,50 @@
+"""Polynomials for Lagrange coded computing, named by import path ("package.module:function")
+so that worker processes can import the same f; and two ready-made ones.
+
+>>> from ffcode import GF
+>>> f = load("ffcode.functions:square")
+>>> f(GF(7), [3, 4]).tolist(), path_of(f)
+([2, 2], 'ffcode.functions:square')
+"""
+import importlib
+
+
+def square(F, X):
+    """X * X elementwise (degree 2)."""
+    return F.mul(X, X)
+
+
+def cube(F, X):
+    """X * X * X elementwise (degree 3)."""
+    return F.mul(F.mul(X, X), X)
+
+
+def load(path: str):
+    """The function named by "package.module:function" (TypeError/ValueError otherwise)."""
+    if not isinstance(path, str):
+        raise TypeError(f"A function path must be a string, not {type(path).__name__}.")
+    module, _, name = path.partition(":")
+    if not module or not name:
+        raise ValueError(f"A function path looks like 'package.module:function', not {path!r}.")
+    try:
+        f = importlib.import_module(module)
+        for part in name.split("."):
+            f = getattr(f, part)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"Cannot import {path!r}: {e}") from None
+    if not callable(f):
+        raise TypeError(f"{path!r} is not callable.")
+    return f
+
+
+def path_of(f) -> str:
+    """The import path of a module-level function, checked to lead back to f itself."""
+    module, name = getattr(f, "__module__", None), getattr(f, "__qualname__", "")
+    if not module or "<" in name or module == "__main__":
+        raise ValueError(f"{f!r} cannot be imported by worker processes: define f at the top "
+                         f"level of an importable module and pass it or its path "
+                         f"'package.module:function'.")
+    path = f"{module}:{name}"
+    if load(path) is not f:
+        raise ValueError(f"{path!r} does not import as the same function.")
+    return path

@@ -1,0 +1,304 @@
+"""``ffcode.Cluster``: the master's ROUTER socket and its pool of workers, reused across jobs.
+
+Local workers come from a fork server (runtime/pool.py) that imports exactly what the master
+imports; remote ones run ``ffcode worker --connect ENDPOINT``. Every wait is bounded, and
+closing (also on an exception, Ctrl-C, or garbage collection) kills every local process.
+"""
+import secrets
+import shutil
+import tempfile
+import time
+import weakref
+from collections import Counter
+from urllib.parse import urlsplit
+
+import zmq
+
+from ffcode import _validate
+from ffcode.runtime import keys, wire
+from ffcode.runtime.errors import ClusterError, ProtocolError
+from ffcode.runtime.faults import Faults
+from ffcode.runtime.jobs import Plan
+from ffcode.runtime.master import JobRun
+from ffcode.runtime.pool import LocalPool
+from ffcode.runtime.wire import Header, Kind
+
+RCVHWM = 8                  # packets queued per worker inside zmq at the master
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+class WorkerHandle:
+    """The master's view of one connected worker."""
+
+    def __init__(self, ident, meta, local):
+        self.ident, self.local = ident, local
+        self.slot, self.pid = int(meta.get("slot", -1)), int(meta.get("pid", 0))
+        self.host = str(meta.get("host", ""))
+        self.last_seen = time.monotonic()
+        self.lost = None
+
+    def exited(self) -> bool:
+        """True once a local worker's process is gone."""
+        return self.local and not LocalPool.alive(self.pid)
+
+
+class Cluster:
+    """A master and its workers: ``Cluster(n_workers=8)`` spawns local worker processes;
+    ``Cluster(endpoint="tcp://HOST:5555", n_workers=8)`` waits for workers started with
+    ``ffcode worker --connect tcp://HOST:5555``. Use it as a context manager.
+
+    ``key`` (the master's CURVE secret key file) and ``clients`` (a directory of the
+    authorised workers' public keys) encrypt and authenticate a tcp endpoint; listening
+    beyond loopback without them needs ``insecure=True``. A worker silent for
+    ``lost_after`` seconds is given up on; ``start_timeout`` bounds waiting for workers.
+    """
+
+    def __init__(self, n_workers=4, endpoint=None, *, key=None, clients=None,
+                 insecure=False, start_timeout=60.0, lost_after=2.0):
+        self.n_workers = _validate.integer(n_workers, "n_workers")
+        if self.n_workers < 1:
+            raise ValueError(f"Argument 'n_workers' must be at least 1, not {self.n_workers}.")
+        self.start_timeout = _positive(start_timeout, "start_timeout")
+        self.lost_after = _positive(lost_after, "lost_after")
+        if (key is None) != (clients is None):
+            raise ValueError("Arguments 'key' and 'clients' go together (CURVE).")
+        self.local = endpoint is None
+        if not self.local:
+            _check_endpoint(endpoint, secure=key is not None or insecure)
+        self.session = secrets.randbits(63) | 1
+        self.epoch = 0
+        self._handles = {}                  # routing id -> WorkerHandle
+        self._pool = None
+        self.rejected, self.stale = Counter(), 0
+        self._closed = False
+        self._context = zmq.Context()
+        self._router = self._context.socket(zmq.ROUTER)
+        self._router.router_mandatory = 1
+        self._router.linger = 0
+        self._router.rcvhwm = RCVHWM
+        self._authenticator = None
+        tmpdir = tempfile.mkdtemp(prefix="ffcode-") if self.local else None
+        self._owned = {"router": self._router, "context": self._context, "tmpdir": tmpdir}
+        self._finalizer = weakref.finalize(self, _shutdown, self._owned)
+        try:
+            if key is not None:
+                self._authenticator = keys.server(self._context, self._router, key, clients)
+            self._router.bind(endpoint or f"ipc://{tmpdir}/master")
+            self.endpoint = self._router.last_endpoint.decode()
+            if self.local:
+                self._pool = self._owned["pool"] = LocalPool(self.endpoint)
+                for slot in range(self.n_workers):
+                    self._pool.spawn(slot)
+        except BaseException:
+            self.close()
+            raise
+
+    def __repr__(self):
+        return (f"Cluster({getattr(self, 'endpoint', None)!r}, workers {len(self.live())}/{self.n_workers}"
+                f"{', closed' if self._closed else ''})")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- the pool ---------------------------------------------------------------------------
+
+    def live(self) -> list:
+        """The connected workers not given up on, local ones in slot order."""
+        return sorted((h for h in self._handles.values() if h.lost is None),
+                      key=lambda h: h.slot)
+
+    def wait(self, count=None, timeout=None):
+        """Block until ``count`` workers (default n_workers) are connected; local workers
+        that were lost are replaced first. ClusterError after ``timeout`` seconds."""
+        self._check_open()
+        count = self.n_workers if count is None else _validate.integer(count, "count")
+        timeout = self.start_timeout if timeout is None else _positive(timeout, "timeout")
+        if self.local:
+            if count > self.n_workers:
+                raise ValueError(f"This cluster has {self.n_workers} local workers, not "
+                                 f"{count}.")
+            self._replace_lost()
+        deadline = time.monotonic() + timeout
+        while len(self.live()) < count:
+            if self.local and self._pool.failed() is not None:
+                raise ClusterError(f"The local worker pool exited with code "
+                                   f"{self._pool.failed()}; run 'python -c \"import "
+                                   f"ffcode.runtime.worker\"' to see why.")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ClusterError(f"Only {len(self.live())} of {count} workers connected to "
+                                   f"{self.endpoint} within {timeout:g} s.")
+            self.receive(min(left, 0.1))
+        return self.live()[:count]
+
+    def _replace_lost(self):
+        for handle in self._handles.values():
+            if handle.lost is None and handle.exited():
+                handle.lost = "process exited"
+        for handle in self._handles.values():
+            if handle.lost is not None:
+                self._pool.spawn(handle.slot)
+        self._handles = {i: h for i, h in self._handles.items() if h.lost is None}
+
+    def lose(self, handle, reason):
+        """Give up on a worker; a local one's process is killed (it may be frozen)."""
+        if handle.lost is None:
+            handle.lost = reason
+            if handle.local:
+                LocalPool.kill(handle.pid)
+
+    # -- the socket -------------------------------------------------------------------------
+
+    def receive(self, timeout):
+        """Wait up to timeout seconds, then take every waiting message: HELLO and heartbeats
+        are handled here, bad ones counted; returns [(handle, header, data frames)] of this
+        job's epoch."""
+        out = []
+        if not self._router.poll(max(timeout, 0) * 1000):
+            return out
+        while self._router.poll(0):
+            frames = self._router.recv_multipart(copy=False)
+            handle = self._handles.get(frames[0].bytes)
+            if handle is not None:
+                handle.last_seen = time.monotonic()
+            try:
+                header = Header.unpack(frames[1]) if len(frames) > 1 else \
+                    Header.unpack(b"")
+                if header.kind not in wire.TO_MASTER:
+                    raise ProtocolError(f"{header.kind.name} is not for the master")
+                if header.kind == Kind.HELLO:
+                    self._hello(frames[0].bytes, frames[2:])
+                    continue
+            except ProtocolError:
+                self.rejected["malformed"] += 1
+                continue
+            if handle is None:
+                self.rejected["unknown sender"] += 1
+            elif header.kind == Kind.HEARTBEAT:
+                continue
+            elif header.session != self.session:
+                self.rejected["foreign"] += 1
+            elif header.epoch != self.epoch:
+                self.stale += 1
+            else:
+                out.append((handle, header, frames[2:]))
+        return out
+
+    def _hello(self, ident, frames):
+        meta, _ = wire.read_control(frames)
+        if self.local:
+            if meta.get("slot") not in self._pool.requested:
+                raise ProtocolError("a HELLO from no worker this cluster started")
+            self._pool.requested.discard(meta["slot"])
+        if ident not in self._handles:
+            self._handles[ident] = WorkerHandle(ident, meta, self.local)
+
+    def send(self, handle, frames, patience=2.0) -> bool:
+        """Send to one worker without ever blocking for long; False (and the worker lost)
+        when it cannot take the message."""
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                self._router.send_multipart([handle.ident] + frames, flags=zmq.NOBLOCK,
+                                            copy=False)
+                return True
+            except zmq.Again:
+                if time.monotonic() > deadline:
+                    self.lose(handle, f"not taking messages for {patience:g} s")
+                    return False
+                time.sleep(0.001)
+            except zmq.ZMQError as e:       # EHOSTUNREACH: it disconnected
+                self.lose(handle, f"unreachable ({e})")
+                return False
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    def run(self, code, *inputs, scheme="compfs", pieces=4, faults=None, timeout=600.0,
+            seed=None, progress=None):
+        """Run one coded job on the cluster's workers; returns (output, report).
+
+        scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
+        "systematic" (whole results sent as m plain row pieces), "cfs" (whole results sent
+        as m random combinations of their pieces), "compfs" (a packet per piece as it is
+        computed). pieces is m; faults (ffcode.Faults) are injected; progress(rank, needed)
+        is called as the rank grows. Raises JobFailed (the report attached as .report)
+        when the remaining work cannot decode, JobTimeout after timeout seconds.
+        """
+        self._check_open()
+        start = time.monotonic()
+        if faults is None:
+            faults = Faults()
+        if not isinstance(faults, Faults):
+            raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
+                            f"{type(faults).__name__}.")
+        timeout = _positive(timeout, "timeout")
+        if progress is not None and not callable(progress):
+            raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
+        plan = Plan(code, inputs, scheme, pieces, seed)
+        encoded = time.monotonic()
+        faults.check_workers(code.n_workers)
+        if code.n_workers > self.n_workers:
+            raise ValueError(f"The code has {code.n_workers} workers, the cluster "
+                             f"{self.n_workers}.")
+        workers = self.wait(code.n_workers)
+        self.epoch += 1
+        self.rejected, self.stale = Counter(), 0
+        return JobRun(self, plan, workers, faults, progress).run(
+            start, encoded, start + timeout)
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    def _check_open(self):
+        if self._closed:
+            raise ClusterError("This cluster is closed.")
+
+    def close(self):
+        """Shut every worker down (remote ones are told to exit) and release the socket."""
+        if self._closed:
+            return
+        self._closed = True
+        for handle in self.live():
+            try:
+                self._router.send_multipart([handle.ident, Header(Kind.SHUTDOWN, self.session,
+                                                                  self.epoch).pack()],
+                                            flags=zmq.NOBLOCK)
+            except zmq.ZMQError:
+                pass
+        if self._authenticator is not None:
+            self._authenticator.stop()
+        self._finalizer()
+
+
+def _shutdown(owned):
+    if "pool" in owned:
+        owned["pool"].close()
+    owned["router"].close(linger=0)
+    owned["context"].term()
+    if owned["tmpdir"]:
+        shutil.rmtree(owned["tmpdir"], ignore_errors=True)
+
+
+def _positive(value, name) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"Argument {name!r} must be a number of seconds, not "
+                        f"{type(value).__name__}.")
+    if not value > 0:
+        raise ValueError(f"Argument {name!r} must be positive, not {value}.")
+    return float(value)
+
+
+def _check_endpoint(endpoint, secure):
+    if not isinstance(endpoint, str):
+        raise TypeError(f"Argument 'endpoint' must be a string, not {type(endpoint).__name__}.")
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("tcp", "ipc"):
+        raise ValueError(f"Argument 'endpoint' must look like 'tcp://HOST:PORT' (or "
+                         f"'ipc://PATH'), not {endpoint!r}.")
+    host = parts.netloc.rsplit(":", 1)[0]
+    if parts.scheme == "tcp" and host not in LOOPBACK and not secure:
+        raise ValueError(f"Refusing to listen on {host!r} beyond loopback without CURVE: pass "
+                         f"key= and clients= (see README), or insecure=True on a trusted "
+                         f"network.")

@@ -1,0 +1,21 @@
+"""The runtime's exceptions: every failure a user sees funnels through these."""
+
+
+class ClusterError(RuntimeError):
+    """Base of the runtime's errors: the cluster or a job could not do what was asked."""
+
+
+class JobFailed(ClusterError):
+    """The job cannot complete; the message names what is missing and why."""
+
+
+class JobTimeout(JobFailed):
+    """The job did not complete within its timeout."""
+
+
+class WorkerError(JobFailed):
+    """A worker's computation raised; the message carries the worker's error."""
+
+
+class ProtocolError(ClusterError):
+    """A message that is not valid ffcode wire format (counted and dropped by the master)."""

@@ -1,0 +1,109 @@
+"""Injected stragglers, slow links and failures: seeded, so that every scheme of a
+comparison meets exactly the same delays."""
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ffcode import _validate
+
+
+@dataclass(frozen=True)
+class Faults:
+    """What to inject into a job, per worker (0-based code indices).
+
+    slowdown     {worker: k}: the worker computes k times slower (each piece's compute time
+                 is followed by (k - 1) times as long a pause) but keeps making progress.
+    delay        (shift, mean) seconds: every piece of every worker is followed by a pause
+                 shift + Exponential(mean), the shifted-exponential straggler model.
+    link_rate    {worker: bytes per second}: the worker's sends are paced by a token bucket.
+    crash_after  {worker: j}: the worker process dies right after sending j packets.
+    hang_after   {worker: j}: the worker freezes (SIGSTOP) right after sending j packets.
+    seed         seeds the delays: worker w draws from (seed, w), the same in every job.
+
+    A whole-result scheme computes a worker's m pieces at once and pauses for all of them
+    before sending; computation at full speed pauses after each piece.
+    """
+    slowdown: Mapping = field(default_factory=dict)
+    delay: tuple = None
+    link_rate: Mapping = field(default_factory=dict)
+    crash_after: Mapping = field(default_factory=dict)
+    hang_after: Mapping = field(default_factory=dict)
+    seed: int = 0
+
+    def __post_init__(self):
+        for name, least, kind in (("slowdown", 1.0, float), ("link_rate", 0.0, float),
+                                  ("crash_after", 0, int), ("hang_after", 0, int)):
+            given = getattr(self, name)
+            if not isinstance(given, Mapping):
+                raise TypeError(f"Faults {name!r} must be a mapping of worker to value, "
+                                f"not {type(given).__name__}.")
+            checked = {}
+            for worker, value in given.items():
+                worker = _validate.integer(worker, f"{name} worker")
+                value = (_validate.integer(value, name) if kind is int
+                         else _number(value, name))
+                if worker < 0 or value < least or (name == "link_rate" and value == 0):
+                    raise ValueError(f"Faults {name!r} needs workers >= 0 and values "
+                                     f"{'> 0' if name == 'link_rate' else f'>= {least}'}, "
+                                     f"not {worker}: {value}.")
+                checked[worker] = value
+            object.__setattr__(self, name, checked)
+        if self.delay is not None:
+            if not (isinstance(self.delay, (tuple, list)) and len(self.delay) == 2):
+                raise TypeError("Faults 'delay' must be a pair (shift, mean) in seconds.")
+            shift, mean = (_number(v, "delay") for v in self.delay)
+            if shift < 0 or mean < 0:
+                raise ValueError(f"Faults 'delay' needs shift, mean >= 0, not {self.delay}.")
+            object.__setattr__(self, "delay", (shift, mean))
+        object.__setattr__(self, "seed", _validate.integer(self.seed, "seed"))
+
+    def check_workers(self, n_workers: int):
+        """Refuse faults aimed at workers the job does not have."""
+        for name in ("slowdown", "link_rate", "crash_after", "hang_after"):
+            beyond = sorted(w for w in getattr(self, name) if w >= n_workers)
+            if beyond:
+                raise ValueError(f"Faults {name!r} names workers {beyond}, but the job has "
+                                 f"workers 0..{n_workers - 1}.")
+
+    def for_worker(self, worker: int, pieces: int) -> dict:
+        """The plan one worker receives with its task (JSON-ready)."""
+        delays = [0.0] * pieces
+        if self.delay is not None:
+            shift, mean = self.delay
+            rng = np.random.default_rng([self.seed, worker])
+            delays = (shift + rng.exponential(mean, pieces)).tolist() if mean else \
+                [shift] * pieces
+        return {"slowdown": self.slowdown.get(worker, 1.0), "delays": delays,
+                "link_rate": self.link_rate.get(worker), "crash_after":
+                self.crash_after.get(worker), "hang_after": self.hang_after.get(worker)}
+
+
+def _number(value, name) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"Faults {name!r} values must be numbers, not {type(value).__name__}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"Faults {name!r} values must be finite, not {value}.")
+    return value
+
+
+class Link:
+    """A sender-side token bucket: a message of s bytes leaves when the link, busy until
+    ``free_at``, would have carried it at ``rate`` bytes per second (no burst credit)."""
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.free_at = None
+
+    def due(self, nbytes: int, now: float) -> float:
+        """When a message of nbytes may leave (now when the link is not capped)."""
+        if self.rate is None:
+            return now
+        start = now if self.free_at is None else max(now, self.free_at)
+        return start + nbytes / self.rate
+
+    def sent(self, due: float):
+        if self.rate is not None:
+            self.free_at = due

@@ -1,0 +1,156 @@
+"""What each worker does in a job, and how the master turns its packets into the output.
+
+Workers never see a code object: a task is an operation ("matmul" of two operands, or
+"call" of f named by import path) on the operand arrays, and how to send the result:
+whole (one packet), systematic or random combinations of m row pieces, or one packet per
+piece as it is computed (computation at full speed, the operand arrives as m blocks).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ffcode import functions
+from ffcode._blocks import split_rows
+from ffcode.codes import LCC, MDS
+from ffcode.codes._base import Code, ProductCode
+from ffcode.decoder import Decoder
+from ffcode.pieces import pieces_count
+
+SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
+SEND = {"uncoded": "whole", "classic": "whole", "systematic": "systematic", "cfs": "random",
+        "compfs": "pieces"}
+
+
+@dataclass
+class Task:
+    spec: dict          # JSON: op, f, p, send, pieces, seed (faults are added per run)
+    operands: list      # arrays: for "pieces", the first holds the m blocks, the last G_i
+
+
+class Plan:
+    """One job: the tasks of workers 0..N-1 (None: idle), and the collector of packets
+    (a Decoder, or Gather for uncoded runs), made at the first packet when its shape is
+    needed."""
+
+    def __init__(self, code, inputs, scheme, pieces, seed):
+        if not isinstance(code, Code):
+            raise TypeError(f"Argument 'code' must be an ffcode code, not "
+                            f"{type(code).__name__}.")
+        if scheme not in SCHEMES:
+            raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}; "
+                             f"not {scheme!r}.")
+        self.code, self.F, self.scheme = code, code.F, scheme
+        self.pieces = 1 if scheme in ("uncoded", "classic") else pieces_count(pieces)
+        operation = ({"op": "call", "f": functions.path_of(code.f)} if isinstance(code, LCC)
+                     else {"op": "matmul"})
+        encode_inputs, args = _split_inputs(code, inputs)
+        base = dict(operation, p=self.F.p, send=SEND[scheme], pieces=self.pieces)
+        if scheme == "uncoded":
+            self.tasks, self._gather = _uncoded(code, encode_inputs, args, base)
+            self.needed = self._gather.needed
+        else:
+            m = self.pieces if scheme == "compfs" else None
+            shares = code.encode(*encode_inputs, pieces=m, seed=seed)
+            self.tasks = [_coded_task(code, share, args, dict(base, seed=_seed(seed, i)))
+                          for i, share in enumerate(shares)]
+            self.needed = self.pieces * code.recovery_threshold
+        self.collector = self._gather if scheme == "uncoded" else None
+        if self.collector is None and code._result_rows() is not None:
+            self.collector = Decoder(code, self.pieces, defer=True)
+
+    def collector_for(self, rows: int, piece_shape: tuple):
+        """The collector, made from the first packet's shape when the code cannot tell it
+        (LCC with an f that is not row-linear)."""
+        if self.collector is None:
+            self.collector = Decoder(self.code, self.pieces, defer=True,
+                                     result_shape=(rows,) + tuple(piece_shape[1:]))
+        return self.collector
+
+
+def _seed(seed, worker):
+    """Each worker's packet coefficients come from its own stream of the job's seed."""
+    return [int(s) for s in np.random.SeedSequence([seed or 0, worker]).generate_state(2)]
+
+
+def _split_inputs(code, inputs):
+    """(the inputs code.encode takes, the extra arguments every worker's compute takes)."""
+    if isinstance(code, MDS):
+        expected, names = 2, "(A, x)"
+    elif isinstance(code, ProductCode):
+        expected, names = 2, "(A, B)"
+    else:
+        expected, names = 1, "(blocks,)"
+    if len(inputs) != expected:
+        raise TypeError(f"{type(code).__name__} runs on inputs {names}, got {len(inputs)} "
+                        f"argument{'s' if len(inputs) != 1 else ''}.")
+    if isinstance(code, MDS):
+        return (inputs[0],), (code.checked_x(inputs[1]),)
+    return tuple(inputs), ()
+
+
+def _coded_task(code, share, args, spec):
+    if spec["send"] == "pieces":
+        return Task(spec, [share.blocks, *share.rest, *args, share.coeffs])
+    operand, rest = code._split_share(share)
+    return Task(spec, [operand, *rest, *args])
+
+
+def _uncoded(code, inputs, args, spec):
+    """Without redundancy: the rows of the first operand split over the N workers (every
+    worker needed), or for LCC f(X_j) on worker j."""
+    F, N = code.F, code.n_workers
+    if isinstance(code, LCC):
+        blocks = code.checked_blocks(inputs[0])
+        if len(blocks) > N:
+            raise ValueError(f"Uncoded LCC gives each of the k = {len(blocks)} blocks to its "
+                             f"own worker, but there are only {N}.")
+        tasks = [Task(spec, [x]) for x in blocks] + [None] * (N - len(blocks))
+        return tasks, Gather(F, len(blocks), list)
+    A = F.matrix(inputs[0], "A")
+    rest = args if isinstance(code, MDS) else (code._operands(A, inputs[1])[1],)
+    slabs = split_rows(A, N)
+    tasks = [Task(spec, [slab, *rest]) for slab in slabs]
+    rows = A.shape[0]
+    return tasks, Gather(F, N, lambda results: np.concatenate(results)[:rows])
+
+
+class Gather:
+    """The uncoded collector: one whole result from each of ``needed`` workers, assembled."""
+
+    def __init__(self, F, needed, assemble):
+        self.F, self.needed, self._assemble = F, needed, assemble
+        self._results = {}
+        self.received = 0
+        self.pending = 0
+
+    @property
+    def rank(self):
+        return len(self._results)
+
+    @property
+    def complete(self):
+        return len(self._results) == self.needed
+
+    def add(self, packet) -> bool:
+        if not 0 <= packet.worker < self.needed:
+            raise ValueError(f"Worker {packet.worker} has no uncoded task.")
+        if packet.index != 0 or packet.coeffs.tolist() != [1]:
+            raise ValueError("An uncoded result is one packet: index 0, coefficients [1].")
+        payload = self.F.elements(packet.payload, "packet payload")
+        first = next(iter(self._results.values()), payload)
+        if payload.shape != first.shape:
+            raise ValueError(f"Packet payload has shape {payload.shape}, expected "
+                             f"{first.shape}.")
+        self.received += 1
+        if packet.worker in self._results:
+            return False
+        self._results[packet.worker] = payload
+        return True
+
+    def eliminate(self, count=1) -> int:
+        return 0
+
+    def result(self):
+        if not self.complete:
+            raise ValueError(f"Not assembled yet: {self.rank}/{self.needed} results.")
+        return self._assemble([self._results[w] for w in range(self.needed)])

@@ -1,0 +1,190 @@
+"""The master's side of one job: send the tasks, ingest packets as they arrive (reducing
+payloads whenever the socket is idle), watch the workers, stop them all the moment the
+output is decodable, and account for everything in the report."""
+import time
+
+from ffcode.pieces import Packet
+from ffcode.runtime import wire
+from ffcode.runtime.errors import JobFailed, JobTimeout, ProtocolError, WorkerError
+from ffcode.runtime.report import Report, WorkerTimeline
+from ffcode.runtime.wire import Header, Kind
+
+STOP_GRACE = 0.25           # seconds to collect stop acknowledgements after decoding
+
+
+class JobRun:
+    def __init__(self, cluster, plan, workers, faults, progress):
+        self.cluster, self.plan, self.faults, self.progress = cluster, plan, faults, progress
+        self.workers = workers                          # code index -> WorkerHandle
+        self.index = {h.ident: i for i, h in enumerate(workers)}
+        code = plan.code
+        self.report = Report(plan.scheme, repr(code), code.n_workers, plan.pieces,
+                             plan.needed)
+        self.timelines = [WorkerTimeline(i, h.host, h.pid) for i, h in enumerate(workers)]
+        self.report.workers = self.timelines
+        self.finished = set()           # workers done sending (or idle, or lost)
+        self.decodable = None
+
+    def header(self, kind, worker=-1):
+        return Header(kind, self.cluster.session, self.cluster.epoch, worker)
+
+    def clock(self):
+        return time.monotonic() - self.start
+
+    def run(self, start, encoded, deadline):
+        self.start, self.wall = start, time.time() - (time.monotonic() - start)
+        self.report.encode = encoded - start
+        plan, cluster = self.plan, self.cluster
+        try:
+            for i, handle in enumerate(self.workers):
+                task = plan.tasks[i]
+                if task is None:
+                    self.finished.add(i)
+                    continue
+                meta = {"task": task.spec, "faults": self.faults.for_worker(i, plan.pieces)}
+                if cluster.send(handle, wire.control(self.header(Kind.JOB, i), meta,
+                                                     task.operands)):
+                    self.timelines[i].share_sent = self.clock()
+            sent = time.monotonic()
+            self._ingest(deadline)
+            self.decodable = time.monotonic()
+            self.report.compute = self.decodable - sent
+        finally:
+            self._stop_all()
+        output = self.collector.result()
+        self.report.decode = time.monotonic() - self.decodable
+        self._drain()
+        self.report.total = time.monotonic() - start
+        self.report.rank = self.collector.rank
+        self.report.rejected, self.report.stale = dict(cluster.rejected), cluster.stale
+        return output, self.report
+
+    @property
+    def collector(self):
+        return self.plan.collector
+
+    def _rank(self):
+        return 0 if self.collector is None else self.collector.rank
+
+    def _ingest(self, deadline):
+        last_rank = -1
+        while self.collector is None or not self.collector.complete:
+            now = time.monotonic()
+            if now > deadline:
+                raise self._failure(JobTimeout, "no output within the timeout")
+            self._watch(now)
+            if len(self.finished) == len(self.workers):
+                raise self._failure(JobFailed, "after every live worker finished")
+            idle = self.collector is not None and self.collector.pending
+            for handle, header, frames in self.cluster.receive(0 if idle else
+                                                               min(0.05, deadline - now)):
+                self._message(handle, header, frames)
+            if idle and self.cluster._router.poll(0) == 0:
+                self.collector.eliminate()          # the socket is idle: reduce a payload
+            if self.progress is not None and self._rank() != last_rank:
+                last_rank = self._rank()
+                self.progress(last_rank, self.plan.needed)
+
+    def _message(self, handle, header, frames):
+        i = self.index.get(handle.ident)
+        timeline = None if i is None else self.timelines[i]
+        if i is None or header.worker != i:
+            self.cluster.rejected["unknown worker"] += 1
+        elif header.kind == Kind.PACKET:
+            self._packet(i, header, frames)
+        elif header.kind == Kind.DONE:
+            timeline.done = self.clock()
+            self.finished.add(i)
+        elif header.kind == Kind.STOPPED:
+            timeline.stopped = self.clock()
+        elif header.kind == Kind.FAILED:
+            meta, _ = wire.read_control(frames)
+            raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
+
+    def _packet(self, i, header, frames):
+        try:
+            coeffs, payload = wire.read_packet(header, frames, self.plan.F.dtype)
+            if self.collector is None:
+                rows, m = header.rows, self.plan.pieces
+                if rows < 1 or not payload.ndim or -(-rows // m) != payload.shape[0]:
+                    raise ProtocolError(f"{rows} result rows do not fit {payload.shape}")
+            collector = self.plan.collector_for(header.rows, payload.shape)
+            innovative = collector.add(Packet(i, header.index, coeffs, payload))
+        except ProtocolError:
+            self.cluster.rejected["malformed"] += 1
+            return
+        except (ValueError, TypeError):
+            self.cluster.rejected["invalid packet"] += 1
+            return
+        self.timelines[i].packets.append({"index": header.index,
+                                          "sent": header.sent - self.wall,
+                                          "received": self.clock(),
+                                          "innovative": bool(innovative)})
+        self.timelines[i].compute += header.compute
+
+    def _watch(self, now):
+        """Give up on workers whose process died or that fell silent."""
+        for i, handle in enumerate(self.workers):
+            if i in self.finished:
+                continue
+            if handle.lost is None and handle.exited():
+                self.cluster.lose(handle, "process exited")
+            elif handle.lost is None and now - handle.last_seen > self.cluster.lost_after:
+                self.cluster.lose(handle, f"silent for {self.cluster.lost_after:g} s")
+            if handle.lost is not None:
+                self.timelines[i].lost = handle.lost
+                self.finished.add(i)
+
+    def _failure(self, kind, why):
+        rank, needed = self._rank(), self.plan.needed
+        what = "results" if self.plan.scheme == "uncoded" else "rank"
+        lost = [i for i, t in enumerate(self.timelines) if t.lost]
+        running = [i for i in range(len(self.workers)) if i not in self.finished]
+        message = f"{what} {rank}/{needed} {why}"
+        if lost:
+            message += (f"; {_workers(lost)} lost (" +
+                        "; ".join(f"{i}: {self.timelines[i].lost}" for i in lost) + ")")
+        if running and kind is JobTimeout:
+            message += f"; {_workers(running)} still running"
+        error = kind(message)
+        self.report.rank = rank
+        error.report = self.report
+        return error
+
+    def _stop_all(self):
+        self.stopping = time.monotonic()
+        for i, handle in enumerate(self.workers):
+            if handle.lost is None and self.plan.tasks[i] is not None:
+                self.cluster.send(handle, [self.header(Kind.STOP, i).pack()], patience=0.1)
+
+    def _drain(self):
+        """Collect the stop acknowledgements (briefly). Stop latency and quiet time use the
+        workers' send times (one clock on one host): a stop takes effect in the worker, and
+        the master is quiet once the last message of the job has left its sender."""
+        waiting = {i for i, h in enumerate(self.workers)
+                   if h.lost is None and self.plan.tasks[i] is not None}
+        decodable = self.wall + (self.decodable - self.start)
+        last = None
+        deadline = time.monotonic() + STOP_GRACE
+        while waiting and time.monotonic() < deadline:
+            for handle, header, frames in self.cluster.receive(deadline - time.monotonic()):
+                i = self.index.get(handle.ident)
+                if i is None:
+                    continue
+                last = max(last or header.sent, header.sent)
+                if header.kind == Kind.STOPPED:
+                    self.timelines[i].stopped = header.sent - self.wall
+                    self.report.stop_latency.append(header.sent - decodable)
+                    waiting.discard(i)
+                elif header.kind == Kind.PACKET:
+                    self.report.wasted_after_stop += 1
+        if last is not None:
+            self.report.quiet = max(last - decodable, 0.0)
+
+
+def _workers(indices) -> str:
+    """'worker 3', 'workers 2 and 5', 'workers 1, 2 and 5'."""
+    names = [str(i) for i in indices]
+    if len(names) == 1:
+        return f"worker {names[0]}"
+    return f"workers {', '.join(names[:-1])} and {names[-1]}"

@@ -1,0 +1,125 @@
+"""The wire format: a fixed struct header frame, then raw array frames sent zero-copy.
+
+Every message carries the master's session id and the job's epoch, so that packets from
+another master (foreign) or from an earlier job (stale) are recognised and dropped. Control
+messages with arrays (a job's share) add one JSON frame describing the job and its arrays.
+No pickle: a malformed message can cost a parse, never code execution.
+"""
+import json
+import struct
+from enum import IntEnum
+
+import numpy as np
+
+from ffcode.runtime.errors import ProtocolError
+
+MAGIC, VERSION = b"FC", 1
+MAX_DIMS = 4
+MAX_META_BYTES = 1 << 20
+
+
+class Kind(IntEnum):
+    HELLO = 1           # worker -> master: I am here (meta: slot, pid, host)
+    HEARTBEAT = 2       # worker -> master: still alive
+    PACKET = 3          # worker -> master: one packet (coeffs frame, payload frame)
+    DONE = 4            # worker -> master: sent every packet of the job
+    STOPPED = 5         # worker -> master: acknowledges STOP
+    FAILED = 6          # worker -> master: the computation raised (meta: error)
+    JOB = 16            # master -> worker: a task (meta: spec, arrays: operands)
+    STOP = 17           # master -> worker: the job is decoded, stop now
+    SHUTDOWN = 18       # master -> worker: exit
+
+
+TO_MASTER = frozenset({Kind.HELLO, Kind.HEARTBEAT, Kind.PACKET, Kind.DONE, Kind.STOPPED,
+                       Kind.FAILED})
+
+# magic, version, kind, session, epoch, worker, index, local result rows, sent (worker's
+# wall clock), compute seconds, payload itemsize, payload ndim, payload shape
+_HEADER = struct.Struct(f"<2sBBQIiIQddBB{MAX_DIMS}Q")
+
+
+class Header:
+    """One message's header; ``shape`` and ``itemsize`` describe a PACKET's payload."""
+    __slots__ = ("kind", "session", "epoch", "worker", "index", "rows", "sent", "compute",
+                 "itemsize", "shape")
+
+    def __init__(self, kind, session, epoch, worker=-1, index=0, rows=0, sent=0.0,
+                 compute=0.0, itemsize=0, shape=()):
+        self.kind, self.session, self.epoch = kind, session, epoch
+        self.worker, self.index, self.rows = worker, index, rows
+        self.sent, self.compute = sent, compute
+        self.itemsize, self.shape = itemsize, tuple(shape)
+
+    def pack(self) -> bytes:
+        dims = tuple(self.shape) + (0,) * (MAX_DIMS - len(self.shape))
+        return _HEADER.pack(MAGIC, VERSION, self.kind, self.session, self.epoch, self.worker,
+                            self.index, self.rows, self.sent, self.compute, self.itemsize,
+                            len(self.shape), *dims)
+
+    @classmethod
+    def unpack(cls, frame) -> "Header":
+        data = memoryview(frame)
+        if data.nbytes != _HEADER.size:
+            raise ProtocolError(f"header of {data.nbytes} bytes, expected {_HEADER.size}")
+        (magic, version, kind, session, epoch, worker, index, rows, sent, compute, itemsize,
+         ndim, *dims) = _HEADER.unpack(data)
+        if magic != MAGIC or version != VERSION:
+            raise ProtocolError("not an ffcode message (bad magic or version)")
+        if kind not in Kind._value2member_map_ or ndim > MAX_DIMS:
+            raise ProtocolError(f"unknown message kind {kind} or {ndim} dimensions")
+        return cls(Kind(kind), session, epoch, worker, index, rows, sent, compute, itemsize,
+                   dims[:ndim])
+
+
+def packet(header: Header, coeffs: np.ndarray, payload: np.ndarray) -> list:
+    """A PACKET message; the arrays travel as raw zero-copy frames."""
+    payload = np.ascontiguousarray(payload)
+    header.itemsize, header.shape = payload.dtype.itemsize, payload.shape
+    return [header.pack(), np.ascontiguousarray(coeffs), payload]
+
+
+def read_packet(header: Header, frames: list, dtype: np.dtype):
+    """(coeffs, payload) of a PACKET as read-only arrays over the received frames."""
+    if len(frames) != 2:
+        raise ProtocolError(f"a packet has 2 data frames, not {len(frames)}")
+    if header.itemsize != dtype.itemsize:
+        raise ProtocolError(f"payload of {header.itemsize}-byte elements, expected "
+                            f"{dtype.itemsize}")
+    coeffs, payload = (memoryview(f.buffer if hasattr(f, "buffer") else f) for f in frames)
+    size = int(np.prod(header.shape)) * dtype.itemsize
+    if payload.nbytes != size or coeffs.nbytes % dtype.itemsize:
+        raise ProtocolError(f"payload frame of {payload.nbytes} bytes, header says "
+                            f"shape {header.shape}")
+    return (np.frombuffer(coeffs, dtype),
+            np.frombuffer(payload, dtype).reshape(header.shape))
+
+
+def control(header: Header, meta=None, arrays=()) -> list:
+    """A message with a JSON meta frame and array frames (their dtypes and shapes in meta)."""
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    meta = dict(meta or {}, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
+    return [header.pack(), json.dumps(meta).encode()] + arrays
+
+
+def read_control(frames: list):
+    """(meta, arrays) of a control message; the arrays are read-only views of the frames."""
+    if not frames:
+        return {}, []
+    raw = frames[0].bytes if hasattr(frames[0], "bytes") else bytes(frames[0])
+    if len(raw) > MAX_META_BYTES:
+        raise ProtocolError("oversized meta frame")
+    try:
+        meta = json.loads(raw)
+        described = meta.pop("arrays")
+        if not isinstance(meta, dict) or len(described) != len(frames) - 1:
+            raise ValueError("array count")
+        arrays = []
+        for (dtype, shape), frame in zip(described, frames[1:]):
+            dtype = np.dtype(dtype)
+            if dtype.kind not in "iu":
+                raise ValueError("non-integer array")
+            buffer = memoryview(frame.buffer if hasattr(frame, "buffer") else frame)
+            arrays.append(np.frombuffer(buffer, dtype).reshape(shape))
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ProtocolError(f"malformed control message: {e}") from None
+    return meta, arrays

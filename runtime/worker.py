@@ -1,0 +1,306 @@
+"""A worker process: ``ffcode worker --connect ENDPOINT``, or spawned by a local Cluster.
+
+Two threads. The main thread owns the DEALER socket: it answers the master at once (a
+STOP is acknowledged within a poll, even mid-computation), sends heartbeats, and sends the
+packets the compute thread hands it over an inproc pipe, paced by the injected link rate
+and never blocking: everything waits on one poll with a timeout. The compute thread runs
+one task at a time and checks for a stop between pieces and in every injected pause.
+"""
+import argparse
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import deque
+
+import numpy as np
+import zmq
+
+from ffcode import functions
+from ffcode._field import GF
+from ffcode.pieces import Packet, piece_packets
+from ffcode.runtime import keys, wire
+from ffcode.runtime.faults import Link
+from ffcode.runtime.wire import Header, Kind
+
+HEARTBEAT = 0.1             # seconds between heartbeats
+ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
+PIPE = "inproc://compute"
+
+
+class Stopped(Exception):
+    """The job was stopped while the compute thread waited to hand over a packet."""
+
+
+class Job:
+    def __init__(self, header, meta, operands):
+        self.session, self.epoch, self.worker = header.session, header.epoch, header.worker
+        self.spec, self.operands = meta["task"], operands
+        self.faults = meta["faults"]
+        self.link = Link(self.faults["link_rate"])
+        self.stop = threading.Event()
+        self.sent = 0
+
+    def header(self, kind, index=0, rows=0, compute=0.0):
+        return Header(kind, self.session, self.epoch, self.worker, index, rows, time.time(),
+                      compute)
+
+
+def operation(spec):
+    """(F, op): the task's field and its computation on the operands."""
+    F = GF(spec["p"])
+    if spec["op"] == "matmul":
+        return F, F.matmul
+    f = functions.load(spec["f"])
+    return F, lambda X: F.elements(f(F, X), "f(F, share)")
+
+
+def compute(job, out):
+    """Run one task, handing each message to out(frames); returns early on a stop."""
+    F, op = operation(job.spec)
+    send, m = job.spec["send"], job.spec["pieces"]
+    slowdown, delays = job.faults["slowdown"], job.faults["delays"]
+    if send == "pieces":                # computation at full speed: a packet per block
+        *operands, G = job.operands
+        blocks, rest = operands[0], operands[1:]
+        for j in range(m):
+            start = time.perf_counter()
+            y = op(blocks[j], *rest)
+            spent = time.perf_counter() - start
+            if job.stop.wait((slowdown - 1) * spent + delays[j]):
+                return
+            out(wire.packet(job.header(Kind.PACKET, j, 0, spent), G[j], y))
+    else:                               # the whole result, then its packets
+        start = time.perf_counter()
+        y = op(*job.operands)
+        spent = time.perf_counter() - start
+        if job.stop.wait((slowdown - 1) * spent + sum(delays)):
+            return
+        if send == "whole":
+            packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
+        else:
+            packets = piece_packets(F, y, m, job.worker, seed=job.spec["seed"],
+                                    systematic=send == "systematic")
+        for packet in packets:
+            if job.stop.is_set():
+                return
+            out(wire.packet(job.header(Kind.PACKET, packet.index, y.shape[0], spent),
+                            packet.coeffs, packet.payload))
+            spent = 0.0
+    out([job.header(Kind.DONE).pack()])
+
+
+class Worker:
+    def __init__(self, endpoint, slot=-1, key=None, server_key=None, buffer=32 << 20,
+                 parent=None):
+        self.context = zmq.Context()
+        self.dealer = self.context.socket(zmq.DEALER)
+        self.dealer.linger = 1000
+        self.dealer.sndhwm = self.dealer.rcvhwm = ZMQ_HWM
+        if key is not None:
+            keys.client(self.dealer, key, server_key)
+        self.monitor = self.dealer.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.dealer.connect(endpoint)
+        self.pipe = self.context.socket(zmq.PAIR)
+        self.pipe.rcvhwm = 2
+        self.pipe.bind(PIPE)
+        self.slot, self.buffer, self.parent = slot, buffer, parent
+        self.tasks = queue.Queue()
+        self.job = None
+        self.outbox = deque()           # [frames, bytes, epoch, kind]
+        self.queued = 0                 # bytes in the outbox
+        self.head_due = None            # when the outbox's first message may leave
+        threading.Thread(target=self._compute_loop, daemon=True).start()
+
+    # -- the compute thread --------------------------------------------------------------------
+
+    def _compute_loop(self):
+        pipe = self.context.socket(zmq.PAIR)
+        pipe.sndhwm = 2
+        pipe.connect(PIPE)
+
+        def out(frames):
+            while not pipe.poll(50, zmq.POLLOUT):   # the main thread is pacing a slow link
+                if job.stop.is_set():
+                    raise Stopped
+            pipe.send_multipart(frames, copy=False)
+
+        while True:
+            job = self.tasks.get()
+            try:
+                compute(job, out)
+            except Stopped:
+                pass
+            except Exception as e:          # the worker survives; the master fails the job
+                out(wire.control(job.header(Kind.FAILED),
+                                 {"error": f"{type(e).__name__}: {e}"}))
+
+    # -- the main thread ----------------------------------------------------------------------
+
+    def serve(self):
+        self._send(wire.control(Header(Kind.HELLO, 0, 0),
+                                {"slot": self.slot, "pid": os.getpid(),
+                                 "host": socket.gethostname()}))
+        poller = zmq.Poller()
+        poller.register(self.monitor, zmq.POLLIN)
+        next_beat = time.monotonic() + HEARTBEAT
+        while True:
+            now = time.monotonic()
+            if now >= next_beat:
+                header = self.job.header(Kind.HEARTBEAT) if self.job else \
+                    Header(Kind.HEARTBEAT, 0, 0)
+                self._send([header.pack()])
+                next_beat = now + HEARTBEAT
+                if self.parent is not None and os.getppid() != self.parent:
+                    return              # the spawning master is gone
+            wait = next_beat - now
+            sending = self.head_due is not None and self.head_due <= now
+            if self.head_due is not None and not sending:
+                wait = min(wait, self.head_due - now)
+            poller.register(self.dealer, zmq.POLLIN | (zmq.POLLOUT if sending else 0))
+            poller.register(self.pipe, zmq.POLLIN if self.queued < self.buffer else 0)
+            events = dict(poller.poll(max(wait, 0) * 1000))
+            if self.monitor in events:
+                return                  # the master went away
+            if events.get(self.dealer, 0) & zmq.POLLIN and not self._control():
+                return
+            if events.get(self.pipe, 0) & zmq.POLLIN:
+                self._take()
+            if events.get(self.dealer, 0) & zmq.POLLOUT:
+                self._send_head()
+
+    def _control(self) -> bool:
+        """Handle the master's messages; False on SHUTDOWN."""
+        while self.dealer.poll(0):
+            frames = self.dealer.recv_multipart(copy=False)
+            try:
+                header = Header.unpack(frames[0])
+                if header.kind == Kind.SHUTDOWN:
+                    return False
+                if header.kind == Kind.STOP and self.job and header.epoch == self.job.epoch:
+                    self._stop()
+                elif header.kind == Kind.JOB:
+                    self._start(Job(header, *wire.read_control(frames[1:])))
+            except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
+                print(f"ffcode worker: ignored a bad message from the master: {e}",
+                      file=sys.stderr)
+        return True
+
+    def _start(self, job):
+        if self.job:
+            self._stop(ack=False)
+        self.job = job
+        self._fault_point()             # crash or hang after 0 packets
+        self.tasks.put(job)
+
+    def _stop(self, ack=True):
+        job = self.job
+        job.stop.set()
+        kept = deque(item for item in self.outbox if item[2] != job.epoch)
+        self.queued = sum(item[1] for item in kept)
+        self.outbox = kept
+        self.head_due = None
+        if kept:
+            self._schedule_head(time.monotonic())
+        if ack:
+            self._send([job.header(Kind.STOPPED).pack()])
+
+    def _take(self):
+        while self.queued < self.buffer and self.pipe.poll(0):
+            frames = self.pipe.recv_multipart(copy=False)
+            header = Header.unpack(frames[0])
+            if self.job is None or header.epoch != self.job.epoch or self.job.stop.is_set():
+                continue                # a stopped job's late packet
+            size = sum(len(f) for f in frames)
+            self.outbox.append([frames, size, header.epoch, header.kind])
+            self.queued += size
+            if self.head_due is None:
+                self._schedule_head(time.monotonic())
+
+    def _schedule_head(self, now):
+        frames, size, epoch, kind = self.outbox[0]
+        self.head_due = self.job.link.due(size, now) if kind == Kind.PACKET else now
+
+    def _send_head(self):
+        if not self.outbox or self.head_due is None or self.head_due > time.monotonic():
+            return                      # emptied by a stop, or not due yet
+        frames, size, epoch, kind = self.outbox[0]
+        try:
+            self.dealer.send_multipart(frames, copy=False, flags=zmq.NOBLOCK)
+        except zmq.Again:
+            return
+        self.outbox.popleft()
+        self.queued -= size
+        if kind == Kind.PACKET:
+            self.job.link.sent(self.head_due)
+            self.job.sent += 1
+        self.head_due = None
+        if self.outbox:
+            self._schedule_head(time.monotonic())
+        if kind == Kind.PACKET:
+            self._fault_point()
+
+    def _fault_point(self):
+        """Inject a crash or a hang once the job's packet count reaches its mark."""
+        faults = self.job.faults
+        for name, act in (("crash_after", lambda: os._exit(17)),
+                          ("hang_after", lambda: os.kill(os.getpid(), signal.SIGSTOP))):
+            if faults.get(name) == self.job.sent:
+                time.sleep(0.2)         # let zmq deliver what was already sent
+                act()
+
+    def _send(self, frames):
+        """A control message: sent now if zmq has room, dropped otherwise (heartbeats)
+        or queued first in line (acknowledgements)."""
+        try:
+            self.dealer.send_multipart(frames, flags=zmq.NOBLOCK)
+        except zmq.Again:
+            header = Header.unpack(frames[0])
+            if header.kind != Kind.HEARTBEAT:
+                self.outbox.appendleft([frames, 0, -1, header.kind])
+                self.head_due = time.monotonic()
+
+    def close(self):
+        self.dealer.close(linger=200)
+
+
+def main(argv=None) -> int:
+    return run(parse(argv))
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(prog="ffcode worker", description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def add_arguments(parser):
+    parser.add_argument("--connect", required=True, metavar="ENDPOINT",
+                        help="the master's endpoint, e.g. tcp://HOST:5555")
+    parser.add_argument("--key", help="this worker's CURVE secret key file (with --server-key)")
+    parser.add_argument("--server-key", help="the master's CURVE public key file")
+    parser.add_argument("--buffer", type=float, default=32, metavar="MiB",
+                        help="bytes of packets queued for sending at most (default 32 MiB)")
+    parser.add_argument("--slot", type=int, default=-1, help=argparse.SUPPRESS)
+    parser.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def run(args) -> int:
+    sys.setswitchinterval(5e-4)     # the main thread answers a stop without waiting 5 ms
+    if (args.key is None) != (args.server_key is None):
+        raise SystemExit("ffcode worker: --key and --server-key go together (CURVE).")
+    worker = Worker(args.connect, args.slot, args.key, args.server_key,
+                    int(args.buffer * (1 << 20)), args.parent)
+    try:
+        worker.serve()
+    except KeyboardInterrupt:
+        pass
+    worker.close()
+    os._exit(0)                         # the compute thread may be inside a long product
+
+
+if __name__ == "__main__":
+    sys.exit(main())
