@@ -1,5 +1,10 @@
-"""The ffcode command line: ``ffcode demo`` (or ``python -m ffcode demo`` outside the source
-tree)."""
+"""The ffcode command line (``python -m ffcode`` outside the source tree):
+
+  ffcode run matmul|matvec|lcc ...    a coded job over local (or remote) worker processes
+  ffcode worker --connect ENDPOINT    a worker for a master on another host
+  ffcode keys DIR NAME                a CURVE key pair for encrypted, authenticated tcp
+  ffcode demo                         exact GF(p) arithmetic checked against Python integers
+"""
 import argparse
 import sys
 
@@ -7,18 +12,40 @@ from ffcode import _validate
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="ffcode", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ffcode", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="an exact GF(p) product and solve, checked twice, "
-                                             "and a coded product over local worker processes")
+    from ffcode import runs
+    runs.add_arguments(commands.add_parser(
+        "run", help="a coded job over worker processes (see ffcode run -h)"))
+    worker = commands.add_parser("worker", help="serve a master at ENDPOINT")
+    keys = commands.add_parser("keys", help="write NAME.key and NAME.key_secret into DIR")
+    keys.add_argument("dir")
+    keys.add_argument("name")
+    demo = commands.add_parser("demo", help="an exact GF(p) product and solve, checked "
+                                            "against Python integers")
     demo.add_argument("--p", type=int, default=2**31 - 1, help="prime modulus (default 2**31-1)")
     demo.add_argument("--n", type=int, default=1024, help="matrix size (default 1024)")
     demo.add_argument("--seed", type=int, default=0)
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["worker"]:              # imports the runtime only for this command
+        from ffcode.runtime import worker as worker_process
+        worker_process.add_arguments(worker)
     args = parser.parse_args(argv)
-    from ffcode import demo as demo_job
     try:
+        if args.command == "run":
+            return runs.run(args)
+        if args.command == "worker":
+            return worker_process.run(args)
+        if args.command == "keys":
+            from ffcode.runtime import keys as curve
+            for path in curve.generate(args.dir, args.name):
+                print(path)
+            return 0
+        from ffcode import demo as demo_job
         return demo_job.run(args.p, _validate.integer(args.n, "n"), args.seed)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         parser.error(str(e))
 
 

@@ -22,3 +22,33 @@ def field(request):
 def galois_field(field):
     """The reference galois.GF(p) for the same p as the field fixture (cached per p)."""
     return _galois_field(field.p)
+
+
+@pytest.fixture
+def bounded(request):
+    """A hang guard for tests that start processes or sockets: SIGALRM after the seconds
+    of @pytest.mark.bounded(s) (default 60), and afterwards no process of ours is left
+    (the workers get a moment to exit)."""
+    import signal
+    import time
+
+    from helpers import descendants
+
+    marker = request.node.get_closest_marker("bounded")
+    seconds = marker.args[0] if marker else 60
+
+    def expire(signum, frame):
+        raise TimeoutError(f"test exceeded its bound of {seconds} s")
+
+    before = descendants()
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    deadline = time.monotonic() + 5
+    while descendants() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not descendants() - before, f"processes left behind: {descendants() - before}"

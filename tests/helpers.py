@@ -176,3 +176,24 @@ def low_rank(p: int, m: int, n: int, r: int, seed) -> np.ndarray:
     if r == 0 or m == 0 or n == 0:
         return np.zeros((m, n), dtype)
     return flint_product(p, rand(p, (m, r), seed), rand(p, (r, n), (seed, 1))).astype(dtype)
+
+
+def descendants(pid=None) -> set:
+    """The pids of every living process below pid (default: this one), from /proc."""
+    import os
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":                    # zombies are already dead
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = set(), [os.getpid() if pid is None else pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found

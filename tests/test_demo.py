@@ -1,18 +1,14 @@
-"""The README's main job, ``ffcode demo``, runs, checks itself and leaves no processes."""
-import multiprocessing
-
+"""``ffcode demo``, the arithmetic self-check, runs and checks itself."""
 import pytest
 
 from ffcode import cli
 
 
-def test_demo_passes_and_cleans_up(capsys):
-    """Bounded: the demo waits at most its own timeout for worker results."""
+def test_demo_passes(capsys):
     assert cli.main(["demo", "--n", "64", "--p", "65521"]) == 0
     out = capsys.readouterr().out
     assert "demo passed" in out and "FAILED" not in out
-    assert "classic:" in out and "full speed:" in out
-    assert multiprocessing.active_children() == []
+    assert "Freivalds projection ok" in out and "recovers x exactly: ok" in out
 
 
 @pytest.mark.parametrize("argv", [["demo", "--p", "4"], ["demo", "--n", "-1"], ["nope"]])
