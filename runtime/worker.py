@@ -131,12 +131,15 @@ class Worker:
         while True:
             job = self.tasks.get()
             try:
-                compute(job, out)
+                try:
+                    compute(job, out)
+                except Stopped:
+                    raise
+                except Exception as e:      # the worker survives; the master fails the job
+                    out(wire.control(job.header(Kind.FAILED),
+                                     {"error": f"{type(e).__name__}: {e}"}))
             except Stopped:
                 pass
-            except Exception as e:          # the worker survives; the master fails the job
-                out(wire.control(job.header(Kind.FAILED),
-                                 {"error": f"{type(e).__name__}: {e}"}))
 
     # -- the main thread ----------------------------------------------------------------------
 
