@@ -47,6 +47,9 @@ def main(argv=None) -> int:
         return demo_job.run(args.p, _validate.integer(args.n, "n"), args.seed)
     except (ValueError, TypeError) as e:
         parser.error(str(e))
+    except KeyboardInterrupt:               # the cluster has already shut its workers down
+        print("ffcode: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -136,6 +136,8 @@ class Decoder:
             if payload.size and int(payload.max()) >= self.F.p:
                 raise ValueError(f"Packet payload holds elements >= p = {self.F.p}.")
             self._basis.commit()
+            if payload.flags.writeable:     # the caller's array: keep what it holds now
+                payload = payload.copy()
             self._pending.append((coeffs, worker, payload.reshape(-1)))
         self._seen.add(key)
         self.received += 1
@@ -148,6 +150,7 @@ class Decoder:
 
     def eliminate(self, count=1) -> int:
         """Reduce up to ``count`` pending payloads, oldest first; returns how many."""
+        count = _validate.integer(count, "count")
         done = 0
         while self._pending and done < count:
             coeffs, worker, payload = self._pending.popleft()

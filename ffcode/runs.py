@@ -77,6 +77,9 @@ def _pairs(values, name, kind):
 
 def faults_from(args):
     from ffcode.runtime import Faults
+    if not 0 <= args.stragglers <= args.workers:
+        raise ValueError(f"--stragglers must be between 0 and --workers ({args.workers}), "
+                         f"not {args.stragglers}")
     slowdown = {w: args.slowdown for w in range(args.workers - args.stragglers, args.workers)
                 if args.stragglers > 0}
     slowdown.update(_pairs(args.slow, "slow", float))
@@ -88,9 +91,11 @@ def faults_from(args):
         except ValueError:
             raise ValueError(f"--delay wants SHIFT:MEAN seconds, not {args.delay!r}") from None
     links = {w: rate * 1e6 for w, rate in _pairs(args.link, "link", float).items()}
-    return Faults(slowdown=slowdown, delay=delay, link_rate=links,
-                  crash_after=_pairs(args.crash, "crash", int),
-                  hang_after=_pairs(args.hang, "hang", int), seed=args.seed)
+    faults = Faults(slowdown=slowdown, delay=delay, link_rate=links,
+                    crash_after=_pairs(args.crash, "crash", int),
+                    hang_after=_pairs(args.hang, "hang", int), seed=args.seed)
+    faults.check_workers(args.workers)
+    return faults
 
 
 def job_from(args):
@@ -105,8 +110,9 @@ def job_from(args):
         return code, (A, B), F.matmul(A, B), f"C = A @ B, {n}x{n}"
     if args.job == "matvec":
         A, x = F.random((n, n), seed=args.seed), F.random(n, seed=args.seed + 1)
-        return MDS(F, args.k or 4, N), (A, x), F.matmul(A, x), f"y = A @ x, {n}x{n}"
-    k = args.k or 2
+        k = 4 if args.k is None else args.k
+        return MDS(F, k, N), (A, x), F.matmul(A, x), f"y = A @ x, {n}x{n}"
+    k = 2 if args.k is None else args.k
     code = LCC(F, k, args.t, args.f, args.degree, N, row_linear=args.row_linear)
     X = [F.random((n, 64), seed=args.seed + j) for j in range(k)]
     return code, (X,), [code.f(F, x) for x in X], f"f(X_j) for {k} blocks {n}x64, f = {args.f}"
@@ -142,6 +148,8 @@ def run(args) -> int:
     from ffcode.runtime import Cluster, ClusterError
     code, inputs, expected, what = job_from(args)
     faults = faults_from(args)
+    if args.report:
+        _write(args.report, [])             # refuse an unwritable path before any work
     schemes = ["uncoded", "classic", "systematic", "cfs", "compfs"] if args.compare else \
         [args.scheme]
     if args.compare and not code.row_linear:
@@ -173,7 +181,7 @@ def run(args) -> int:
             if not args.compare:
                 print(f"  {report.summary()}")
                 print(f"  output equals direct computation: {'yes' if exact else 'NO'}")
-            report.exact = exact
+            report.exact = exact            # shown in the table and written to the JSON
     if args.compare:
         _table(schemes, reports)
     if args.report:
@@ -212,7 +220,10 @@ def _table(schemes, reports):
 
 def _write(path, reports):
     import json
-    data = [r.to_dict() for r in reports]
-    with open(path, "w") as f:
-        json.dump(data[0] if len(data) == 1 else data, f, indent=1)
-        f.write("\n")
+    data = [dict(r.to_dict(), exact=getattr(r, "exact", None)) for r in reports]
+    try:
+        with open(path, "w") as f:
+            json.dump(data[0] if len(data) == 1 else data, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        raise ValueError(f"cannot write the report to {path!r}: {e.strerror}") from None

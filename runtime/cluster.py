@@ -187,6 +187,10 @@ class Cluster:
                 out.append((handle, header, frames[2:]))
         return out
 
+    def quiet(self) -> bool:
+        """No message is waiting."""
+        return not self._router.poll(0)
+
     def _hello(self, ident, frames):
         meta, _ = wire.read_control(frames)
         if self.local:
@@ -237,17 +241,16 @@ class Cluster:
         timeout = _positive(timeout, "timeout")
         if progress is not None and not callable(progress):
             raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
-        plan = Plan(code, inputs, scheme, pieces, seed)
-        encoded = time.monotonic()
         faults.check_workers(code.n_workers)
         if code.n_workers > self.n_workers:
             raise ValueError(f"The code has {code.n_workers} workers, the cluster "
                              f"{self.n_workers}.")
-        workers = self.wait(code.n_workers)
+        plan = Plan(code, inputs, scheme, pieces, seed)
+        encode = time.monotonic() - start
+        workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
         self.epoch += 1
         self.rejected, self.stale = Counter(), 0
-        return JobRun(self, plan, workers, faults, progress).run(
-            start, encoded, start + timeout)
+        return JobRun(self, plan, workers, faults, progress).run(encode, timeout - encode)
 
     # -- shutdown ---------------------------------------------------------------------------
 
@@ -269,13 +272,14 @@ class Cluster:
                 pass
         if self._authenticator is not None:
             self._authenticator.stop()
+        self._owned["linger"] = 0 if self.local else 500      # let the SHUTDOWNs leave
         self._finalizer()
 
 
 def _shutdown(owned):
     if "pool" in owned:
         owned["pool"].close()
-    owned["router"].close(linger=0)
+    owned["router"].close(linger=owned.get("linger", 0))
     owned["context"].term()
     if owned["tmpdir"]:
         shutil.rmtree(owned["tmpdir"], ignore_errors=True)

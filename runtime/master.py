@@ -31,9 +31,12 @@ class JobRun:
     def clock(self):
         return time.monotonic() - self.start
 
-    def run(self, start, encoded, deadline):
-        self.start, self.wall = start, time.time() - (time.monotonic() - start)
-        self.report.encode = encoded - start
+    def run(self, encode, timeout):
+        """Send the tasks, ingest until decodable or failed, stop everyone, decode; the
+        total counts the encoding plus this, not the bookkeeping after the output."""
+        self.start, self.wall = time.monotonic(), time.time()
+        deadline = self.start + timeout
+        self.report.encode = encode
         plan, cluster = self.plan, self.cluster
         try:
             for i, handle in enumerate(self.workers):
@@ -52,9 +55,10 @@ class JobRun:
         finally:
             self._stop_all()
         output = self.collector.result()
-        self.report.decode = time.monotonic() - self.decodable
+        done = time.monotonic()
+        self.report.decode = done - self.decodable
+        self.report.total = encode + done - self.start
         self._drain()
-        self.report.total = time.monotonic() - start
         self.report.rank = self.collector.rank
         self.report.rejected, self.report.stale = dict(cluster.rejected), cluster.stale
         return output, self.report
@@ -79,7 +83,7 @@ class JobRun:
             for handle, header, frames in self.cluster.receive(0 if idle else
                                                                min(0.05, deadline - now)):
                 self._message(handle, header, frames)
-            if idle and self.cluster._router.poll(0) == 0:
+            if idle and self.cluster.quiet():
                 self.collector.eliminate()          # the socket is idle: reduce a payload
             if self.progress is not None and self._rank() != last_rank:
                 last_rank = self._rank()
@@ -162,7 +166,7 @@ class JobRun:
         workers' send times (one clock on one host): a stop takes effect in the worker, and
         the master is quiet once the last message of the job has left its sender."""
         waiting = {i for i, h in enumerate(self.workers)
-                   if h.lost is None and self.plan.tasks[i] is not None}
+                   if h.lost is None and not h.exited() and self.plan.tasks[i] is not None}
         decodable = self.wall + (self.decodable - self.start)
         last = None
         deadline = time.monotonic() + STOP_GRACE

@@ -78,6 +78,7 @@ class LocalPool:
 def serve(endpoint):
     """The fork server's loop: one worker per slot number read from stdin."""
     from ffcode.runtime import worker    # numpy, zmq and ffcode, imported once before forking
+    worker.warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)      # the kernel reaps exited workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     server = os.getpid()

@@ -18,6 +18,7 @@ from collections import deque
 
 import numpy as np
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from ffcode import functions
 from ffcode._field import GF
@@ -29,6 +30,8 @@ from ffcode.runtime.wire import Header, Kind
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
 PIPE = "inproc://compute"
+REFUSED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
+           zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 
 
 class Stopped(Exception):
@@ -56,6 +59,16 @@ def operation(spec):
         return F, F.matmul
     f = functions.load(spec["f"])
     return F, lambda X: F.elements(f(F, X), "f(F, share)")
+
+
+def warm_up():
+    """Pay the first-use costs (lazy imports, first kernel calls) once, before forking."""
+    for p in (65521, 2**61 - 1):
+        F = GF(p)
+        y = F.matmul(F.random((8, 8), seed=0), F.random((8, 8), seed=1))
+        for systematic in (False, True):
+            for packet in piece_packets(F, y, 2, 0, seed=0, systematic=systematic):
+                wire.packet(Header(Kind.PACKET, 0, 0), packet.coeffs, packet.payload)
 
 
 def compute(job, out):
@@ -102,7 +115,7 @@ class Worker:
         self.dealer.sndhwm = self.dealer.rcvhwm = ZMQ_HWM
         if key is not None:
             keys.client(self.dealer, key, server_key)
-        self.monitor = self.dealer.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.monitor = self.dealer.get_monitor_socket(zmq.EVENT_DISCONNECTED | REFUSED)
         self.dealer.connect(endpoint)
         self.pipe = self.context.socket(zmq.PAIR)
         self.pipe.rcvhwm = 2
@@ -143,7 +156,8 @@ class Worker:
 
     # -- the main thread ----------------------------------------------------------------------
 
-    def serve(self):
+    def serve(self) -> int:
+        """Serve until the master says SHUTDOWN (0), or goes away or refuses us (1)."""
         self._send(wire.control(Header(Kind.HELLO, 0, 0),
                                 {"slot": self.slot, "pid": os.getpid(),
                                  "host": socket.gethostname()}))
@@ -158,7 +172,7 @@ class Worker:
                 self._send([header.pack()])
                 next_beat = now + HEARTBEAT
                 if self.parent is not None and os.getppid() != self.parent:
-                    return              # the spawning master is gone
+                    return 1            # the fork server (and so the master) is gone
             wait = next_beat - now
             sending = self.head_due is not None and self.head_due <= now
             if self.head_due is not None and not sending:
@@ -166,10 +180,14 @@ class Worker:
             poller.register(self.dealer, zmq.POLLIN | (zmq.POLLOUT if sending else 0))
             poller.register(self.pipe, zmq.POLLIN if self.queued < self.buffer else 0)
             events = dict(poller.poll(max(wait, 0) * 1000))
-            if self.monitor in events:
-                return                  # the master went away
             if events.get(self.dealer, 0) & zmq.POLLIN and not self._control():
-                return
+                return 0                # SHUTDOWN (read before a disconnect that follows it)
+            if self.monitor in events:
+                event = recv_monitor_message(self.monitor)["event"]
+                print("ffcode worker: " + ("the master refused this worker (CURVE keys)"
+                                           if event & REFUSED else "the master went away"),
+                      file=sys.stderr)
+                return 1
             if events.get(self.pipe, 0) & zmq.POLLIN:
                 self._take()
             if events.get(self.dealer, 0) & zmq.POLLOUT:
@@ -297,12 +315,14 @@ def run(args) -> int:
         raise SystemExit("ffcode worker: --key and --server-key go together (CURVE).")
     worker = Worker(args.connect, args.slot, args.key, args.server_key,
                     int(args.buffer * (1 << 20)), args.parent)
+    status = 1
     try:
-        worker.serve()
+        status = worker.serve()
     except KeyboardInterrupt:
         pass
     worker.close()
-    os._exit(0)                         # the compute thread may be inside a long product
+    sys.stderr.flush()
+    os._exit(status)                    # the compute thread may be inside a long product
 
 
 if __name__ == "__main__":
