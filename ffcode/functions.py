@@ -39,8 +39,9 @@ def load(path: str):
 
 def path_of(f) -> str:
     """The import path of a module-level function, checked to lead back to f itself."""
-    module, name = getattr(f, "__module__", None), getattr(f, "__qualname__", "")
-    if not module or "<" in name or module == "__main__":
+    module, name = getattr(f, "__module__", None), getattr(f, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(name, str) or not name or \
+            "<" in name or module == "__main__":
         raise ValueError(f"{f!r} cannot be imported by worker processes: define f at the top "
                          f"level of an importable module and pass it or its path "
                          f"'package.module:function'.")

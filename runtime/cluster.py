@@ -4,6 +4,7 @@ Local workers come from a fork server (runtime/pool.py) that imports exactly wha
 imports; remote ones run ``ffcode worker --connect ENDPOINT``. Every wait is bounded, and
 closing (also on an exception, Ctrl-C, or garbage collection) kills every local process.
 """
+import numbers
 import secrets
 import shutil
 import tempfile
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 import zmq
 
 from ffcode import _validate
+from ffcode.codes._base import Code
 from ffcode.runtime import keys, wire
 from ffcode.runtime.errors import ClusterError, ProtocolError
 from ffcode.runtime.faults import Faults
@@ -32,8 +34,8 @@ class WorkerHandle:
 
     def __init__(self, ident, meta, local):
         self.ident, self.local = ident, local
-        self.slot, self.pid = int(meta.get("slot", -1)), int(meta.get("pid", 0))
-        self.host = str(meta.get("host", ""))
+        self.slot, self.pid = meta.get("slot", -1), meta.get("pid", 0)
+        self.host = meta.get("host", "")
         self.last_seen = time.monotonic()
         self.lost = None
 
@@ -122,6 +124,7 @@ class Cluster:
                                  f"{count}.")
             self._replace_lost()
         deadline = time.monotonic() + timeout
+        self.receive(0)                     # heartbeats queued since the last job
         while len(self.live()) < count:
             if self.local and self._pool.failed() is not None:
                 raise ClusterError(f"The local worker pool exited with code "
@@ -193,6 +196,10 @@ class Cluster:
 
     def _hello(self, ident, frames):
         meta, _ = wire.read_control(frames)
+        slot, pid = meta.get("slot", -1), meta.get("pid", 0)
+        if type(slot) is not int or type(pid) is not int or not isinstance(
+                meta.get("host", ""), str):
+            raise ProtocolError("a HELLO with a non-integer slot or pid")
         if self.local:
             if meta.get("slot") not in self._pool.requested:
                 raise ProtocolError("a HELLO from no worker this cluster started")
@@ -233,6 +240,9 @@ class Cluster:
         """
         self._check_open()
         start = time.monotonic()
+        if not isinstance(code, Code):
+            raise TypeError(f"Argument 'code' must be an ffcode code, not "
+                            f"{type(code).__name__}.")
         if faults is None:
             faults = Faults()
         if not isinstance(faults, Faults):
@@ -286,7 +296,7 @@ def _shutdown(owned):
 
 
 def _positive(value, name) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"Argument {name!r} must be a number of seconds, not "
                         f"{type(value).__name__}.")
     if not value > 0:

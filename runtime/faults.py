@@ -57,7 +57,10 @@ class Faults:
             if shift < 0 or mean < 0:
                 raise ValueError(f"Faults 'delay' needs shift, mean >= 0, not {self.delay}.")
             object.__setattr__(self, "delay", (shift, mean))
-        object.__setattr__(self, "seed", _validate.integer(self.seed, "seed"))
+        seed = _validate.integer(self.seed, "seed")
+        if seed < 0:
+            raise ValueError(f"Faults 'seed' must be non-negative, not {seed}.")
+        object.__setattr__(self, "seed", seed)
 
     def check_workers(self, n_workers: int):
         """Refuse faults aimed at workers the job does not have."""

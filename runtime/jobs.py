@@ -51,20 +51,32 @@ class Plan:
         else:
             m = self.pieces if scheme == "compfs" else None
             shares = code.encode(*encode_inputs, pieces=m, seed=seed)
+            if isinstance(code, LCC) and not code._layout:
+                raise ValueError("The runtime sends results in row pieces: give LCC blocks at "
+                                 "least one dimension (a scalar as shape (1,)).")
             self.tasks = [_coded_task(code, share, args, dict(base, seed=_seed(seed, i)))
                           for i, share in enumerate(shares)]
             self.needed = self.pieces * code.recovery_threshold
-        self.collector = self._gather if scheme == "uncoded" else None
-        if self.collector is None and code._result_rows() is not None:
+        if scheme == "uncoded":
+            self.collector = self._gather
+        elif code._result_rows() is not None:
             self.collector = Decoder(code, self.pieces, defer=True)
+        else:
+            self.collector = ShapeVote(code, self.pieces)
 
-    def collector_for(self, rows: int, piece_shape: tuple):
-        """The collector, made from the first packet's shape when the code cannot tell it
-        (LCC with an f that is not row-linear)."""
-        if self.collector is None:
-            self.collector = Decoder(self.code, self.pieces, defer=True,
-                                     result_shape=(rows,) + tuple(piece_shape[1:]))
-        return self.collector
+    def add(self, packet, rows: int) -> bool:
+        """Give a packet to the collector (True if innovative); ``rows`` is the local
+        result's row count its worker claims, used only when the code cannot tell."""
+        if isinstance(self.collector, ShapeVote):
+            return self.collector.add(packet, rows)
+        return self.collector.add(packet)
+
+    def counted(self, worker: int, index: int) -> bool:
+        """Whether an innovative packet counted towards the output (not so for one filed
+        under a shape that lost the vote)."""
+        if isinstance(self.collector, ShapeVote):
+            return (worker, index) in self.collector.leader.accepted
+        return True
 
 
 def _seed(seed, worker):
@@ -84,7 +96,12 @@ def _split_inputs(code, inputs):
         raise TypeError(f"{type(code).__name__} runs on inputs {names}, got {len(inputs)} "
                         f"argument{'s' if len(inputs) != 1 else ''}.")
     if isinstance(code, MDS):
-        return (inputs[0],), (code.checked_x(inputs[1]),)
+        A = code.F.matrix(inputs[0], "A")
+        x = code.checked_x(inputs[1], A)
+        if x.shape[0] != A.shape[1]:
+            raise ValueError(f"Arguments 'A' and 'x' do not chain: shapes {A.shape} and "
+                             f"{x.shape}.")
+        return (A,), (x,)
     return tuple(inputs), ()
 
 
@@ -154,3 +171,52 @@ class Gather:
         if not self.complete:
             raise ValueError(f"Not assembled yet: {self.rank}/{self.needed} results.")
         return self._assemble([self._results[w] for w in range(self.needed)])
+
+
+class ShapeVote:
+    """LCC with an f that is not row-linear: the master cannot tell a local result's shape
+    before it sees one, so each shape the workers claim gets its own decoder. A worker that
+    claims a wrong shape fills only its own, which one worker alone never completes when
+    R > 1 (its packets span at most m of the m·R dimensions)."""
+
+    def __init__(self, code, pieces):
+        self.code, self.pieces = code, pieces
+        self.needed = pieces * code.recovery_threshold
+        self.decoders = {}
+
+    def add(self, packet, rows: int) -> bool:
+        shape = packet.payload.shape
+        if rows < 1 or not shape or -(-rows // self.pieces) != shape[0]:
+            raise ValueError(f"A local result of {rows} rows does not split into pieces of "
+                             f"shape {shape}.")
+        key = (rows,) + tuple(shape[1:])
+        if key not in self.decoders:
+            self.decoders[key] = Decoder(self.code, self.pieces, defer=True, result_shape=key)
+            self.decoders[key].accepted = set()
+        decoder = self.decoders[key]
+        innovative = decoder.add(packet)
+        if innovative:
+            decoder.accepted.add((packet.worker, packet.index))
+        return innovative
+
+    @property
+    def leader(self):
+        return max(self.decoders.values(), key=lambda d: d.rank, default=None)
+
+    @property
+    def rank(self):
+        return self.leader.rank if self.decoders else 0
+
+    @property
+    def complete(self):
+        return bool(self.decoders) and self.leader.complete
+
+    @property
+    def pending(self):
+        return self.leader.pending if self.decoders else 0
+
+    def eliminate(self, count=1) -> int:
+        return self.leader.eliminate(count) if self.decoders else 0
+
+    def result(self):
+        return self.leader.result()

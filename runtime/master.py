@@ -55,6 +55,10 @@ class JobRun:
         finally:
             self._stop_all()
         output = self.collector.result()
+        for i, timeline in enumerate(self.timelines):
+            for record in timeline.packets:
+                record["innovative"] = record["innovative"] and self.plan.counted(
+                    i, record["index"])
         done = time.monotonic()
         self.report.decode = done - self.decodable
         self.report.total = encode + done - self.start
@@ -68,18 +72,18 @@ class JobRun:
         return self.plan.collector
 
     def _rank(self):
-        return 0 if self.collector is None else self.collector.rank
+        return self.collector.rank
 
     def _ingest(self, deadline):
         last_rank = -1
-        while self.collector is None or not self.collector.complete:
+        while not self.collector.complete:
             now = time.monotonic()
             if now > deadline:
                 raise self._failure(JobTimeout, "no output within the timeout")
             self._watch(now)
             if len(self.finished) == len(self.workers):
                 raise self._failure(JobFailed, "after every live worker finished")
-            idle = self.collector is not None and self.collector.pending
+            idle = self.collector.pending
             for handle, header, frames in self.cluster.receive(0 if idle else
                                                                min(0.05, deadline - now)):
                 self._message(handle, header, frames)
@@ -102,18 +106,17 @@ class JobRun:
         elif header.kind == Kind.STOPPED:
             timeline.stopped = self.clock()
         elif header.kind == Kind.FAILED:
-            meta, _ = wire.read_control(frames)
+            try:
+                meta, _ = wire.read_control(frames)
+            except ProtocolError:
+                self.cluster.rejected["malformed"] += 1
+                return
             raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
 
     def _packet(self, i, header, frames):
         try:
             coeffs, payload = wire.read_packet(header, frames, self.plan.F.dtype)
-            if self.collector is None:
-                rows, m = header.rows, self.plan.pieces
-                if rows < 1 or not payload.ndim or -(-rows // m) != payload.shape[0]:
-                    raise ProtocolError(f"{rows} result rows do not fit {payload.shape}")
-            collector = self.plan.collector_for(header.rows, payload.shape)
-            innovative = collector.add(Packet(i, header.index, coeffs, payload))
+            innovative = self.plan.add(Packet(i, header.index, coeffs, payload), header.rows)
         except ProtocolError:
             self.cluster.rejected["malformed"] += 1
             return

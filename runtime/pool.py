@@ -41,13 +41,20 @@ class LocalPool:
 
     @staticmethod
     def alive(pid: int) -> bool:
+        """False once the worker is gone, or frozen (stopped: no heartbeat will come)."""
         try:
-            os.kill(pid, 0)
-            return True
-        except ProcessLookupError:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] not in "TtZX"
+        except FileNotFoundError:
             return False
-        except PermissionError:
-            return True
+        except OSError:                 # no /proc: existence is all we can tell
+            try:
+                os.kill(pid, 0)
+                return True
+            except ProcessLookupError:
+                return False
+            except PermissionError:
+                return True
 
     @staticmethod
     def kill(pid: int):

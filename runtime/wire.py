@@ -71,11 +71,24 @@ class Header:
                    dims[:ndim])
 
 
+def _contiguous(a) -> np.ndarray:
+    """a, C-contiguous, with its shape (np.ascontiguousarray would make a 0-d array 1-d)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
 def packet(header: Header, coeffs: np.ndarray, payload: np.ndarray) -> list:
     """A PACKET message; the arrays travel as raw zero-copy frames."""
-    payload = np.ascontiguousarray(payload)
+    payload = _contiguous(payload)
     header.itemsize, header.shape = payload.dtype.itemsize, payload.shape
-    return [header.pack(), np.ascontiguousarray(coeffs), payload]
+    return [header.pack(), _contiguous(coeffs), payload]
+
+
+def restamp(frame, sent: float) -> bytes:
+    """The header frame with a new send time (a paced packet leaves after it was made)."""
+    header = Header.unpack(frame)
+    header.sent = sent
+    return header.pack()
 
 
 def read_packet(header: Header, frames: list, dtype: np.dtype):
@@ -96,7 +109,7 @@ def read_packet(header: Header, frames: list, dtype: np.dtype):
 
 def control(header: Header, meta=None, arrays=()) -> list:
     """A message with a JSON meta frame and array frames (their dtypes and shapes in meta)."""
-    arrays = [np.ascontiguousarray(a) for a in arrays]
+    arrays = [_contiguous(a) for a in arrays]
     meta = dict(meta or {}, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
     return [header.pack(), json.dumps(meta).encode()] + arrays
 
@@ -110,8 +123,10 @@ def read_control(frames: list):
         raise ProtocolError("oversized meta frame")
     try:
         meta = json.loads(raw)
+        if not isinstance(meta, dict):
+            raise ValueError("meta is not an object")
         described = meta.pop("arrays")
-        if not isinstance(meta, dict) or len(described) != len(frames) - 1:
+        if not isinstance(described, list) or len(described) != len(frames) - 1:
             raise ValueError("array count")
         arrays = []
         for (dtype, shape), frame in zip(described, frames[1:]):
@@ -120,6 +135,6 @@ def read_control(frames: list):
                 raise ValueError("non-integer array")
             buffer = memoryview(frame.buffer if hasattr(frame, "buffer") else frame)
             arrays.append(np.frombuffer(buffer, dtype).reshape(shape))
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise ProtocolError(f"malformed control message: {e}") from None
     return meta, arrays

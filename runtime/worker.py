@@ -249,6 +249,8 @@ class Worker:
         if not self.outbox or self.head_due is None or self.head_due > time.monotonic():
             return                      # emptied by a stop, or not due yet
         frames, size, epoch, kind = self.outbox[0]
+        if kind == Kind.PACKET:
+            frames[0] = wire.restamp(frames[0], time.time())
         try:
             self.dealer.send_multipart(frames, copy=False, flags=zmq.NOBLOCK)
         except zmq.Again:

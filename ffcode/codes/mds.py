@@ -43,12 +43,14 @@ class MDS(Code):
         """The worker's exact share @ x for a vector or matrix x."""
         return self.F.matmul(self.F.matrix(share, "share"), self.checked_x(x))
 
-    def checked_x(self, x):
-        """x as field elements (a vector or matrix), refused if signed data could wrap."""
+    def checked_x(self, x, A=None):
+        """x as field elements (a vector or matrix), refused if signed data could wrap with
+        A (by default the encoded A)."""
         x = self.F.elements(x, "x")
         _validate.ndim(x, (1, 2), "x")
         if self.signed:
-            cols, magnitude_A = self._require_layout()[2:]
+            cols, magnitude_A = ((A.shape[1], magnitude(self.F, A)) if A is not None
+                                 else self._require_layout()[2:])
             self._check_magnitude(cols * magnitude_A * magnitude(self.F, x), "cols * |A| * |x|")
         return x
 
