@@ -39,9 +39,9 @@ class WorkerHandle:
         self.last_seen = time.monotonic()
         self.lost = None
 
-    def exited(self) -> bool:
-        """True once a local worker's process is gone."""
-        return self.local and not LocalPool.alive(self.pid)
+    def gone(self):
+        """Why a local worker's process will not answer (exited, frozen), or None."""
+        return LocalPool.gone(self.pid) if self.local else None
 
 
 class Cluster:
@@ -65,6 +65,9 @@ class Cluster:
         if (key is None) != (clients is None):
             raise ValueError("Arguments 'key' and 'clients' go together (CURVE).")
         self.local = endpoint is None
+        if self.local and key is not None:
+            raise ValueError("CURVE keys are for a tcp endpoint: local workers talk over a "
+                             "private ipc socket, which needs none.")
         if not self.local:
             _check_endpoint(endpoint, secure=key is not None or insecure)
         self.session = secrets.randbits(63) | 1
@@ -85,7 +88,10 @@ class Cluster:
         try:
             if key is not None:
                 self._authenticator = keys.server(self._context, self._router, key, clients)
-            self._router.bind(endpoint or f"ipc://{tmpdir}/master")
+            try:
+                self._router.bind(endpoint or f"ipc://{tmpdir}/master")
+            except zmq.ZMQError as e:
+                raise ClusterError(f"Cannot listen on {endpoint}: {e}") from None
             self.endpoint = self._router.last_endpoint.decode()
             if self.local:
                 self._pool = self._owned["pool"] = LocalPool(self.endpoint)
@@ -139,8 +145,8 @@ class Cluster:
 
     def _replace_lost(self):
         for handle in self._handles.values():
-            if handle.lost is None and handle.exited():
-                handle.lost = "process exited"
+            if handle.lost is None and handle.gone():
+                self.lose(handle, handle.gone())
         for handle in self._handles.values():
             if handle.lost is not None:
                 self._pool.spawn(handle.slot)
@@ -308,10 +314,13 @@ def _check_endpoint(endpoint, secure):
     if not isinstance(endpoint, str):
         raise TypeError(f"Argument 'endpoint' must be a string, not {type(endpoint).__name__}.")
     parts = urlsplit(endpoint)
-    if parts.scheme not in ("tcp", "ipc"):
-        raise ValueError(f"Argument 'endpoint' must look like 'tcp://HOST:PORT' (or "
-                         f"'ipc://PATH'), not {endpoint!r}.")
-    host = parts.netloc.rsplit(":", 1)[0]
+    host, _, port = parts.netloc.rpartition(":")
+    if not (parts.scheme == "tcp" and host and (port == "*" or port.isdigit() and
+                                                int(port) < 65536)
+            or parts.scheme == "ipc" and len(endpoint) > len("ipc://")):
+        raise ValueError(f"Argument 'endpoint' must look like 'tcp://HOST:PORT' (PORT a "
+                         f"number below 65536, or * for any free one) or 'ipc://PATH', not "
+                         f"{endpoint!r}.")
     if parts.scheme == "tcp" and host not in LOOPBACK and not secure:
         raise ValueError(f"Refusing to listen on {host!r} beyond loopback without CURVE: pass "
                          f"key= and clients= (see README), or insecure=True on a trusted "

@@ -40,10 +40,15 @@ class Plan:
             raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}; "
                              f"not {scheme!r}.")
         self.code, self.F, self.scheme = code, code.F, scheme
-        self.pieces = 1 if scheme in ("uncoded", "classic") else pieces_count(pieces)
+        self.pieces = pieces_count(pieces)
+        if scheme in ("uncoded", "classic"):
+            self.pieces = 1                 # whole results
         operation = ({"op": "call", "f": functions.path_of(code.f)} if isinstance(code, LCC)
                      else {"op": "matmul"})
         encode_inputs, args = _split_inputs(code, inputs)
+        if isinstance(code, LCC) and not code.checked_blocks(encode_inputs[0])[0].ndim:
+            raise ValueError("The runtime sends results in row pieces: give LCC blocks at "
+                             "least one dimension (a scalar as shape (1,)).")
         base = dict(operation, p=self.F.p, send=SEND[scheme], pieces=self.pieces)
         if scheme == "uncoded":
             self.tasks, self._gather = _uncoded(code, encode_inputs, args, base)
@@ -51,9 +56,6 @@ class Plan:
         else:
             m = self.pieces if scheme == "compfs" else None
             shares = code.encode(*encode_inputs, pieces=m, seed=seed)
-            if isinstance(code, LCC) and not code._layout:
-                raise ValueError("The runtime sends results in row pieces: give LCC blocks at "
-                                 "least one dimension (a scalar as shape (1,)).")
             self.tasks = [_coded_task(code, share, args, dict(base, seed=_seed(seed, i)))
                           for i, share in enumerate(shares)]
             self.needed = self.pieces * code.recovery_threshold

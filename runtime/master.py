@@ -134,8 +134,8 @@ class JobRun:
         for i, handle in enumerate(self.workers):
             if i in self.finished:
                 continue
-            if handle.lost is None and handle.exited():
-                self.cluster.lose(handle, "process exited")
+            if handle.lost is None and handle.gone():
+                self.cluster.lose(handle, handle.gone())
             elif handle.lost is None and now - handle.last_seen > self.cluster.lost_after:
                 self.cluster.lose(handle, f"silent for {self.cluster.lost_after:g} s")
             if handle.lost is not None:
@@ -169,7 +169,7 @@ class JobRun:
         workers' send times (one clock on one host): a stop takes effect in the worker, and
         the master is quiet once the last message of the job has left its sender."""
         waiting = {i for i, h in enumerate(self.workers)
-                   if h.lost is None and not h.exited() and self.plan.tasks[i] is not None}
+                   if h.lost is None and not h.gone() and self.plan.tasks[i] is not None}
         decodable = self.wall + (self.decodable - self.start)
         last = None
         deadline = time.monotonic() + STOP_GRACE

@@ -40,21 +40,24 @@ class LocalPool:
         return self.server.poll()
 
     @staticmethod
-    def alive(pid: int) -> bool:
-        """False once the worker is gone, or frozen (stopped: no heartbeat will come)."""
+    def gone(pid: int):
+        """Why the worker with this pid will not answer ("process exited", "process
+        frozen"), or None while it runs."""
         try:
             with open(f"/proc/{pid}/stat") as f:
-                return f.read().rsplit(")", 1)[1].split()[0] not in "TtZX"
+                state = f.read().rsplit(")", 1)[1].split()[0]
         except FileNotFoundError:
-            return False
+            return "process exited"
         except OSError:                 # no /proc: existence is all we can tell
             try:
                 os.kill(pid, 0)
-                return True
+                return None
             except ProcessLookupError:
-                return False
+                return "process exited"
             except PermissionError:
-                return True
+                return None
+        return {"Z": "process exited", "X": "process exited", "T": "process frozen",
+                "t": "process frozen"}.get(state)
 
     @staticmethod
     def kill(pid: int):
