@@ -3,6 +3,7 @@
 # basis row, and whether it is innovative is known before its payload is touched; commit
 # then applies the same row operations to the payload rows.
 from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -80,20 +81,35 @@ cdef bint _eliminate(word_t[:, ::1] P, Py_ssize_t r, const word_t[::1] payload,
                      uint64_t p) noexcept nogil:
     # Payload row r = s * (payload - sum_{j<r} f[j] row j), then row j -= g[j] * row r;
     # False (and nothing written) if an element of payload is not below p.
+    # payload may be row r itself (staged there on arrival): it is read chunk by chunk
+    # before that chunk of row r is written.
     cdef Py_ssize_t n = P.shape[1], j, c0, width, u
     for u in range(n):
         if payload[u] >= p:
             return False
     for c0 in range(0, n, CHUNK):
         width = min(CHUNK, n - c0)
-        for u in range(width):
-            P[r, c0 + u] = 0
-        _axpy(&P[r, c0], &payload[c0], width, s, p)
+        if <const void *>&P[r, c0] != <const void *>&payload[c0]:
+            memcpy(&P[r, c0], &payload[c0], width * sizeof(word_t))
+        _axpy(&P[r, c0], &P[r, c0], width, s - 1, p)      # row r *= s, in place
         for j in range(r):
             _axpy(&P[r, c0], &P[j, c0], width, _neg(mulmod(s, f[j], p), p), p)
         for j in range(r):
             _axpy(&P[j, c0], &P[r, c0], width, _neg(g[j], p), p)
     return True
+
+
+cdef bint _copy_below(word_t *dst, const word_t *src, Py_ssize_t n,
+                      uint64_t p) noexcept nogil:
+    # dst = src, and whether every element is below p (one pass; a max reduction, which
+    # the compiler vectorises)
+    cdef Py_ssize_t u
+    cdef word_t v, top = 0
+    for u in range(n):
+        v = src[u]
+        dst[u] = v
+        top = v if v > top else top
+    return n == 0 or top < p
 
 
 cdef class RankBasis:
@@ -149,14 +165,49 @@ cdef class RankBasis:
         """The reserved payload rows (n, size), row j carrying basis row j; or None."""
         return self.payload_array
 
-    def reserve(self, Py_ssize_t size):
-        """Keep n payload rows of size elements (dtype uint32 for p < 2**32, else uint64)."""
+    def reserve(self, Py_ssize_t size, buffer=None):
+        """Keep n payload rows of size elements (dtype uint32 for p < 2**32, else uint64),
+        in the first n * size elements of buffer (a flat array of that dtype) if given."""
         if self.payload_array is not None or self.rank:
             raise ValueError("payload rows are reserved once, before the first commit")
-        if self.p < 2**32:
-            self.payload_array = self.pay32 = np.empty((self.n, size), np.uint32)
+        dtype = np.dtype(np.uint32 if self.p < 2**32 else np.uint64)
+        if buffer is None:
+            rows = np.empty((self.n, size), dtype)
+        elif (isinstance(buffer, np.ndarray) and buffer.dtype == dtype and buffer.ndim == 1
+                and buffer.flags.c_contiguous and buffer.flags.writeable
+                and buffer.shape[0] >= self.n * size):
+            rows = buffer[:self.n * size].reshape(self.n, size)
         else:
-            self.payload_array = self.pay64 = np.empty((self.n, size), np.uint64)
+            raise ValueError(f"buffer must be a writable flat {dtype} array of at least "
+                             f"{self.n * size} elements")
+        if self.p < 2**32:
+            self.payload_array = self.pay32 = rows
+        else:
+            self.payload_array = self.pay64 = rows
+
+    def stage(self, Py_ssize_t row, payload):
+        """Copy a payload (flat, of the reserved size) into payload row ``row`` >= rank, to
+        be committed from there once the rows before it are; ValueError if an element is
+        not below p (the row then holds garbage, and nothing else changed)."""
+        cdef const uint32_t[::1] v32
+        cdef const uint64_t[::1] v64
+        cdef bint ok
+        if self.payload_array is None or not self.rank <= row < self.n:
+            raise ValueError("stage needs reserved payload rows and rank <= row < n")
+        if payload.shape != (self.payload_array.shape[1],):
+            raise ValueError("payload of the wrong size")
+        if self.p < 2**32:
+            v32 = payload
+            with nogil:
+                ok = _copy_below(&self.pay32[row, 0], &v32[0] if v32.shape[0] else NULL,
+                                 v32.shape[0], self.p)
+        else:
+            v64 = payload
+            with nogil:
+                ok = _copy_below(&self.pay64[row, 0], &v64[0] if v64.shape[0] else NULL,
+                                 v64.shape[0], self.p)
+        if not ok:
+            raise ValueError(f"packet payload has elements >= p = {self.p}")
 
     def probe(self, coeffs, Py_ssize_t worker):
         """Reduce coeffs (x) powers[worker] (coeffs: uint32 or uint64, each below p); the

@@ -9,10 +9,11 @@ unknowns that basis row j describes, so when the rank reaches m·R every payload
 an unknown block, and the output is read off them (combined only where the code's output
 is a combination of coefficients, as for LCC).
 
-With ``defer=True`` (the runtime's mode) an innovative payload is only checked and kept
-when it arrives: rank tracking stays instant, so the master keeps up with the wire, and
-``eliminate()`` does the payload work in arrival order whenever the master is idle (a
-second basis replays the same coefficient vectors with their payloads).
+With ``defer=True`` (the runtime's mode) an innovative payload is only checked and copied
+into its payload row when it arrives (one pass): rank tracking stays instant, so the master
+keeps up with the wire, and ``eliminate()`` does the payload work in arrival order whenever
+the master is idle (a second basis replays the same coefficient vectors, each payload
+reduced in place in the row it was staged in).
 """
 from collections import deque
 
@@ -37,7 +38,9 @@ class Decoder:
     Encode before constructing the decoder: the shapes come from the code. ``result_shape``
     (one local result's shape) is needed only when the code cannot tell, as for LCC with
     an f that is not row-linear. With ``defer=True`` innovative payloads wait in
-    ``pending`` until ``eliminate()`` (or ``result()``) reduces them.
+    ``pending`` until ``eliminate()`` (or ``result()``) reduces them; ``buffer`` (a flat
+    array of the field's dtype, e.g. a previous decoder's ``buffer``) holds the payload
+    rows when it is large enough, sparing the allocation.
 
     >>> from ffcode import GF, MDS, piece_packets
     >>> F = GF(65521)
@@ -51,7 +54,7 @@ class Decoder:
     (4, 4, [3, 7, 11, 15])
     """
 
-    def __init__(self, code, pieces, result_shape=None, defer=False):
+    def __init__(self, code, pieces, result_shape=None, defer=False, buffer=None):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -77,7 +80,8 @@ class Decoder:
         # Deferred mode: _basis tracks coefficients only; _payload_basis replays them.
         self._payload_basis = (rankbasis.RankBasis(powers, self.pieces, code.F.p)
                                if defer else self._basis)
-        self._pending = deque()         # (coeffs, worker, payload) awaiting elimination
+        self._pending = deque()         # (coeffs, worker) of staged payload rows
+        self._buffer = buffer if defer else None
         self._seen = set()
         self._output = None
         self.received = 0
@@ -128,20 +132,30 @@ class Decoder:
             return False
         payload = self._in_field(payload, shape, "packet payload")   # innovative: read it
         if self._piece_shape is None:
-            self._payload_basis.reserve(int(np.prod(shape)))
+            size = int(np.prod(shape))
+            if self._payload_basis is not self._basis:     # payload rows staged on arrival
+                buffer = self._buffer
+                if not (isinstance(buffer, np.ndarray) and buffer.dtype == self.F.dtype and
+                        buffer.ndim == 1 and buffer.size >= self.needed * size):
+                    buffer = np.empty(self.needed * size, self.F.dtype)
+                self._buffer = buffer
+            self._payload_basis.reserve(size, self._buffer)
             self._piece_shape = shape
         if self._payload_basis is self._basis:
             self._basis.commit(payload.reshape(-1))     # checks the elements < p first
         else:
-            if payload.size and int(payload.max()) >= self.F.p:
-                raise ValueError(f"Packet payload holds elements >= p = {self.F.p}.")
+            self._payload_basis.stage(self._basis.rank, payload.reshape(-1))   # checks too
             self._basis.commit()
-            if payload.flags.writeable:     # the caller's array: keep what it holds now
-                payload = payload.copy()
-            self._pending.append((coeffs, worker, payload.reshape(-1)))
+            self._pending.append((coeffs, worker))
         self._seen.add(key)
         self.received += 1
         return True
+
+    @property
+    def buffer(self):
+        """The flat storage of the staged payload rows (defer=True; None before the first
+        innovative packet), free for a next decoder once this one's result is read."""
+        return self._buffer
 
     @property
     def pending(self) -> int:
@@ -153,9 +167,10 @@ class Decoder:
         count = _validate.integer(count, "count")
         done = 0
         while self._pending and done < count:
-            coeffs, worker, payload = self._pending.popleft()
-            self._payload_basis.probe(coeffs, worker)   # innovative here as it was in _basis
-            self._payload_basis.commit(payload)
+            coeffs, worker = self._pending.popleft()
+            basis = self._payload_basis
+            basis.probe(coeffs, worker)                 # innovative here as it was in _basis
+            basis.commit(basis.payloads[basis.rank])    # reduced in the row it was staged in
             done += 1
         return done
 

@@ -74,6 +74,7 @@ class Cluster:
         self.epoch = 0
         self._handles = {}                  # routing id -> WorkerHandle
         self._pool = None
+        self._buffers = {}                  # dtype -> payload storage of the last job
         self.rejected, self.stale = Counter(), 0
         self._closed = False
         self._context = zmq.Context()
@@ -130,7 +131,8 @@ class Cluster:
                                  f"{count}.")
             self._replace_lost()
         deadline = time.monotonic() + timeout
-        self.receive(0)                     # heartbeats queued since the last job
+        for _ in self.receive(0):           # heartbeats queued since the last job
+            pass
         while len(self.live()) < count:
             if self.local and self._pool.failed() is not None:
                 raise ClusterError(f"The local worker pool exited with code "
@@ -140,7 +142,8 @@ class Cluster:
             if left <= 0:
                 raise ClusterError(f"Only {len(self.live())} of {count} workers connected to "
                                    f"{self.endpoint} within {timeout:g} s.")
-            self.receive(min(left, 0.1))
+            for _ in self.receive(min(left, 0.1)):
+                pass
         return self.live()[:count]
 
     def _replace_lost(self):
@@ -162,12 +165,11 @@ class Cluster:
     # -- the socket -------------------------------------------------------------------------
 
     def receive(self, timeout):
-        """Wait up to timeout seconds, then take every waiting message: HELLO and heartbeats
-        are handled here, bad ones counted; returns [(handle, header, data frames)] of this
-        job's epoch."""
-        out = []
+        """Wait up to timeout seconds, then take the waiting messages: HELLO and heartbeats
+        are handled here, bad ones counted; yields (handle, header, data frames) of this
+        job's epoch, one at a time (the caller may stop early and leave the rest)."""
         if not self._router.poll(max(timeout, 0) * 1000):
-            return out
+            return
         while self._router.poll(0):
             frames = self._router.recv_multipart(copy=False)
             handle = self._handles.get(frames[0].bytes)
@@ -193,12 +195,7 @@ class Cluster:
             elif header.epoch != self.epoch:
                 self.stale += 1
             else:
-                out.append((handle, header, frames[2:]))
-        return out
-
-    def quiet(self) -> bool:
-        """No message is waiting."""
-        return not self._router.poll(0)
+                yield handle, header, frames[2:]
 
     def _hello(self, ident, frames):
         meta, _ = wire.read_control(frames)
@@ -261,12 +258,16 @@ class Cluster:
         if code.n_workers > self.n_workers:
             raise ValueError(f"The code has {code.n_workers} workers, the cluster "
                              f"{self.n_workers}.")
-        plan = Plan(code, inputs, scheme, pieces, seed)
+        plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype))
         encode = time.monotonic() - start
         workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
         self.epoch += 1
         self.rejected, self.stale = Counter(), 0
-        return JobRun(self, plan, workers, faults, progress).run(encode, timeout - encode)
+        output, report = JobRun(self, plan, workers, faults, progress).run(encode,
+                                                                           timeout - encode)
+        if plan.buffer is not None:             # reused: no fresh pages to fault in next time
+            self._buffers[code.F.dtype] = plan.buffer
+        return output, report
 
     # -- shutdown ---------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ class Plan:
     (a Decoder, or Gather for uncoded runs), made at the first packet when its shape is
     needed."""
 
-    def __init__(self, code, inputs, scheme, pieces, seed):
+    def __init__(self, code, inputs, scheme, pieces, seed, buffer=None):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -62,9 +62,14 @@ class Plan:
         if scheme == "uncoded":
             self.collector = self._gather
         elif code._result_rows() is not None:
-            self.collector = Decoder(code, self.pieces, defer=True)
+            self.collector = Decoder(code, self.pieces, defer=True, buffer=buffer)
         else:
-            self.collector = ShapeVote(code, self.pieces)
+            self.collector = ShapeVote(code, self.pieces, buffer)
+
+    @property
+    def buffer(self):
+        """The payload storage the decoder used, for the next job to reuse."""
+        return getattr(self.collector, "buffer", None)
 
     def add(self, packet, rows: int) -> bool:
         """Give a packet to the collector (True if innovative); ``rows`` is the local
@@ -181,8 +186,8 @@ class ShapeVote:
     claims a wrong shape fills only its own, which one worker alone never completes when
     R > 1 (its packets span at most m of the m·R dimensions)."""
 
-    def __init__(self, code, pieces):
-        self.code, self.pieces = code, pieces
+    def __init__(self, code, pieces, buffer=None):
+        self.code, self.pieces, self.buffer = code, pieces, buffer
         self.needed = pieces * code.recovery_threshold
         self.decoders = {}
 
@@ -193,7 +198,8 @@ class ShapeVote:
                              f"shape {shape}.")
         key = (rows,) + tuple(shape[1:])
         if key not in self.decoders:
-            self.decoders[key] = Decoder(self.code, self.pieces, defer=True, result_shape=key)
+            self.decoders[key] = Decoder(self.code, self.pieces, defer=True, result_shape=key,
+                                         buffer=None if self.decoders else self.buffer)
             self.decoders[key].accepted = set()
         decoder = self.decoders[key]
         innovative = decoder.add(packet)

@@ -10,6 +10,8 @@ from ffcode.runtime.report import Report, WorkerTimeline
 from ffcode.runtime.wire import Header, Kind
 
 STOP_GRACE = 0.25           # seconds to collect stop acknowledgements after decoding
+WATCH_EVERY = 0.05          # seconds between checks of the workers' processes and silence
+IDLE = 0.001                # a socket silent this long is idle: time to reduce a payload
 
 
 class JobRun:
@@ -51,6 +53,8 @@ class JobRun:
             sent = time.monotonic()
             self._ingest(deadline)
             self.decodable = time.monotonic()
+            if self.progress is not None:
+                self.progress(self.collector.rank, self.plan.needed)
             self.report.compute = self.decodable - sent
         finally:
             self._stop_all()
@@ -75,22 +79,28 @@ class JobRun:
         return self.collector.rank
 
     def _ingest(self, deadline):
-        last_rank = -1
-        while not self.collector.complete:
+        last_rank, watched = -1, 0.0
+        collector = self.collector
+        while not collector.complete:
             now = time.monotonic()
             if now > deadline:
                 raise self._failure(JobTimeout, "no output within the timeout")
-            self._watch(now)
+            if now - watched > WATCH_EVERY:
+                self._watch(now)
+                watched = now
             if len(self.finished) == len(self.workers):
                 raise self._failure(JobFailed, "after every live worker finished")
-            idle = self.collector.pending
-            for handle, header, frames in self.cluster.receive(0 if idle else
-                                                               min(0.05, deadline - now)):
+            busy = False
+            for handle, header, frames in self.cluster.receive(
+                    IDLE if collector.pending else min(0.05, deadline - now)):
+                busy = True
                 self._message(handle, header, frames)
-            if idle and self.cluster.quiet():
-                self.collector.eliminate()          # the socket is idle: reduce a payload
-            if self.progress is not None and self._rank() != last_rank:
-                last_rank = self._rank()
+                if collector.complete:
+                    return                          # decodable: stop everyone at once
+            if not busy and collector.pending:
+                collector.eliminate()               # the socket is idle: reduce a payload
+            if self.progress is not None and collector.rank != last_rank:
+                last_rank = collector.rank
                 self.progress(last_rank, self.plan.needed)
 
     def _message(self, handle, header, frames):

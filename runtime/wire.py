@@ -103,8 +103,9 @@ def read_packet(header: Header, frames: list, dtype: np.dtype):
     if payload.nbytes != size or coeffs.nbytes % dtype.itemsize:
         raise ProtocolError(f"payload frame of {payload.nbytes} bytes, header says "
                             f"shape {header.shape}")
-    return (np.frombuffer(coeffs, dtype),
-            np.frombuffer(payload, dtype).reshape(header.shape))
+    coeffs, payload = np.frombuffer(coeffs, dtype), np.frombuffer(payload, dtype)
+    coeffs.flags.writeable = payload.flags.writeable = False    # views of zmq's buffers
+    return coeffs, payload.reshape(header.shape)
 
 
 def control(header: Header, meta=None, arrays=()) -> list:

@@ -30,6 +30,7 @@ from ffcode.runtime.wire import Header, Kind
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
 PIPE = "inproc://compute"
+COMPUTE_NICE = 5            # the compute thread yields the CPU to every main thread
 REFUSED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
            zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 
@@ -131,6 +132,8 @@ class Worker:
     # -- the compute thread --------------------------------------------------------------------
 
     def _compute_loop(self):
+        if hasattr(os, "setpriority"):      # Linux: the main thread answers the master first
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), COMPUTE_NICE)
         pipe = self.context.socket(zmq.PAIR)
         pipe.sndhwm = 2
         pipe.connect(PIPE)
