@@ -232,3 +232,60 @@ def test_bad_probe_arguments():
         assert basis.rank == 1
     assert basis.probe(np.array([3, 4], np.uint64), 1) >= 0
     assert basis.commit() == 2
+
+
+@pytest.mark.parametrize("p", RB_PRIMES, ids=prime_id)
+def test_staged_commit_equals_direct_commit(p):
+    """Payloads staged in their rows on arrival (stage) and committed from there in place
+    give exactly the payload rows of committing them directly, in a given buffer too."""
+    rng = np.random.default_rng(p % 1000)
+    dtype = np.uint32 if p < 2**32 else np.uint64
+    powers = np.array([[pow(a, d, p) for d in range(3)] for a in (1, 2, 3, 5)], np.uint64)
+    m, size = 2, 4099                           # more than one CHUNK of columns
+    packets = [(rng.integers(0, p, m, dtype=np.uint64), w,
+                rng.integers(0, p, size, dtype=np.uint64).astype(dtype))
+               for w in (0, 3, 1, 2) * 6]
+    direct, staged = RankBasis(powers, m, p), RankBasis(powers, m, p)
+    direct.reserve(size)
+    buffer = np.full(direct.n * size + 7, 1, dtype)
+    staged.reserve(size, buffer)
+    assert np.shares_memory(staged.payloads, buffer)
+    queue = []
+    for coeffs, w, payload in packets:
+        if direct.probe(coeffs, w) >= 0:
+            direct.commit(payload)
+            assert staged.probe(coeffs, w) >= 0
+            staged.stage(staged.rank + len(queue), payload)
+            queue.append((coeffs, w))
+    for coeffs, w in queue:                     # later, oldest first, as Decoder.eliminate
+        assert staged.probe(coeffs, w) >= 0
+        staged.commit(staged.payloads[staged.rank])
+    assert staged.rank == direct.rank == len(queue) == 6
+    assert np.array_equal(staged.payloads, direct.payloads)
+
+
+def test_stage_checks_before_anything_counts():
+    """stage refuses elements >= p, rows below the rank or beyond n, wrong sizes, and a
+    basis without payload rows; reserve refuses an unusable buffer."""
+    p = 65521
+    basis = RankBasis(GOOD, 2, p)
+    with pytest.raises(ValueError):
+        basis.stage(0, np.zeros(5, np.uint32))                  # nothing reserved
+    with pytest.raises(ValueError, match="buffer"):
+        basis.reserve(5, np.zeros(4 * 5 - 1, np.uint32))        # too small
+    with pytest.raises(ValueError, match="buffer"):
+        basis.reserve(5, np.zeros(4 * 5, np.uint64))            # wrong dtype
+    basis.reserve(5)
+    bad = np.array([1, 2, p, 4, 5], np.uint32)
+    with pytest.raises(ValueError, match="elements >= p"):
+        basis.stage(0, bad)
+    for row, payload in [(4, np.zeros(5, np.uint32)), (-1, np.zeros(5, np.uint32)),
+                         (0, np.zeros(6, np.uint32))]:
+        with pytest.raises(ValueError):
+            basis.stage(row, payload)
+    assert basis.probe(np.array([1, 2], np.uint64), 0) >= 0
+    basis.stage(0, np.arange(5, dtype=np.uint32))
+    basis.commit(basis.payloads[0])
+    with pytest.raises(ValueError):
+        basis.stage(0, np.zeros(5, np.uint32))                  # below the rank: committed
+    assert basis.rank == 1
