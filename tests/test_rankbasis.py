@@ -261,7 +261,7 @@ def test_staged_commit_equals_direct_commit(p):
         assert staged.probe(coeffs, w) >= 0
         staged.commit(staged.payloads[staged.rank])
     assert staged.rank == direct.rank == len(queue) == (6 if p > 5 else direct.rank) >= 2
-    assert np.array_equal(staged.payloads, direct.payloads)
+    assert np.array_equal(staged.payloads[:staged.rank], direct.payloads[:direct.rank])
 
 
 def test_stage_checks_before_anything_counts():
