@@ -30,7 +30,7 @@ from ffcode.runtime.wire import Header, Kind
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
 PIPE = "inproc://compute"
-COMPUTE_NICE = 5            # the compute thread yields the CPU to every main thread
+COMPUTE_NICE = 10           # the compute thread yields the CPU to the main threads and the master
 REFUSED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
            zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 
