@@ -154,7 +154,9 @@ def test_lcc_bad_arguments():
     F = ffcode.GF(65521)
     f = FUNCTIONS[1][1]
     with pytest.raises(TypeError, match="callable"):
-        LCC(F, 2, 1, "square", 2, 5)
+        LCC(F, 2, 1, 3, 2, 5)
+    with pytest.raises(ValueError, match="'package.module:function', not 'square'"):
+        LCC(F, 2, 1, "square", 2, 5)                # a string is an import path
     with pytest.raises(TypeError, match="result_bound"):
         LCC(F, 2, 1, f, 1, 5, result_bound=3)
     code = LCC(F, 2, 1, f, 1, 5)
