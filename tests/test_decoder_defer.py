@@ -8,89 +8,17 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import LCC, MDS, Decoder, MatDot, Packet, PolynomialCode, functions, piece_packets
+from ffcode import LCC, MDS, Decoder, Packet, PolynomialCode, functions, piece_packets
 from ffcode.runtime import wire
 
+from codecases import Case, times_W
 from helpers import assert_field_array, obj_matmul, prime_id, rand
 
 DEFER_PRIMES = [65521, 2**31 - 1, 4294967291, 2**61 - 1]
-W_SEED = 31
 
 
-def times_W(F, X):
-    """Row-linear: X @ W for a fixed 3 x 2 matrix W."""
-    return F.matmul(X, rand(F.p, (X.shape[1], 2), W_SEED))
-
-
-def gram(F, X):
-    """Not row-linear: X @ X.T (degree 2)."""
-    return F.matmul(X, X.T)
-
-
-CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC row-linear",
+CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC t=1",
          "LCC gram", "LCC square"]
-
-
-class Case:
-    """A code with its data encoded once, the local results, code.decode's answer and the
-    true output from an independent oracle (Python-int arithmetic)."""
-
-    def __init__(self, name, F, seed=0):
-        p = F.p
-        self.name, self.F, self.result_shape = name, F, None
-        if name.startswith("MDS"):
-            A = rand(p, (9, 4), (seed, 1))
-            x = rand(p, 4 if name == "MDS vector" else (4, 3), (seed, 2))
-            code, data, args = MDS(F, 2, 5), (A,), (x,)
-            expected = obj_matmul(p, A, x.reshape(4, -1)).reshape((9,) + x.shape[1:])
-        elif name in ("PolynomialCode", "MatDot"):
-            A = rand(p, (9, 3) if name == "PolynomialCode" else (5, 6), (seed, 3))
-            B = rand(p, (A.shape[1], 7), (seed, 4))
-            code = PolynomialCode(F, 2, 2, 6) if name == "PolynomialCode" else MatDot(F, 2, 5)
-            data, args, expected = (A, B), (), obj_matmul(p, A, B)
-        else:
-            X = [rand(p, (5, 3), (seed, 5, j)) for j in range(2)]
-            if name == "LCC gram":
-                code = LCC(F, 2, 1, gram, 2, 7)
-                expected = [obj_matmul(p, x, x.T) for x in X]
-                self.result_shape = (5, 5)
-            elif name == "LCC square":
-                code = LCC(F, 2, 1, "ffcode.functions:square", 2, 6)
-                expected = [(x.astype(object) * x.astype(object)) % p for x in X]
-                self.result_shape = (5, 3)
-            else:
-                code = LCC(F, 2, 1, times_W, 1, 4, row_linear=True)
-                expected = [obj_matmul(p, x, rand(p, (3, 2), W_SEED)) for x in X]
-            data, args = (X,), ()
-        self.code, self.data, self.args, self.expected = code, data, args, expected
-        shares = code.encode(*data, seed=seed)
-        self.results = [code.compute(share, *args) for share in shares]
-        R, N = code.recovery_threshold, code.n_workers
-        self.reference = code.decode({i: self.results[i] for i in range(N - R, N)})
-
-    @property
-    def full_speed_ok(self):
-        return self.name not in ("LCC gram", "LCC square")
-
-    def decoder(self, m, defer) -> Decoder:
-        return Decoder(self.code, m, result_shape=self.result_shape, defer=defer)
-
-    def full_speed(self, m, seed) -> list:
-        shares = self.code.encode(*self.data, pieces=m, seed=seed)
-        return [list(self.code.compute_pieces(share, *self.args)) for share in shares]
-
-    def finished(self, m, seed) -> list:
-        return [list(piece_packets(self.F, y, m, i, seed=(seed, i)))
-                for i, y in enumerate(self.results)]
-
-    def check(self, got) -> None:
-        for want in (self.reference, self.expected):
-            if isinstance(want, list):
-                assert isinstance(got, list) and len(got) == len(want)
-                for g, w in zip(got, want):
-                    assert_field_array(self.F, g, w)
-            else:
-                assert_field_array(self.F, got, want)
 
 
 def random_order(rng, N, m) -> list:
@@ -279,7 +207,7 @@ def over_the_wire(packet, dtype) -> Packet:
 
 
 @pytest.mark.parametrize("p", DEFER_PRIMES, ids=prime_id)
-@pytest.mark.parametrize("name", ["MDS matrix", "MatDot", "LCC row-linear"])
+@pytest.mark.parametrize("name", ["MDS matrix", "MatDot", "LCC t=1"])
 def test_read_only_payloads(name, p):
     """Read-only coefficient and payload arrays (zero-copy views of received frames) decode
     exactly in both modes, with elimination interleaved."""

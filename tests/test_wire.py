@@ -5,6 +5,7 @@ import json
 import struct
 
 import numpy as np
+import zmq
 import pytest
 
 import ffcode
@@ -73,7 +74,6 @@ def test_header_unpacks_from_any_buffer(wrap):
 
 
 def test_header_unpacks_from_a_zmq_frame():
-    zmq = pytest.importorskip("zmq")
     back = Header.unpack(zmq.Frame(Header(Kind.JOB, 9, 8, 1).pack()))
     assert (back.kind, back.session, back.epoch, back.worker) == (Kind.JOB, 9, 8, 1)
 
