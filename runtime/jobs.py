@@ -51,17 +51,15 @@ class Plan:
                              "least one dimension (a scalar as shape (1,)).")
         base = dict(operation, p=self.F.p, send=SEND[scheme], pieces=self.pieces)
         if scheme == "uncoded":
-            self.tasks, self._gather = _uncoded(code, encode_inputs, args, base)
-            self.needed = self._gather.needed
-        else:
-            m = self.pieces if scheme == "compfs" else None
-            shares = code.encode(*encode_inputs, pieces=m, seed=seed)
-            self.tasks = [_coded_task(code, share, args, dict(base, seed=_seed(seed, i)))
-                          for i, share in enumerate(shares)]
-            self.needed = self.pieces * code.recovery_threshold
-        if scheme == "uncoded":
-            self.collector = self._gather
-        elif code._result_rows() is not None:
+            self.tasks, self.collector = _uncoded(code, encode_inputs, args, base)
+            self.needed = self.collector.needed
+            return
+        m = self.pieces if scheme == "compfs" else None
+        shares = code.encode(*encode_inputs, pieces=m, seed=seed)
+        self.tasks = [_coded_task(code, share, args, dict(base, seed=_seed(seed, i)))
+                      for i, share in enumerate(shares)]
+        self.needed = self.pieces * code.recovery_threshold
+        if code._result_rows() is not None:
             self.collector = Decoder(code, self.pieces, defer=True, buffer=buffer)
         else:
             self.collector = ShapeVote(code, self.pieces, buffer)

@@ -53,11 +53,11 @@ class JobRun:
             sent = time.monotonic()
             self._ingest(deadline)
             self.decodable = time.monotonic()
-            if self.progress is not None:
-                self.progress(self.collector.rank, self.plan.needed)
             self.report.compute = self.decodable - sent
         finally:
             self._stop_all()
+        if self.progress is not None:
+            self.progress(self.collector.rank, self.plan.needed)
         output = self.collector.result()
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:
@@ -74,9 +74,6 @@ class JobRun:
     @property
     def collector(self):
         return self.plan.collector
-
-    def _rank(self):
-        return self.collector.rank
 
     def _ingest(self, deadline):
         last_rank, watched = -1, 0.0
@@ -153,7 +150,7 @@ class JobRun:
                 self.finished.add(i)
 
     def _failure(self, kind, why):
-        rank, needed = self._rank(), self.plan.needed
+        rank, needed = self.collector.rank, self.plan.needed
         what = "results" if self.plan.scheme == "uncoded" else "rank"
         lost = [i for i, t in enumerate(self.timelines) if t.lost]
         running = [i for i in range(len(self.workers)) if i not in self.finished]
