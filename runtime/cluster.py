@@ -103,8 +103,8 @@ class Cluster:
             raise
 
     def __repr__(self):
-        return (f"Cluster({getattr(self, 'endpoint', None)!r}, workers {len(self.live())}/{self.n_workers}"
-                f"{', closed' if self._closed else ''})")
+        return (f"Cluster({getattr(self, 'endpoint', None)!r}, workers "
+                f"{len(self.live())}/{self.n_workers}{', closed' if self._closed else ''})")
 
     def __enter__(self):
         return self

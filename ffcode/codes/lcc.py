@@ -18,9 +18,10 @@ class LCC(Code):
     computes f(u(points[i])), and f(X_j) = f(u(betas[j])) is read off by interpolation.
 
     f is called as f(F, X) and must use exact ffcode operations; it may be given by its
-    import path ("package.module:function"), which is how worker processes find it. With ``signed=True``
-    elements are read as signed integers (see ``F.from_real``), and ``result_bound(M)`` must
-    bound |f(X)| for inputs with |X| <= M: encode refuses data whose result could wrap.
+    import path ("package.module:function"), which is how worker processes find it. With
+    ``signed=True`` elements are read as signed integers (see ``F.from_real``), and
+    ``result_bound(M)`` must bound |f(X)| for inputs with |X| <= M: encode refuses data
+    whose result could wrap.
     ``row_linear=True`` declares that each row block of f(X) depends only on the same rows
     of X (as for f(X) = X @ W), which computation at full speed (``pieces=``) needs.
 
