@@ -478,7 +478,8 @@ def remote_cluster(n_real, lost_after):
     path = [TESTS] + [d for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     procs = [subprocess.Popen([sys.executable, "-m", "ffcode", "worker", "--connect",
-                               c.endpoint], env=env) for _ in range(n_real)]
+                               c.endpoint], env=env, cwd=TESTS)     # not the source tree
+             for _ in range(n_real)]
     fake = FakeWorker(c.endpoint)
     fake.start()
     try:
@@ -934,7 +935,7 @@ def test_killed_master_takes_its_workers_along(bounded):
               "print('ready', flush=True)\n"
               "sys.stdin.read()\n")
     master = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE)
+                              stdout=subprocess.PIPE, cwd=TESTS)   # not the source tree
     try:
         assert master.stdout.readline() == b"ready\n"
         pool = descendants(master.pid)
