@@ -12,6 +12,9 @@ from ffcode._ext.modp cimport addmod, elem_t, invmod, mulmod, mulmod_shoup, shou
 cdef extern from "shoup32.h" nogil:
     void shoup32_axpy(uint32_t *acc, const uint32_t *y, Py_ssize_t n, uint32_t w, uint32_t p)
 
+cdef extern from "copybelow.h" nogil:
+    bint copy_below_u32(uint32_t *dst, const uint32_t *src, Py_ssize_t n, uint32_t p)
+
 ctypedef fused word_t:     # coefficient storage: uint32 lanes below 2**31, else uint64
     uint32_t
     uint64_t
@@ -199,8 +202,8 @@ cdef class RankBasis:
         if self.p < 2**32:
             v32 = payload
             with nogil:
-                ok = _copy_below(&self.pay32[row, 0], &v32[0] if v32.shape[0] else NULL,
-                                 v32.shape[0], self.p)
+                ok = copy_below_u32(&self.pay32[row, 0], &v32[0] if v32.shape[0] else NULL,
+                                    v32.shape[0], <uint32_t>self.p)
         else:
             v64 = payload
             with nogil:
