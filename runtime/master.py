@@ -133,6 +133,7 @@ class JobRun:
         self.timelines[i].packets.append({"index": header.index,
                                           "sent": header.sent - self.wall,
                                           "received": self.clock(),
+                                          "compute": header.compute,
                                           "innovative": bool(innovative)})
         self.timelines[i].compute += header.compute
 

@@ -11,7 +11,8 @@ class WorkerTimeline:
     host: str = ""
     pid: int = 0
     share_sent: float = None
-    packets: list = field(default_factory=list)    # {index, sent, received, innovative}
+    packets: list = field(default_factory=list)    # {index, sent, received, compute,
+                                                    #  innovative}
     compute: float = 0.0                            # seconds computing, as reported
     done: float = None                              # sent every packet
     stopped: float = None                           # acknowledged the stop

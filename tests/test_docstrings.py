@@ -6,7 +6,8 @@ import pytest
 
 MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcode._validate",
            "ffcode.codes.mds", "ffcode.codes.polynomial", "ffcode.codes.matdot",
-           "ffcode.codes.lcc", "ffcode.pieces", "ffcode.decoder", "ffcode.functions"]
+           "ffcode.codes.lcc", "ffcode.pieces", "ffcode.decoder", "ffcode.functions",
+           "ffcode.sim"]
 
 
 @pytest.mark.parametrize("name", MODULES)

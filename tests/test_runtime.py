@@ -334,7 +334,7 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
         assert w["used"] == sum(p["innovative"] for p in w["packets"]) <= 3
         assert w["wasted"] == len(w["packets"]) - w["used"]
         for p in w["packets"]:
-            assert set(p) == {"index", "sent", "received", "innovative"}
+            assert set(p) == {"index", "sent", "received", "compute", "innovative"}
             assert 0 <= p["index"] < 3 and p["received"] >= 0
         assert w["share_sent"] is not None and w["share_sent"] >= 0
     assert sum(w["used"] for w in data_["workers"]) == 12

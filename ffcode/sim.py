@@ -1,0 +1,260 @@
+"""An event-driven simulator of coded runs at scale (no processes, no sockets).
+
+N workers each hold one coded share split in m pieces; piece j of worker i takes
+``times[i, j] * slowdown[i]`` seconds to compute. Packets cross the worker's link one at a
+time (``link_rate[i]`` bytes/s) and the master takes them in arrival order at
+``master_rate`` bytes/s. A scheme is done when the packets the master has taken decode:
+
+  uncoded     every worker's whole slice (N slices, each R/N of a coded share's work)
+  classic     R whole results
+  systematic  the whole result, sent as its m plain row pieces: piece l needs R senders
+  cfs         the whole result, sent as m random combinations: any m·R packets
+  compfs      a random combination per piece, sent as computed: any m·R packets
+  ideal       the lower bound: every worker's work counts, no coding overhead, free links
+
+Whether packets decode is decided by ffcode's own rank tracking (the RankBasis of the
+Decoder, on the coefficient vectors the runtime would send) when m·R is at most
+``EXACT_UP_TO``, and above that by the counting rule it reduces to, which the tests check
+against it.
+
+>>> model = Model(n_workers=6, recovery_threshold=4, pieces=4,
+...               piece_time=ShiftedExponential(0.1, 0.0), slowdown={3: 4, 4: 4, 5: 4})
+>>> {s: round(t, 2) for s, t in compare(model).items()}
+{'uncoded': 1.07, 'classic': 1.6, 'systematic': 1.6, 'cfs': 1.6, 'compfs': 0.8, 'ideal': 0.43}
+"""
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ffcode import _validate
+
+SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
+EXACT_UP_TO = 512           # m·R up to which the simulator runs the real rank tracking
+_P = 2**31 - 1              # the field of the simulated coefficient vectors
+
+
+@dataclass(frozen=True)
+class ShiftedExponential:
+    """shift + Exponential(mean) seconds per piece (the classic straggler model)."""
+    shift: float
+    mean: float
+
+    def draw(self, rng, shape):
+        return self.shift + (rng.exponential(self.mean, shape) if self.mean else
+                             np.zeros(shape))
+
+
+@dataclass(frozen=True)
+class Pareto:
+    """Heavy-tailed piece times: scale * (1 + Lomax(alpha)), at least scale seconds."""
+    scale: float
+    alpha: float
+
+    def draw(self, rng, shape):
+        return self.scale * (1 + rng.pareto(self.alpha, shape))
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Measured piece times: ``times[i]`` lists worker i's, reused cyclically (for example
+    from a runtime report, ``Replay.from_report``, or a CSV, ``Replay.from_csv``)."""
+    times: tuple
+
+    def draw(self, rng, shape):
+        n, m = shape
+        if not self.times or any(len(t) == 0 for t in self.times):
+            raise ValueError("Replay needs at least one piece time for every worker.")
+        return np.array([[self.times[i % len(self.times)][j % len(self.times[i %
+                        len(self.times)])] for j in range(m)] for i in range(n)], float)
+
+    @classmethod
+    def from_report(cls, report):
+        """The compute seconds of every packet of a compfs run's report (one per piece)."""
+        workers = report["workers"] if isinstance(report, Mapping) else \
+            [vars(w) for w in report.workers]
+        times = [tuple(p["compute"] for p in sorted(w["packets"], key=lambda p: p["index"])
+                       if p.get("compute")) for w in workers]
+        return cls(tuple(t for t in times if t))
+
+    @classmethod
+    def from_csv(cls, path):
+        """Rows ``worker,piece,seconds`` (a header line is skipped)."""
+        rows = {}
+        with open(path) as f:
+            for line in f:
+                fields = line.strip().split(",")
+                if len(fields) != 3 or not fields[0].strip().lstrip("-").isdigit():
+                    continue
+                rows.setdefault(int(fields[0]), []).append((int(fields[1]), float(fields[2])))
+        return cls(tuple(tuple(s for _, s in sorted(rows[w])) for w in sorted(rows)))
+
+
+@dataclass
+class Model:
+    """A simulated cluster and job; ``slowdown`` and ``link_rate`` map workers to values
+    (or give one value for all), rates in bytes per second (inf: free)."""
+    n_workers: int
+    recovery_threshold: int
+    pieces: int
+    piece_time: object = ShiftedExponential(1.0, 0.0)
+    slowdown: object = 1.0
+    link_rate: object = math.inf
+    master_rate: float = math.inf
+    piece_bytes: float = 1 << 20
+    seed: int = 0
+
+    def __post_init__(self):
+        self.n_workers = _validate.integer(self.n_workers, "n_workers")
+        self.recovery_threshold = _validate.integer(self.recovery_threshold,
+                                                    "recovery_threshold")
+        self.pieces = _validate.integer(self.pieces, "pieces")
+        if not 1 <= self.recovery_threshold <= self.n_workers or self.pieces < 1:
+            raise ValueError(f"A model needs 1 <= recovery_threshold <= n_workers and "
+                             f"pieces >= 1, not R = {self.recovery_threshold}, N = "
+                             f"{self.n_workers}, m = {self.pieces}.")
+        if not hasattr(self.piece_time, "draw"):
+            raise TypeError("Argument 'piece_time' must be a ShiftedExponential, Pareto or "
+                            "Replay.")
+        self.slowdown = self._per_worker(self.slowdown, "slowdown", 1.0)
+        self.link_rate = self._per_worker(self.link_rate, "link_rate", math.inf)
+        for name in ("master_rate", "piece_bytes"):
+            if not float(getattr(self, name)) > 0:
+                raise ValueError(f"Argument {name!r} must be positive.")
+        if (self.slowdown < 1).any() or not (self.link_rate > 0).all():
+            raise ValueError("Slowdowns must be >= 1 and link rates positive.")
+        rng = np.random.default_rng(self.seed)
+        self.times = np.asarray(self.piece_time.draw(rng, (self.n_workers, self.pieces)),
+                                float) * self.slowdown[:, None]
+        if (self.times < 0).any() or not np.isfinite(self.times).all():
+            raise ValueError("Piece times must be finite and non-negative.")
+
+    def _per_worker(self, value, name, default):
+        out = np.full(self.n_workers, float(default))
+        if isinstance(value, Mapping):
+            for worker, v in value.items():
+                if not 0 <= worker < self.n_workers:
+                    raise ValueError(f"{name} names worker {worker}, beyond 0.."
+                                     f"{self.n_workers - 1}.")
+                out[worker] = float(v)
+        else:
+            out[:] = float(value)
+        return out
+
+
+def simulate(model, scheme) -> float:
+    """Seconds until the master can decode with this scheme (inf if it never can)."""
+    if scheme == "ideal":
+        return _ideal(model)
+    if scheme not in SCHEMES:
+        raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)} or ideal, "
+                         f"not {scheme!r}.")
+    N, R, m = model.n_workers, model.recovery_threshold, model.pieces
+    times, size = model.times, model.piece_bytes
+    if scheme == "uncoded":                 # N slices of R/N of a share's work and bytes
+        ready = (times.sum(axis=1) * R / N)[:, None]
+        sizes = np.full((N, 1), m * size * R / N)
+    elif scheme == "classic":
+        ready, sizes = times.sum(axis=1)[:, None], np.full((N, 1), m * size)
+    elif scheme == "compfs":
+        ready, sizes = np.cumsum(times, axis=1), np.full((N, m), size)
+    else:                                   # the whole result, then its m packets
+        ready, sizes = np.repeat(times.sum(axis=1)[:, None], m, axis=1), np.full((N, m), size)
+    arrivals = _links(ready, sizes, model.link_rate)
+    order = np.lexsort((np.arange(arrivals.size) % arrivals.shape[1], arrivals.ravel()))
+    worker, index = np.divmod(order, arrivals.shape[1])
+    taken = _master(arrivals.ravel()[order], sizes.ravel()[order], model.master_rate)
+    done = _decodable(scheme, worker, index, N, R, m, model.seed)
+    return math.inf if done is None else float(taken[done])
+
+
+def compare(model) -> dict:
+    """Every scheme's time, and the ideal bound, on the same model."""
+    return {scheme: simulate(model, scheme) for scheme in SCHEMES + ("ideal",)}
+
+
+def _links(ready, sizes, rates):
+    """Arrival times: each worker's packets cross its link one after another."""
+    arrivals = np.empty_like(ready)
+    free = np.zeros(ready.shape[0])
+    for j in range(ready.shape[1]):
+        free = np.maximum(ready[:, j], free) + sizes[:, j] / rates
+        arrivals[:, j] = free
+    return arrivals
+
+
+def _master(arrivals, sizes, rate):
+    """When the master has taken each packet (in arrival order, rate bytes/s)."""
+    if math.isinf(rate):
+        return arrivals
+    taken, free = np.empty_like(arrivals), 0.0
+    for k, (t, s) in enumerate(zip(arrivals, sizes)):
+        free = max(t, free) + s / rate
+        taken[k] = free
+    return taken
+
+
+def _decodable(scheme, worker, index, N, R, m, seed):
+    """The position in arrival order of the packet after which the master can decode."""
+    if scheme == "uncoded":
+        return N - 1
+    if scheme == "classic":
+        return R - 1
+    if m * R <= EXACT_UP_TO:
+        return _decodable_exact(scheme, worker, index, N, R, m, seed)
+    if scheme == "systematic":              # piece l decodes from any R copies of it
+        seen = np.zeros(m, int)
+        for k, l in enumerate(index.tolist()):
+            seen[l] += 1
+            if (seen >= R).all():
+                return k
+        return None
+    return m * R - 1 if worker.size >= m * R else None     # random: any m·R packets
+
+
+def _decodable_exact(scheme, worker, index, N, R, m, seed):
+    """The same, by the decoder's own rank tracking on the vectors the runtime sends."""
+    from ffcode._ext.rankbasis import RankBasis
+    points = np.arange(1, N + 1, dtype=object)
+    powers = np.array([[pow(int(a), d, _P) for d in range(R)] for a in points], np.uint64)
+    basis = RankBasis(powers, m, _P)
+    rng = np.random.default_rng([seed, 17])
+    for k, (w, l) in enumerate(zip(worker.tolist(), index.tolist())):
+        if scheme == "systematic":
+            coeffs = np.zeros(m, np.uint64)
+            coeffs[l] = 1
+        else:
+            coeffs = rng.integers(0, _P, m, dtype=np.uint64)
+        if basis.probe(coeffs, w) >= 0 and basis.commit() == m * R:
+            return k
+    return None
+
+
+def _ideal(model):
+    """The least T at which the workers, all computing from 0 (each cycling through its own
+    piece times), have done m·R pieces of work between them; communication free."""
+    times, need = model.times, model.pieces * model.recovery_threshold
+    if not times.sum():
+        return 0.0
+    per_cycle = times.sum(axis=1)
+
+    def work(T):
+        cycles = np.floor(np.divide(T, per_cycle, out=np.full_like(per_cycle, np.inf),
+                                    where=per_cycle > 0))
+        rest = T - cycles * per_cycle
+        done = cycles * times.shape[1]
+        cum = np.cumsum(times, axis=1)
+        full = (cum <= rest[:, None]).sum(axis=1)
+        prev = np.take_along_axis(np.hstack([np.zeros((len(cum), 1)), cum]),
+                                  full[:, None], axis=1)[:, 0]
+        current = np.take_along_axis(np.hstack([times, np.ones((len(cum), 1))]),
+                                     full[:, None], axis=1)[:, 0]
+        frac = np.where(current > 0, (rest - prev) / current, 0)
+        return np.where(per_cycle > 0, done + full + np.minimum(frac, 1), np.inf).sum()
+
+    lo, hi = 0.0, need * times.max() + 1e-12
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if work(mid) < need else (lo, mid)
+    return float(hi)
