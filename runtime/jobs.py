@@ -40,9 +40,11 @@ class Plan:
             raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}; "
                              f"not {scheme!r}.")
         self.code, self.F, self.scheme = code, code.F, scheme
-        self.pieces = pieces_count(pieces)
+        # The faults pause per piece of work, m pieces in every scheme (so that a comparison
+        # meets the same delays); whole-result schemes send their m pieces as one packet.
+        self.work_pieces = self.pieces = pieces_count(pieces)
         if scheme in ("uncoded", "classic"):
-            self.pieces = 1                 # whole results
+            self.pieces = 1
         operation = ({"op": "call", "f": functions.path_of(code.f)} if isinstance(code, LCC)
                      else {"op": "matmul"})
         encode_inputs, args = _split_inputs(code, inputs)

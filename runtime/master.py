@@ -46,7 +46,8 @@ class JobRun:
                 if task is None:
                     self.finished.add(i)
                     continue
-                meta = {"task": task.spec, "faults": self.faults.for_worker(i, plan.pieces)}
+                meta = {"task": task.spec,
+                        "faults": self.faults.for_worker(i, plan.work_pieces)}
                 if cluster.send(handle, wire.control(self.header(Kind.JOB, i), meta,
                                                      task.operands)):
                     self.timelines[i].share_sent = self.clock()

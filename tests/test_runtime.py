@@ -946,3 +946,19 @@ def test_killed_master_takes_its_workers_along(bounded):
         master.stdin.close()
         master.stdout.close()
     assert wait_gone(lambda: [pid for pid in pool if _alive(pid)])
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("scheme", ["uncoded", "classic", "systematic", "cfs", "compfs"])
+def test_every_scheme_meets_all_m_pauses(bounded, cluster, scheme):
+    """The injected pause is per piece of work, m pieces in every scheme: a whole-result
+    scheme (even classic, which sends one packet) pauses for all m before sending, so no
+    worker's first packet can arrive before m * shift."""
+    F = GF(P31)
+    code = MDS(F, k=2, n_workers=3)
+    A, x = data(F, (8, 4), 1), data(F, (4,), 2)
+    y, report = cluster.run(code, A, x, scheme=scheme, pieces=4,
+                            faults=Faults(delay=(0.05, 0)), timeout=30)
+    assert_exact(F, y, product(P31, A, x))
+    first = min(p["received"] - w.share_sent for w in report.workers for p in w.packets)
+    assert first >= (0.05 if scheme == "compfs" else 4 * 0.05)
