@@ -3,6 +3,7 @@
   ffcode run matmul|matvec|lcc ...    a coded job over local (or remote) worker processes
   ffcode worker --connect ENDPOINT    a worker for a master on another host
   ffcode keys DIR NAME                a CURVE key pair for encrypted, authenticated tcp
+  ffcode experiment --out DIR         simulated runtimes of every scheme, tables and plots
   ffcode demo                         exact GF(p) arithmetic checked against Python integers
 """
 import argparse
@@ -22,6 +23,13 @@ def main(argv=None) -> int:
     keys = commands.add_parser("keys", help="write NAME.key and NAME.key_secret into DIR")
     keys.add_argument("dir")
     keys.add_argument("name")
+    experiment = commands.add_parser("experiment", help="simulated runtime of every scheme "
+                                     "vs stragglers, slowdown, pieces and link rate; PNGs")
+    experiment.add_argument("--out", default="plots", help="directory for the PNGs "
+                            "(default ./plots)")
+    experiment.add_argument("--sizes", type=int, nargs="+", default=[100, 1000],
+                            metavar="N", help="numbers of workers (default 100 1000)")
+    experiment.add_argument("--seeds", type=int, default=3, help="runs averaged per point")
     demo = commands.add_parser("demo", help="an exact GF(p) product and solve, checked "
                                             "against Python integers")
     demo.add_argument("--p", type=int, default=2**31 - 1, help="prime modulus (default 2**31-1)")
@@ -38,6 +46,13 @@ def main(argv=None) -> int:
             return runs.run(args)
         if args.command == "worker":
             return worker_process.run(args)
+        if args.command == "experiment":
+            from ffcode import experiments
+            if min(args.sizes) < 1 or args.seeds < 1:
+                raise ValueError("--sizes and --seeds must be at least 1")
+            for path in experiments.run(args.out, args.sizes, args.seeds):
+                print(path)
+            return 0
         if args.command == "keys":
             from ffcode.runtime import keys as curve
             for path in curve.generate(args.dir, args.name):
