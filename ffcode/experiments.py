@@ -6,9 +6,9 @@ import os
 
 from ffcode import sim
 
-# The base setting: R = N/5 (a fifth of the workers suffice), m = 4, 1 MiB pieces of about
-# 10 ms each (shifted exponential: 8 ms + Exp(2 ms)), free links, a 10% tail of stragglers
-# 5x slower whose links carry 100 MB/s.
+# The base setting: R = N/5 (a fifth of the workers suffice), a share of 4 MiB and about
+# 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted exponential), free links, a
+# 10% tail of stragglers 5x slower whose links carry 100 MB/s.
 BASE = dict(pieces=4, shift=0.008, mean=0.002, stragglers=0.1, slowdown=5.0,
             link_rate=100e6)
 SWEEPS = {
@@ -20,13 +20,16 @@ SWEEPS = {
 
 
 def model(n_workers, seed=0, **changes):
-    """The simulated setting, BASE with changes."""
+    """The simulated setting, BASE with changes. A share's work and bytes stay fixed: with
+    m pieces each piece is 4/m of a BASE piece."""
     p = dict(BASE, **changes)
+    scale = BASE["pieces"] / p["pieces"]
     slow = range(n_workers - round(p["stragglers"] * n_workers), n_workers)
     return sim.Model(n_workers, max(1, n_workers // 5), p["pieces"],
-                     piece_time=sim.ShiftedExponential(p["shift"], p["mean"]),
+                     piece_time=sim.ShiftedExponential(p["shift"] * scale, p["mean"] * scale),
                      slowdown={w: p["slowdown"] for w in slow},
-                     link_rate={w: p["link_rate"] for w in slow}, seed=seed)
+                     link_rate={w: p["link_rate"] for w in slow},
+                     piece_bytes=(1 << 20) * scale, seed=seed)
 
 
 def sweep(n_workers, name, seeds=3) -> dict:

@@ -41,3 +41,10 @@ def test_bad_arguments(argv, tmp_path):
     with pytest.raises(SystemExit) as e:
         cli.main(argv + ["--out", str(tmp_path)])
     assert e.value.code == 2
+
+
+def test_pieces_split_a_fixed_share():
+    """Varying m splits the same work and bytes: classic (whole results) does not change."""
+    classic = [sim.simulate(experiments.model(30, seed=0, pieces=m, mean=0.0), "classic")
+               for m in (1, 2, 4, 8)]
+    assert classic == pytest.approx([classic[0]] * 4)
