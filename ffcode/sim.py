@@ -1,9 +1,12 @@
 """An event-driven simulator of coded runs at scale (no processes, no sockets).
 
 N workers each hold one coded share split in m pieces; piece j of worker i takes
-``times[i, j] * slowdown[i]`` seconds to compute. Packets cross the worker's link one at a
-time (``link_rate[i]`` bytes/s) and the master takes them in arrival order at
-``master_rate`` bytes/s. A scheme is done when the packets the master has taken decode:
+``compute[i, j] * slowdown[i] + pause[i, j]`` seconds (the runtime's fault model: a slowed
+worker pauses (k - 1) times its compute, and an injected pause comes on top). An uncoded
+worker computes a slice, ``uncoded_work`` of a share (R/N unless given), with the same
+pauses. Packets cross the worker's link one at a time (``link_rate[i]`` bytes/s) and the
+master takes them in arrival order at ``master_rate`` bytes/s. A scheme is done when the
+packets the master has taken decode:
 
   uncoded     every worker's whole slice (N slices, each R/N of a coded share's work)
   classic     R whole results
@@ -94,7 +97,8 @@ class Replay:
 @dataclass
 class Model:
     """A simulated cluster and job; ``slowdown`` and ``link_rate`` map workers to values
-    (or give one value for all), rates in bytes per second (inf: free)."""
+    (or give one value for all), rates in bytes per second (inf: free). ``piece_time`` draws
+    the compute seconds per piece, ``pause`` (None: no pauses) the injected ones."""
     n_workers: int
     recovery_threshold: int
     pieces: int
@@ -104,6 +108,20 @@ class Model:
     master_rate: float = math.inf
     piece_bytes: float = 1 << 20
     seed: int = 0
+    pause: object = None
+    uncoded_work: float = None
+
+    @classmethod
+    def from_faults(cls, n_workers, recovery_threshold, pieces, compute, faults, **kwargs):
+        """The model of a runtime job with ``ffcode.Faults``: ``compute`` seconds per piece
+        (a number, or per worker and piece), the faults' slowdowns, links and exactly the
+        pauses the workers will draw."""
+        compute = np.broadcast_to(np.asarray(compute, float), (n_workers, pieces))
+        pauses = [faults.for_worker(i, pieces)["delays"] for i in range(n_workers)]
+        return cls(n_workers, recovery_threshold, pieces,
+                   piece_time=Replay(tuple(map(tuple, compute))),
+                   pause=Replay(tuple(map(tuple, pauses))), slowdown=dict(faults.slowdown),
+                   link_rate={w: r for w, r in faults.link_rate.items()}, **kwargs)
 
     def __post_init__(self):
         self.n_workers = _validate.integer(self.n_workers, "n_workers")
@@ -124,11 +142,24 @@ class Model:
                 raise ValueError(f"Argument {name!r} must be positive.")
         if (self.slowdown < 1).any() or not (self.link_rate > 0).all():
             raise ValueError("Slowdowns must be >= 1 and link rates positive.")
+        if self.pause is not None and not hasattr(self.pause, "draw"):
+            raise TypeError("Argument 'pause' must be a ShiftedExponential, Pareto, Replay "
+                            "or None.")
+        if self.uncoded_work is None:
+            self.uncoded_work = self.recovery_threshold / self.n_workers
+        if not float(self.uncoded_work) > 0:
+            raise ValueError("Argument 'uncoded_work' must be positive.")
+        shape = (self.n_workers, self.pieces)
         rng = np.random.default_rng(self.seed)
-        self.times = np.asarray(self.piece_time.draw(rng, (self.n_workers, self.pieces)),
-                                float) * self.slowdown[:, None]
-        if (self.times < 0).any() or not np.isfinite(self.times).all():
-            raise ValueError("Piece times must be finite and non-negative.")
+        self.compute = np.asarray(self.piece_time.draw(rng, shape), float) * \
+            self.slowdown[:, None]
+        self.pauses = (np.zeros(shape) if self.pause is None else
+                       np.asarray(self.pause.draw(np.random.default_rng([self.seed, 1]),
+                                                  shape), float))
+        for array in (self.compute, self.pauses):
+            if (array < 0).any() or not np.isfinite(array).all():
+                raise ValueError("Piece times must be finite and non-negative.")
+        self.times = self.compute + self.pauses
 
     def _per_worker(self, value, name, default):
         out = np.full(self.n_workers, float(default))
@@ -152,9 +183,10 @@ def simulate(model, scheme) -> float:
                          f"not {scheme!r}.")
     N, R, m = model.n_workers, model.recovery_threshold, model.pieces
     times, size = model.times, model.piece_bytes
-    if scheme == "uncoded":                 # N slices of R/N of a share's work and bytes
-        ready = (times.sum(axis=1) * R / N)[:, None]
-        sizes = np.full((N, 1), m * size * R / N)
+    if scheme == "uncoded":                 # N slices of uncoded_work of a share each
+        work = model.uncoded_work
+        ready = (model.compute.sum(axis=1) * work + model.pauses.sum(axis=1))[:, None]
+        sizes = np.full((N, 1), m * size * work)
     elif scheme == "classic":
         ready, sizes = times.sum(axis=1)[:, None], np.full((N, 1), m * size)
     elif scheme == "compfs":
