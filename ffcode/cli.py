@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     experiment.add_argument("--sizes", type=int, nargs="+", default=[100, 1000],
                             metavar="N", help="numbers of workers (default 100 1000)")
     experiment.add_argument("--seeds", type=int, default=3, help="runs averaged per point")
+    experiment.add_argument("--measured", action="store_true", help="also measure the sweeps "
+                            "on 6 local worker processes (about a minute)")
     demo = commands.add_parser("demo", help="an exact GF(p) product and solve, checked "
                                             "against Python integers")
     demo.add_argument("--p", type=int, default=2**31 - 1, help="prime modulus (default 2**31-1)")
@@ -50,7 +52,7 @@ def main(argv=None) -> int:
             from ffcode import experiments
             if min(args.sizes) < 1 or args.seeds < 1:
                 raise ValueError("--sizes and --seeds must be at least 1")
-            for path in experiments.run(args.out, args.sizes, args.seeds):
+            for path in experiments.run(args.out, args.sizes, args.seeds, args.measured):
                 print(path)
             return 0
         if args.command == "keys":

@@ -16,7 +16,8 @@ class Faults:
     slowdown     {worker: k}: the worker computes k times slower (each piece's compute time
                  is followed by (k - 1) times as long a pause) but keeps making progress.
     delay        (shift, mean) seconds: every piece of every worker is followed by a pause
-                 shift + Exponential(mean), the shifted-exponential straggler model.
+                 shift + Exponential(mean), the shifted-exponential straggler model; or
+                 {worker: (shift, mean)} for pauses that differ between workers.
     link_rate    {worker: bytes per second}: the worker's sends are paced by a token bucket.
     crash_after  {worker: j}: the worker process dies right after sending j packets.
     hang_after   {worker: j}: the worker freezes (SIGSTOP) right after sending j packets.
@@ -50,13 +51,14 @@ class Faults:
                                      f"not {worker}: {value}.")
                 checked[worker] = value
             object.__setattr__(self, name, checked)
-        if self.delay is not None:
-            if not (isinstance(self.delay, (tuple, list)) and len(self.delay) == 2):
-                raise TypeError("Faults 'delay' must be a pair (shift, mean) in seconds.")
-            shift, mean = (_number(v, "delay") for v in self.delay)
-            if shift < 0 or mean < 0:
-                raise ValueError(f"Faults 'delay' needs shift, mean >= 0, not {self.delay}.")
-            object.__setattr__(self, "delay", (shift, mean))
+        if isinstance(self.delay, Mapping):
+            object.__setattr__(self, "delay", {
+                _validate.integer(w, "delay worker"): _pause(pair)
+                for w, pair in self.delay.items()})
+            if any(w < 0 for w in self.delay):
+                raise ValueError("Faults 'delay' needs workers >= 0.")
+        elif self.delay is not None:
+            object.__setattr__(self, "delay", _pause(self.delay))
         seed = _validate.integer(self.seed, "seed")
         if seed < 0:
             raise ValueError(f"Faults 'seed' must be non-negative, not {seed}.")
@@ -64,8 +66,10 @@ class Faults:
 
     def check_workers(self, n_workers: int):
         """Refuse faults aimed at workers the job does not have."""
-        for name in ("slowdown", "link_rate", "crash_after", "hang_after"):
-            beyond = sorted(w for w in getattr(self, name) if w >= n_workers)
+        for name in ("slowdown", "link_rate", "crash_after", "hang_after", "delay"):
+            given = getattr(self, name)
+            beyond = sorted(w for w in given if w >= n_workers) if isinstance(
+                given, Mapping) else []
             if beyond:
                 raise ValueError(f"Faults {name!r} names workers {beyond}, but the job has "
                                  f"workers 0..{n_workers - 1}.")
@@ -73,14 +77,25 @@ class Faults:
     def for_worker(self, worker: int, pieces: int) -> dict:
         """The plan one worker receives with its task (JSON-ready)."""
         delays = [0.0] * pieces
-        if self.delay is not None:
-            shift, mean = self.delay
+        pause = self.delay.get(worker) if isinstance(self.delay, Mapping) else self.delay
+        if pause is not None:
+            shift, mean = pause
             rng = np.random.default_rng([self.seed, worker])
             delays = (shift + rng.exponential(mean, pieces)).tolist() if mean else \
                 [shift] * pieces
         return {"slowdown": self.slowdown.get(worker, 1.0), "delays": delays,
                 "link_rate": self.link_rate.get(worker), "crash_after":
                 self.crash_after.get(worker), "hang_after": self.hang_after.get(worker)}
+
+
+def _pause(pair) -> tuple:
+    if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+        raise TypeError("Faults 'delay' must be a pair (shift, mean) in seconds, or a mapping "
+                        "of worker to such pairs.")
+    shift, mean = (_number(v, "delay") for v in pair)
+    if shift < 0 or mean < 0:
+        raise ValueError(f"Faults 'delay' needs shift, mean >= 0, not {tuple(pair)}.")
+    return shift, mean
 
 
 def _number(value, name) -> float:

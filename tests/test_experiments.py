@@ -32,7 +32,7 @@ def test_run_writes_pngs_and_tables(tmp_path, capsys):
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert str(png) in out
-    assert "N = 20, varying the pieces m" in out
+    assert "N = 20, simulated, varying the pieces m" in out
 
 
 @pytest.mark.parametrize("argv", [["experiment", "--sizes", "0"],
@@ -48,3 +48,18 @@ def test_pieces_split_a_fixed_share():
     classic = [sim.simulate(experiments.model(30, seed=0, pieces=m, mean=0.0), "classic")
                for m in (1, 2, 4, 8)]
     assert classic == pytest.approx([classic[0]] * 4)
+
+
+@pytest.mark.bounded(60)
+def test_measured_sweep_next_to_the_prediction(bounded, tmp_path):
+    """Two points of the measured pieces sweep on 6 local workers: every scheme measured,
+    each within 20 % of the simulator's prediction, and the plot written."""
+    from ffcode.runtime import Cluster
+    with Cluster(6) as cluster:
+        measured, predicted = experiments.measured_sweep(cluster, "pieces", [2, 4])
+    assert set(measured) == set(sim.SCHEMES) and set(predicted) == set(sim.SCHEMES) | {"ideal"}
+    for scheme in sim.SCHEMES:
+        assert measured[scheme] == pytest.approx(predicted[scheme], rel=0.2), scheme
+    path = tmp_path / "m.png"
+    experiments.plot(6, "pieces", measured, path, predicted, experiments.MEASURED_SWEEPS)
+    assert path.read_bytes()[:4] == b"\x89PNG"

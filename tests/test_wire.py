@@ -5,8 +5,8 @@ import json
 import struct
 
 import numpy as np
-import zmq
 import pytest
+import zmq
 
 import ffcode
 from ffcode.runtime import wire
@@ -443,3 +443,20 @@ def test_link_from_a_fault_plan():
         dues.append(link.due(400, 1.0))
         link.sent(dues[-1])
     assert dues == pytest.approx([1.2, 1.4, 1.6])
+
+
+def test_per_worker_pauses():
+    """delay may map workers to their own (shift, mean): others pause nothing; workers
+    beyond the job and bad pairs are refused."""
+    faults = Faults(delay={1: (0.5, 0.0), 3: (0.1, 0.2)}, seed=2)
+    assert faults.for_worker(0, 3)["delays"] == [0.0, 0.0, 0.0]
+    assert faults.for_worker(1, 3)["delays"] == [0.5, 0.5, 0.5]
+    drawn = faults.for_worker(3, 3)["delays"]
+    assert all(d >= 0.1 for d in drawn) and drawn == faults.for_worker(3, 3)["delays"]
+    faults.check_workers(4)
+    with pytest.raises(ValueError, match="'delay' names workers \\[3\\]"):
+        faults.check_workers(3)
+    for bad, error in [({0: 0.5}, TypeError), ({0: (-1, 0)}, ValueError),
+                       ({-1: (0, 0)}, ValueError), ({"a": (0, 0)}, TypeError)]:
+        with pytest.raises(error):
+            Faults(delay=bad)
