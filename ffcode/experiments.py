@@ -4,8 +4,11 @@ with ``--measured``, measured on 6 local workers next to the simulator's predict
 tables and PNG plots (matplotlib, the ``plots`` extra)."""
 import math
 import os
+import statistics
 
 from ffcode import sim
+from ffcode._field import GF
+from ffcode.codes import PolynomialCode
 
 # The base setting: R = N/5 (a fifth of the workers suffice), a share of 4 MiB and about
 # 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted exponential), free links, a
@@ -78,14 +81,12 @@ _N, _R, _SIZE = 6, 4, 256
 def measured_sweep(cluster, name, values=None, seed=0):
     """({scheme: measured seconds}, {scheme: predicted seconds}) per value of the parameter:
     first share sent to decodable (report.compute), one run per point."""
-    from ffcode import GF, PolynomialCode
     from ffcode.runtime import Faults
     F = GF(2**31 - 1)
     code = PolynomialCode(F, 2, 2, _N)
     A, B = F.random((_SIZE, _SIZE), seed=1), F.random((_SIZE, _SIZE), seed=2)
     _, calibration = cluster.run(code, A, B, scheme="compfs", pieces=4)
-    quarter = sorted(p["compute"] for w in calibration.workers for p in w.packets)
-    quarter = quarter[len(quarter) // 2]
+    quarter = statistics.median(p["compute"] for w in calibration.workers for p in w.packets)
     share, slice_ = (_SIZE // 2) ** 2, -(-_SIZE // _N) * _SIZE
     measured, predicted = {}, {}
     for value in values or MEASURED_SWEEPS[name][1]:

@@ -69,8 +69,8 @@ class Replay:
         n, m = shape
         if not self.times or any(len(t) == 0 for t in self.times):
             raise ValueError("Replay needs at least one piece time for every worker.")
-        return np.array([[self.times[i % len(self.times)][j % len(self.times[i %
-                        len(self.times)])] for j in range(m)] for i in range(n)], float)
+        rows = [self.times[i % len(self.times)] for i in range(n)]
+        return np.array([[row[j % len(row)] for j in range(m)] for row in rows], float)
 
     @classmethod
     def from_report(cls, report):
