@@ -10,7 +10,8 @@ Three jobs on one ffcode.Cluster of N = 8 worker processes, m = 4 pieces, p = 2*
           matvec; f is not row-linear, so there is no compfs
 Each job's output is checked against direct computation. The table gives each scheme's
 total seconds (median of --repeats runs) and classic's time divided by it (above 1: faster
-than waiting for the R fastest whole results).
+than waiting for the R fastest whole results), and the cost of the runtime's own check of
+the output (Freivalds; on by default where it is cheap), which the totals include.
 
     python bench/bench_schemes.py               # about two minutes on 2 cores
     python bench/bench_schemes.py --repeats 1 --quick
@@ -86,6 +87,14 @@ def main(argv=None):
                 print(f"  {scheme:<11}{median:>9.3f}{f'({low:.3f}-{high:.3f})':>16}"
                       f"{classic / median:>11.2f}x{report.used:>6}{report.wasted:>8}  "
                       f"{[w.used for w in report.workers]}")
+            checks = [r.verify for *_, r in times.values() if r.verified is not None]
+            if checks:
+                check = statistics.median(checks)
+                print(f"  verification (included above): {check * 1e3:.1f} ms, "
+                      f"{100 * check / classic:.1f} % of classic's total")
+            else:
+                print("  verification: off by default for this job (the check would cost "
+                      "as much as recomputing)")
     print(f"\nevery output exact: {'yes' if ok else 'NO'}; total run time "
           f"{time.perf_counter() - start:.0f} s")
     return 0 if ok else 1

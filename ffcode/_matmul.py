@@ -25,6 +25,7 @@ SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role b
 CHUNK_BYTES = 4 << 20      # float64 scratch per column chunk of a wide product
 MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
 ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
+FEW_ROWS = 4               # a few output rows: rowcomb beats stacking and converting, any k
 
 _scratch = threading.local()
 
@@ -177,7 +178,7 @@ def combine(p: int, W: np.ndarray, rows: list, dtype) -> np.ndarray:
     without stacking them into one copy where rowcomb serves: (m, L)."""
     rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
     out = np.empty((W.shape[0], rows[0].shape[0]), dtype)
-    if _rowcomb_serves(p, W.shape[1]):
+    if _rowcomb_serves(p, W.shape[1]) or p < 2**31 and W.shape[0] <= FEW_ROWS:
         _combine_rows(p, W, rows, out, 0)
     else:
         matmul_into(p, W, np.stack(rows), out)

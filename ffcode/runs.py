@@ -57,6 +57,11 @@ def add_arguments(parser):
                         help="worker W dies after sending J packets")
     faults.add_argument("--hang", action="append", default=[], metavar="W:J",
                         help="worker W freezes after sending J packets")
+    faults.add_argument("--corrupt", action="append", default=[], metavar="W:MODE",
+                        help="worker W is malicious: MODE random (garbage payloads) or piece "
+                             "(one element of its first piece off by one)")
+    run.add_argument("--no-verify", action="store_true", help="do not check the output "
+                     "(Freivalds) before accepting it")
     cluster = parser.add_argument_group("cluster (default: local worker processes)")
     cluster.add_argument("--endpoint", help="listen on tcp://HOST:PORT and wait for "
                          "'ffcode worker --connect' workers")
@@ -93,7 +98,8 @@ def faults_from(args):
     links = {w: rate * 1e6 for w, rate in _pairs(args.link, "link", float).items()}
     faults = Faults(slowdown=slowdown, delay=delay, link_rate=links,
                     crash_after=_pairs(args.crash, "crash", int),
-                    hang_after=_pairs(args.hang, "hang", int), seed=args.seed)
+                    hang_after=_pairs(args.hang, "hang", int), seed=args.seed,
+                    corrupt=_pairs(args.corrupt, "corrupt", str))
     faults.check_workers(args.workers)
     return faults
 
@@ -167,7 +173,8 @@ def run(args) -> int:
             try:
                 output, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
                                              faults=faults, timeout=args.timeout,
-                                             seed=args.seed, progress=bar)
+                                             seed=args.seed, progress=bar,
+                                             verify=False if args.no_verify else "auto")
             except ClusterError as e:
                 bar.close()
                 print(f"  {scheme}: FAILED: {e}")
@@ -200,6 +207,8 @@ def _describe(faults) -> str:
         faults.crash_after.items())]
     parts += [f"worker {w} hangs after {j} packets" for w, j in sorted(
         faults.hang_after.items())]
+    parts += [f"worker {w} is malicious ({mode})" for w, mode in sorted(
+        faults.corrupt.items())]
     return "; ".join(parts) or "nothing"
 
 

@@ -8,6 +8,7 @@ import importlib
 
 _WHERE = {"Cluster": "cluster", "ClusterError": "errors", "JobFailed": "errors",
           "JobTimeout": "errors", "ProtocolError": "errors", "WorkerError": "errors",
+          "VerificationError": "errors",
           "Faults": "faults", "SCHEMES": "jobs", "Report": "report",
           "WorkerTimeline": "report"}
 __all__ = sorted(_WHERE)

@@ -16,9 +16,10 @@ from urllib.parse import urlsplit
 import zmq
 
 from ffcode import _validate
+from ffcode import verify as verification
 from ffcode.codes._base import Code
 from ffcode.runtime import keys, wire
-from ffcode.runtime.errors import ClusterError, ProtocolError
+from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
 from ffcode.runtime.jobs import Plan
 from ffcode.runtime.master import JobRun
@@ -231,7 +232,7 @@ class Cluster:
     # -- jobs -------------------------------------------------------------------------------
 
     def run(self, code, *inputs, scheme="compfs", pieces=4, faults=None, timeout=600.0,
-            seed=None, progress=None):
+            seed=None, progress=None, verify="auto"):
         """Run one coded job on the cluster's workers; returns (output, report).
 
         scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
@@ -240,6 +241,12 @@ class Cluster:
         computed). pieces is m; faults (ffcode.Faults) are injected; progress(rank, needed)
         is called as the rank grows. Raises JobFailed (the report attached as .report)
         when the remaining work cannot decode, JobTimeout after timeout seconds.
+
+        verify: check the output before returning it (ffcode.verify: Freivalds' check for
+        products, a random projection for row-linear LCC), raising VerificationError if a
+        worker's wrong result got into it. "auto" (the default) checks where the check costs
+        at most 5 % of the job (ffcode.verify.cheap): large products and row-linear LCC
+        below 2**31; True and False force it.
         """
         self._check_open()
         start = time.monotonic()
@@ -252,6 +259,7 @@ class Cluster:
             raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
                             f"{type(faults).__name__}.")
         timeout = _positive(timeout, "timeout")
+        check = _verification(verify, code, inputs)
         if progress is not None and not callable(progress):
             raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
         faults.check_workers(code.n_workers)
@@ -267,6 +275,18 @@ class Cluster:
                                                                            timeout - encode)
         if plan.buffer is not None:             # reused: no fresh pages to fault in next time
             self._buffers[code.F.dtype] = plan.buffer
+        if check:
+            start = time.monotonic()
+            report.verified = verification.output(code, inputs, output)    # fresh randomness
+            report.verify = time.monotonic() - start
+            report.total += report.verify
+            if not report.verified:
+                error = VerificationError(
+                    f"The decoded output failed its check ({type(code).__name__}, "
+                    f"{verification.rounds(code.F.p)} random columns): a worker sent a wrong "
+                    f"result, so the output is not returned.")
+                error.report = report
+                raise error
         return output, report
 
     # -- shutdown ---------------------------------------------------------------------------
@@ -300,6 +320,17 @@ def _shutdown(owned):
     owned["context"].term()
     if owned["tmpdir"]:
         shutil.rmtree(owned["tmpdir"], ignore_errors=True)
+
+
+def _verification(verify, code, inputs) -> bool:
+    """Whether to check the output: "auto" where cheap, or as told."""
+    if verify == "auto":
+        return verification.cheap(code, inputs)
+    if not isinstance(verify, bool):
+        raise TypeError(f"Argument 'verify' must be True, False or 'auto', not {verify!r}.")
+    if verify and not verification.checkable(code):
+        raise ValueError(f"{code!r} cannot be verified: its f is not row-linear.")
+    return verify
 
 
 def _positive(value, name) -> float:

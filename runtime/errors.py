@@ -19,3 +19,8 @@ class WorkerError(JobFailed):
 
 class ProtocolError(ClusterError):
     """A message that is not valid ffcode wire format (counted and dropped by the master)."""
+
+
+class VerificationError(JobFailed):
+    """The decoded output failed its check: a worker sent a wrong result. It is not
+    returned."""

@@ -9,6 +9,9 @@ import numpy as np
 from ffcode import _validate
 
 
+CORRUPTIONS = ("random", "piece")
+
+
 @dataclass(frozen=True)
 class Faults:
     """What to inject into a job, per worker (0-based code indices).
@@ -21,6 +24,9 @@ class Faults:
     link_rate    {worker: bytes per second}: the worker's sends are paced by a token bucket.
     crash_after  {worker: j}: the worker process dies right after sending j packets.
     hang_after   {worker: j}: the worker freezes (SIGSTOP) right after sending j packets.
+    corrupt      {worker: "random" | "piece"}: a malicious worker; "random" sends random
+                 field elements as every payload, "piece" adds 1 to one element of its first
+                 piece only (a targeted, well-formed corruption).
     seed         seeds the delays: worker w draws from (seed, w), the same in every job.
 
     A whole-result scheme computes a worker's m pieces at once and pauses for all of them
@@ -32,6 +38,7 @@ class Faults:
     crash_after: Mapping = field(default_factory=dict)
     hang_after: Mapping = field(default_factory=dict)
     seed: int = 0
+    corrupt: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
         for name, least, kind in (("slowdown", 1.0, float), ("link_rate", 0.0, float),
@@ -51,6 +58,13 @@ class Faults:
                                      f"not {worker}: {value}.")
                 checked[worker] = value
             object.__setattr__(self, name, checked)
+        if not isinstance(self.corrupt, Mapping) or any(
+                mode not in CORRUPTIONS for mode in self.corrupt.values()):
+            raise ValueError(f"Faults 'corrupt' maps workers to one of {CORRUPTIONS}.")
+        object.__setattr__(self, "corrupt", {_validate.integer(w, "corrupt worker"): mode
+                                             for w, mode in self.corrupt.items()})
+        if any(w < 0 for w in self.corrupt):
+            raise ValueError("Faults 'corrupt' needs workers >= 0.")
         if isinstance(self.delay, Mapping):
             object.__setattr__(self, "delay", {
                 _validate.integer(w, "delay worker"): _pause(pair)
@@ -66,7 +80,8 @@ class Faults:
 
     def check_workers(self, n_workers: int):
         """Refuse faults aimed at workers the job does not have."""
-        for name in ("slowdown", "link_rate", "crash_after", "hang_after", "delay"):
+        for name in ("slowdown", "link_rate", "crash_after", "hang_after", "delay",
+                     "corrupt"):
             given = getattr(self, name)
             beyond = sorted(w for w in given if w >= n_workers) if isinstance(
                 given, Mapping) else []
@@ -84,6 +99,7 @@ class Faults:
             delays = (shift + rng.exponential(mean, pieces)).tolist() if mean else \
                 [shift] * pieces
         return {"slowdown": self.slowdown.get(worker, 1.0), "delays": delays,
+                "corrupt": self.corrupt.get(worker),
                 "link_rate": self.link_rate.get(worker), "crash_after":
                 self.crash_after.get(worker), "hang_after": self.hang_after.get(worker)}
 

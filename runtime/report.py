@@ -38,7 +38,9 @@ class Report:
     encode: float = 0.0         # encoding the shares
     compute: float = 0.0        # from the first share sent until decodable
     decode: float = 0.0         # from decodable to the output
-    total: float = 0.0          # the whole run, encode included
+    total: float = 0.0          # the whole run, encode and verification included
+    verify: float = 0.0         # checking the output (Freivalds), after decoding
+    verified: bool = None       # the check's verdict (None: not checked)
     stop_latency: list = field(default_factory=list)   # per worker: decodable -> ack
     quiet: float = None         # decodable -> the job's last message left its worker
     wasted_after_stop: int = 0  # packets that arrived after the output was decodable
@@ -76,7 +78,9 @@ class Report:
         lost = [f"{w.worker} ({w.lost})" for w in self.workers if w.lost]
         rejected = sum(self.rejected.values())
         return (f"{self.scheme}: {self.total:.3f} s (encode {self.encode:.3f}, compute "
-                f"{self.compute:.3f}, decode {self.decode:.3f}); packets used {self.used}/"
+                f"{self.compute:.3f}, decode {self.decode:.3f}"
+                + (f", verify {self.verify:.3f}" if self.verified is not None else "")
+                + f"); packets used {self.used}/"
                 f"{self.needed}, wasted {self.wasted}, per worker "
                 f"{[w.used for w in self.workers]}"
                 + (f"; lost {', '.join(lost)}" if lost else "")

@@ -72,11 +72,23 @@ def warm_up():
                 wire.packet(Header(Kind.PACKET, 0, 0), packet.coeffs, packet.payload)
 
 
+def tamper(F, payload, index, mode, rng):
+    """An injected malicious worker's payload: random elements, or one element of its first
+    piece off by one; well-formed either way."""
+    if mode == "random":
+        return F.random(payload.shape, rng)
+    if mode == "piece" and index == 0 and payload.size:
+        payload = payload.copy()
+        payload.flat[0] = F.add(payload.flat[0], 1)
+    return payload
+
+
 def compute(job, out):
     """Run one task, handing each message to out(frames); returns early on a stop."""
     F, op = operation(job.spec)
     send, m = job.spec["send"], job.spec["pieces"]
     slowdown, delays = job.faults["slowdown"], job.faults["delays"]
+    corrupt, rng = job.faults.get("corrupt"), np.random.default_rng()
     if send == "pieces":                # computation at full speed: a packet per block
         *operands, G = job.operands
         blocks, rest = operands[0], operands[1:]
@@ -86,13 +98,15 @@ def compute(job, out):
             spent = time.perf_counter() - start
             if job.stop.wait((slowdown - 1) * spent + delays[j]):
                 return
-            out(wire.packet(job.header(Kind.PACKET, j, 0, spent), G[j], y))
+            out(wire.packet(job.header(Kind.PACKET, j, 0, spent), G[j],
+                            tamper(F, y, j, corrupt, rng)))
     else:                               # the whole result, then its packets
         start = time.perf_counter()
         y = op(*job.operands)
         spent = time.perf_counter() - start
         if job.stop.wait((slowdown - 1) * spent + sum(delays)):
             return
+        y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
         if send == "whole":
             packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
         else:

@@ -20,7 +20,7 @@ from helpers import descendants
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encode", "compute",
-               "decode", "total", "stop_latency", "quiet", "wasted_after_stop", "stale",
+               "decode", "total", "verify", "verified", "stop_latency", "quiet", "wasted_after_stop", "stale",
                "rejected", "workers", "received", "used", "wasted", "exact"}
 WORKER_KEYS = {"worker", "host", "pid", "share_sent", "packets", "compute", "done", "stopped",
                "lost", "used", "wasted"}
@@ -134,11 +134,12 @@ def test_compare_lcc_row_linear(bounded, capsys, tmp_path, monkeypatch):
 @pytest.mark.bounded(60)
 def test_row_linear_claim_for_square_is_caught(bounded, capsys):
     """--row-linear with f = square (not linear) makes compfs decode a wrong output: the
-    exactness check says NO and the run fails with status 1."""
+    runtime's verification refuses it (it never reaches the user) and the run fails with
+    status 1."""
     status, out = run_cli(capsys, "lcc", *SMALL, "--t", "0", "--row-linear", "--scheme",
                           "compfs")
     assert status == 1
-    assert "output equals direct computation: NO" in out
+    assert "compfs: FAILED: The decoded output failed its check" in out
     assert out.rstrip().endswith("run FAILED")
 
 

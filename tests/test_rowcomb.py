@@ -18,6 +18,11 @@ def takes_rowcomb(p, k):
     return p < 2**31 and k < _matmul.ROWCOMB_PER_PRODUCT * len(_matmul.scheme(p, k).products)
 
 
+def combine_takes_rowcomb(p, k, m):
+    """F.combine's rule: matmul's, or any k when the output has at most FEW_ROWS rows."""
+    return takes_rowcomb(p, k) or p < 2**31 and m <= _matmul.FEW_ROWS
+
+
 def inner_dimensions(p):
     """1 up to three past the last k that rowcomb serves."""
     last = max(k for k in range(1, 400) if takes_rowcomb(p, k))
@@ -172,18 +177,18 @@ def test_zero_sized_products(p):
 
 @pytest.mark.parametrize("p", [3, 65521, 2**31 - 1, 2**61 - 1])
 def test_field_combine(p, rowcomb_calls):
-    """F.combine(W, arrays) is W @ stack(arrays) reshaped, through rowcomb for short k
-    (p < 2**31) and through the BLAS schemes otherwise."""
+    """F.combine(W, arrays) is W @ stack(arrays) reshaped, through rowcomb for short k or
+    few output rows (p < 2**31) and through the BLAS schemes otherwise."""
     F = ffcode.GF(p)
-    for k in (1, 5, 40):
+    for k, m in ((1, 4), (5, 4), (40, 4), (40, 5)):
         rowcomb_calls.clear()
-        W = rand(p, (4, k), k)
+        W = rand(p, (m, k), k)
         arrays = [rand(p, (3, 7), (k, j)) for j in range(k)]
         arrays[0] = np.asfortranarray(arrays[0])
         got = F.combine(W, arrays)
         flat = np.stack([a.reshape(-1) for a in arrays])
-        assert_field_array(F, got, obj_matmul(p, W, flat).reshape(4, 3, 7))
-        assert rowcomb_calls == ([k] if takes_rowcomb(p, k) else [])
+        assert_field_array(F, got, obj_matmul(p, W, flat).reshape(m, 3, 7))
+        assert rowcomb_calls == ([k] if combine_takes_rowcomb(p, k, m) else [])
     scalars = F.combine([[1, 2]], [np.uint8(2), np.uint8(1)])
     assert scalars.shape == (1,) and scalars.tolist() == [4 % p]
     assert F.combine(rand(p, (2, 2), 1), [np.zeros((0, 3), np.uint8)] * 2).shape == (2, 0, 3)

@@ -311,7 +311,7 @@ def test_read_control_deeply_nested_json(raw):
 def test_for_worker_without_faults():
     plan = Faults().for_worker(3, 4)
     assert plan == {"slowdown": 1.0, "delays": [0.0] * 4, "link_rate": None,
-                    "crash_after": None, "hang_after": None}
+                    "crash_after": None, "hang_after": None, "corrupt": None}
     json.dumps(plan)
 
 
@@ -320,13 +320,13 @@ def test_for_worker_names_only_its_own_faults():
                     hang_after={1: 0})
     assert faults.for_worker(0, 2) == {"slowdown": 1.0, "delays": [0.0, 0.0],
                                        "link_rate": None, "crash_after": 2,
-                                       "hang_after": None}
+                                       "hang_after": None, "corrupt": None}
     assert faults.for_worker(1, 2) == {"slowdown": 3.0, "delays": [0.0, 0.0],
                                        "link_rate": None, "crash_after": None,
-                                       "hang_after": 0}
+                                       "hang_after": 0, "corrupt": None}
     assert faults.for_worker(2, 2) == {"slowdown": 1.0, "delays": [0.0, 0.0],
                                        "link_rate": 1000.0, "crash_after": None,
-                                       "hang_after": None}
+                                       "hang_after": None, "corrupt": None}
     assert faults.for_worker(5, 1)["slowdown"] == 1.0
     json.dumps(faults.for_worker(1, 2))
 

@@ -1,0 +1,115 @@
+"""Checking a decoded output before trusting it, at a fraction of the cost of computing it.
+
+Products use Freivalds' check: for a random matrix R with a few rows, R @ C must equal
+(R @ A) @ B. A wrong C passes one random column with probability at most 1/p, so the number
+of columns is chosen to push that to 2**-FAILURE_BITS. Row-linear LCC outputs are checked
+the same way on a random projection of the rows: R^T f(X) = f(R^T X).
+
+>>> from ffcode import GF
+>>> F = GF(65521)
+>>> A, B = F.random((4, 3), seed=1), F.random((3, 5), seed=2)
+>>> C = F.matmul(A, B)
+>>> product(F, A, B, C, seed=0), rounds(F.p)
+(True, 4)
+>>> C[2, 3] = F.add(C[2, 3], 1)
+>>> product(F, A, B, C, seed=0)
+False
+"""
+import math
+
+import numpy as np
+
+from ffcode import _matmul
+from ffcode._field import PrimeField
+from ffcode.codes import LCC, MDS
+from ffcode.codes._base import Code, ProductCode
+
+FAILURE_BITS = 60           # a wrong output passes with probability at most 2**-60
+
+
+def rounds(p: int) -> int:
+    """Random columns needed for a failure probability of at most 2**-FAILURE_BITS."""
+    return math.ceil(FAILURE_BITS / math.log2(p))
+
+
+def product(F, A, B, C, seed=None) -> bool:
+    """Whether C == A @ B (A, B matrices), by Freivalds' check: O(n**2) per round."""
+    if not isinstance(F, PrimeField):
+        raise TypeError(f"Argument 'F' must be a field from ffcode.GF, not {type(F).__name__}.")
+    A, B, C = F.matrix(A, "A"), F.matrix(B, "B"), F.matrix(C, "C")
+    if A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
+        raise ValueError(f"Shapes do not match C = A @ B: A {A.shape}, B {B.shape}, "
+                         f"C {C.shape}.")
+    # Projected from the left, R^T C = (R^T A) B: each side a few combinations of rows,
+    # the short-inner-dimension products F.combine is fastest at.
+    R = F.random((rounds(F.p), A.shape[0]), seed)
+    if not A.shape[0] or not B.shape[1]:
+        return True
+    def combine(W, M):          # rows of M, checked above, combined by W
+        return _matmul.combine(F.p, W, list(M), F.dtype)
+
+    left = combine(R, C)
+    right = combine(combine(R, A), B) if B.shape[0] else np.zeros_like(left)
+    return np.array_equal(left, right)
+
+
+CHEAP = 0.05                # "cheap": the check's multiply-adds at most 5 % of the job's
+
+
+def cheap(code, inputs) -> bool:
+    """Whether checking this job's output costs at most CHEAP of computing it (counted in
+    multiply-adds; only below 2**31, where the check runs in the fast row-combination
+    kernel)."""
+    F = code.F
+    if F.p >= 2**31 or not checkable(code):
+        return False
+    k = rounds(F.p)
+    if isinstance(code, (ProductCode, MDS)):
+        A, B = (np.shape(x) for x in inputs)
+        if len(B) != 2 or len(A) != 2:
+            return False                            # A @ x for a vector: recompute instead
+        n, inner, c = A[0], A[1], B[1]
+        return k * (n * inner + inner * c + n * c) <= CHEAP * n * inner * c
+    rows = np.shape(inputs[0][0])[0] if np.ndim(inputs[0][0]) else 0
+    return k <= CHEAP * rows                        # f on k projected rows, not on all
+
+
+def checkable(code) -> bool:
+    """Whether outputs of this code can be checked cheaply (products, MDS with a matrix x,
+    row-linear LCC); MDS with a vector x is checked by recomputing it, as cheap as it is."""
+    return isinstance(code, (ProductCode, MDS)) or isinstance(code, LCC) and code.row_linear
+
+
+def output(code, inputs, out, seed=None) -> bool:
+    """Whether ``out`` is the exact output of ``code`` on ``inputs`` (the arguments of
+    Cluster.run: (A, B), (A, x) or (blocks,)); ValueError when the code's output cannot be
+    checked cheaply (LCC with an f that is not row-linear)."""
+    if not isinstance(code, Code):
+        raise TypeError(f"Argument 'code' must be an ffcode code, not {type(code).__name__}.")
+    F = code.F
+    if isinstance(code, ProductCode):
+        return product(F, *inputs, out, seed)
+    if isinstance(code, MDS):
+        A, x = inputs
+        if np.ndim(x) == 1:
+            y = F.elements(out, "out")
+            return y.shape == (F.matrix(A, "A").shape[0],) and np.array_equal(
+                F.matmul(A, x), y)
+        return product(F, A, x, out, seed)
+    if not checkable(code):
+        raise ValueError(f"{code!r} computes an f that is not row-linear: its output cannot "
+                         f"be checked on a random projection.")
+    blocks = inputs[0]
+    if len(out) != len(blocks):
+        return False
+    rng = np.random.default_rng(seed)
+    for X, Y in zip(blocks, out):
+        X, Y = F.elements(X, "blocks"), F.elements(Y, "out")
+        if X.ndim < 1 or Y.ndim < 1 or Y.shape[0] != X.shape[0]:
+            return False
+        R = F.random((rounds(F.p), X.shape[0]), rng)
+        projected = F.matmul(R, X.reshape(X.shape[0], -1)).reshape((-1,) + X.shape[1:])
+        if not np.array_equal(F.elements(code.f(F, projected), "f(F, R X)").reshape(-1),
+                              F.matmul(R, Y.reshape(Y.shape[0], -1)).reshape(-1)):
+            return False
+    return True

@@ -1,0 +1,130 @@
+"""Verification: Freivalds' check and the projection check accept exact outputs and refuse
+any corrupted one; the runtime checks by default where it is cheap and never returns an
+output a malicious worker spoiled."""
+import numpy as np
+import pytest
+
+import ffcode
+from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode, verify
+from ffcode.runtime import VerificationError
+
+from codecases import gram, times_W
+
+PRIMES = [2, 3, 65521, 2**31 - 1, 2**61 - 1]
+
+
+@pytest.mark.parametrize("p", PRIMES)
+def test_product_accepts_exact_and_refuses_every_single_error(p):
+    """Every one-element corruption of C is caught (2**-60 odds of a miss per case)."""
+    F = GF(p)
+    A, B = F.random((5, 4), seed=1), F.random((4, 3), seed=2)
+    C = F.matmul(A, B)
+    assert verify.product(F, A, B, C, seed=3)
+    for i in range(5):
+        for j in range(3):
+            wrong = C.copy()
+            wrong[i, j] = F.add(wrong[i, j], 1)
+            assert not verify.product(F, A, B, wrong, seed=(i, j))
+
+
+def test_rounds_reach_the_failure_bound():
+    for p in PRIMES:
+        assert verify.rounds(p) * np.log2(p) >= verify.FAILURE_BITS
+    assert verify.rounds(2) == 60 and verify.rounds(2**61 - 1) == 1
+
+
+def test_output_of_every_checkable_code():
+    F = GF(65521)
+    A, B = F.random((6, 4), seed=1), F.random((4, 5), seed=2)
+    x, X = F.random(4, seed=3), F.random((4, 2), seed=4)
+    blocks = [F.random((5, 3), seed=5 + j) for j in range(2)]
+    cases = [(PolynomialCode(F, 2, 2, 4), (A, B), F.matmul(A, B)),
+             (MatDot(F, 2, 3), (A, B), F.matmul(A, B)),
+             (MDS(F, 2, 3), (A, x), F.matmul(A, x)),
+             (MDS(F, 2, 3), (A, X), F.matmul(A, X)),
+             (LCC(F, 2, 1, times_W, 1, 4, row_linear=True), (blocks,),
+              [times_W(F, b) for b in blocks])]
+    for code, inputs, out in cases:
+        assert verify.checkable(code)
+        assert verify.output(code, inputs, out, seed=0), code
+        bad = [o.copy() for o in out] if isinstance(out, list) else out.copy()
+        target = bad[1] if isinstance(bad, list) else bad
+        target.flat[-1] = F.add(target.flat[-1], 1)
+        assert not verify.output(code, inputs, bad, seed=0), code
+
+
+def test_not_row_linear_lcc_cannot_be_checked():
+    F = GF(65521)
+    code = LCC(F, 2, 1, gram, 2, 7)
+    assert not verify.checkable(code)
+    with pytest.raises(ValueError, match="not row-linear"):
+        verify.output(code, ([F.random((3, 2), seed=1)] * 2,), [], seed=0)
+    with pytest.raises(ValueError, match="do not match"):
+        verify.product(F, F.random((2, 3)), F.random((3, 4)), F.random((2, 3)))
+    with pytest.raises(TypeError, match="code"):
+        verify.output("code", (), None)
+
+
+@pytest.mark.bounded(90)
+def test_runtime_never_returns_a_spoiled_output(bounded):
+    """Every worker is needed (N = R), one of them malicious: every scheme raises
+    VerificationError with the report, for random garbage and for a one-element change;
+    with verify=False the spoiled output would have been returned."""
+    F = GF(2**31 - 1)
+    code = PolynomialCode(F, 2, 2, 4)
+    A, B = F.random((16, 8), seed=1), F.random((8, 12), seed=2)
+    C = F.matmul(A, B)
+    with ffcode.Cluster(4, lost_after=30) as cluster:
+        for scheme in ("uncoded", "classic", "systematic", "cfs", "compfs"):
+            for mode in ("random", "piece"):
+                faults = Faults(corrupt={2: mode})
+                with pytest.raises(VerificationError, match="wrong result") as e:
+                    cluster.run(code, A, B, scheme=scheme, pieces=3, faults=faults,
+                                verify=True)
+                assert e.value.report.verified is False and e.value.report.verify > 0
+                out, report = cluster.run(code, A, B, scheme=scheme, pieces=3,
+                                          faults=faults, verify=False)
+                assert not np.array_equal(out, C) and report.verified is None
+            out, report = cluster.run(code, A, B, scheme=scheme, pieces=3, verify=True)
+            assert np.array_equal(out, C) and report.verified is True
+
+
+@pytest.mark.bounded(60)
+def test_runtime_verify_modes(bounded):
+    F = GF(65521)
+    A, x = F.random((8, 4), seed=1), F.random(4, seed=2)
+    with ffcode.Cluster(3, lost_after=30) as cluster:
+        mds = MDS(F, 2, 3)
+        assert cluster.run(mds, A, x)[1].verified is None          # a vector: not by default
+        assert cluster.run(mds, A, x, verify=True)[1].verified is True
+        gram_code = LCC(F, 2, 0, "ffcode.functions:square", 2, 3)
+        with pytest.raises(ValueError, match="cannot be verified"):
+            cluster.run(gram_code, [A, A], scheme="classic", verify=True)
+        for bad in ("yes", 1, None):
+            with pytest.raises(TypeError, match="'verify'"):
+                cluster.run(mds, A, x, verify=bad)
+
+
+def test_cheap_is_at_most_five_percent():
+    """auto checks large products and tall row-linear LCC blocks below 2**31 only."""
+    F, G = GF(2**31 - 1), GF(2**61 - 1)
+    big, small = (np.zeros((256, 256), np.uint32),) * 2, (np.zeros((16, 8), np.uint32),) * 2
+    assert verify.cheap(PolynomialCode(F, 2, 2, 4), big)
+    assert not verify.cheap(PolynomialCode(F, 2, 2, 4), small)
+    assert not verify.cheap(PolynomialCode(G, 2, 2, 4), big)
+    assert not verify.cheap(MDS(F, 2, 3), (big[0], np.zeros(256, np.uint32)))
+    assert verify.cheap(MDS(F, 2, 3), big)
+    lcc = LCC(F, 2, 1, times_W, 1, 4, row_linear=True)
+    assert verify.cheap(lcc, ([np.zeros((100, 3), np.uint32)] * 2,))
+    assert not verify.cheap(lcc, ([np.zeros((10, 3), np.uint32)] * 2,))
+    assert not verify.cheap(LCC(F, 2, 1, gram, 2, 7), ([np.zeros((100, 3), np.uint32)] * 2,))
+
+
+def test_corrupt_faults_are_checked():
+    assert Faults(corrupt={1: "piece"}).for_worker(1, 2)["corrupt"] == "piece"
+    assert Faults(corrupt={1: "piece"}).for_worker(0, 2)["corrupt"] is None
+    for bad in ({1: "all"}, {-1: "random"}, ["random"]):
+        with pytest.raises(ValueError, match="corrupt"):
+            Faults(corrupt=bad)
+    with pytest.raises(ValueError, match="'corrupt' names workers"):
+        Faults(corrupt={5: "random"}).check_workers(3)
