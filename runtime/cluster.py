@@ -259,7 +259,9 @@ class Cluster:
             raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
                             f"{type(faults).__name__}.")
         timeout = _positive(timeout, "timeout")
-        check = _verification(verify, code, inputs)
+        if verify != "auto" and not isinstance(verify, bool):
+            raise TypeError(f"Argument 'verify' must be True, False or 'auto', not "
+                            f"{verify!r}.")
         if progress is not None and not callable(progress):
             raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
         faults.check_workers(code.n_workers)
@@ -267,6 +269,7 @@ class Cluster:
             raise ValueError(f"The code has {code.n_workers} workers, the cluster "
                              f"{self.n_workers}.")
         plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype))
+        check = _verification(verify, code, inputs)     # the inputs are checked by now
         encode = time.monotonic() - start
         workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
         self.epoch += 1
@@ -326,8 +329,6 @@ def _verification(verify, code, inputs) -> bool:
     """Whether to check the output: "auto" where cheap, or as told."""
     if verify == "auto":
         return verification.cheap(code, inputs)
-    if not isinstance(verify, bool):
-        raise TypeError(f"Argument 'verify' must be True, False or 'auto', not {verify!r}.")
     if verify and not verification.checkable(code):
         raise ValueError(f"{code!r} cannot be verified: its f is not row-linear.")
     return verify
