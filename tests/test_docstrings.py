@@ -7,7 +7,7 @@ import pytest
 MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcode._validate",
            "ffcode.codes.mds", "ffcode.codes.polynomial", "ffcode.codes.matdot",
            "ffcode.codes.lcc", "ffcode.pieces", "ffcode.decoder", "ffcode.functions",
-           "ffcode.sim", "ffcode.verify"]
+           "ffcode.sim", "ffcode.verify", "ffcode.byzantine"]
 
 
 @pytest.mark.parametrize("name", MODULES)
