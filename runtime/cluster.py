@@ -232,7 +232,7 @@ class Cluster:
     # -- jobs -------------------------------------------------------------------------------
 
     def run(self, code, *inputs, scheme="compfs", pieces=4, faults=None, timeout=600.0,
-            seed=None, progress=None, verify="auto"):
+            seed=None, progress=None, verify="auto", adversaries=0):
         """Run one coded job on the cluster's workers; returns (output, report).
 
         scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
@@ -247,6 +247,9 @@ class Cluster:
         worker's wrong result got into it. "auto" (the default) checks where the check costs
         at most 5 % of the job (ffcode.verify.cheap): large products and row-linear LCC
         below 2**31; True and False force it.
+
+        adversaries: with scheme="classic", wait for R + 2A whole results and decode despite
+        up to A wrong ones (ffcode.byzantine); the report names the wrong workers.
         """
         self._check_open()
         start = time.monotonic()
@@ -268,7 +271,8 @@ class Cluster:
         if code.n_workers > self.n_workers:
             raise ValueError(f"The code has {code.n_workers} workers, the cluster "
                              f"{self.n_workers}.")
-        plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype))
+        plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype),
+                    adversaries)
         check = _verification(verify, code, inputs)     # the inputs are checked by now
         encode = time.monotonic() - start
         workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ffcode import functions
+from ffcode import _validate, byzantine, functions
 from ffcode._blocks import split_rows
 from ffcode.codes import LCC, MDS
 from ffcode.codes._base import Code, ProductCode
@@ -32,7 +32,7 @@ class Plan:
     (a Decoder, or Gather for uncoded runs), made at the first packet when its shape is
     needed."""
 
-    def __init__(self, code, inputs, scheme, pieces, seed, buffer=None):
+    def __init__(self, code, inputs, scheme, pieces, seed, buffer=None, adversaries=0):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -45,6 +45,17 @@ class Plan:
         self.work_pieces = self.pieces = pieces_count(pieces)
         if scheme in ("uncoded", "classic"):
             self.pieces = 1
+        adversaries = _validate.integer(adversaries, "adversaries")
+        if adversaries < 0:
+            raise ValueError(f"Argument 'adversaries' must be non-negative, not "
+                             f"{adversaries}.")
+        if adversaries and scheme != "classic":
+            raise ValueError("Correcting wrong results (adversaries > 0) works on whole "
+                             "results: use scheme='classic'.")
+        if code.recovery_threshold + 2 * adversaries > code.n_workers:
+            raise ValueError(f"Correcting {adversaries} wrong results needs R + 2A = "
+                             f"{code.recovery_threshold + 2 * adversaries} workers; the code "
+                             f"has {code.n_workers}.")
         operation = ({"op": "call", "f": functions.path_of(code.f)} if isinstance(code, LCC)
                      else {"op": "matmul"})
         encode_inputs, args = _split_inputs(code, inputs)
@@ -61,7 +72,10 @@ class Plan:
         self.tasks = [_coded_task(code, share, args, dict(base, seed=_seed(seed, i)))
                       for i, share in enumerate(shares)]
         self.needed = self.pieces * code.recovery_threshold
-        if code._result_rows() is not None:
+        if adversaries:
+            self.collector = Robust(code, adversaries)
+            self.needed = self.collector.needed
+        elif code._result_rows() is not None:
             self.collector = Decoder(code, self.pieces, defer=True, buffer=buffer)
         else:
             self.collector = ShapeVote(code, self.pieces, buffer)
@@ -228,3 +242,43 @@ class ShapeVote:
 
     def result(self):
         return self.leader.result()
+
+
+class Robust:
+    """Whole results from R + 2A workers, decoded despite up to A wrong ones; the workers
+    found wrong are kept in ``wrong``."""
+
+    def __init__(self, code, adversaries):
+        self.code, self.adversaries = code, adversaries
+        self.needed = code.recovery_threshold + 2 * adversaries
+        self._results, self.wrong = {}, []
+        self.pending = 0
+
+    @property
+    def rank(self):
+        return len(self._results)
+
+    @property
+    def complete(self):
+        return len(self._results) >= self.needed
+
+    def add(self, packet) -> bool:
+        if packet.index != 0 or packet.coeffs.tolist() != [1]:
+            raise ValueError("A whole result is one packet: index 0, coefficients [1].")
+        payload = self.code._checked([packet.payload])[0]
+        first = next(iter(self._results.values()), payload)
+        if payload.shape != first.shape:
+            raise ValueError(f"Packet payload has shape {payload.shape}, expected "
+                             f"{first.shape}.")
+        if packet.worker in self._results or self.complete:
+            return False
+        self._results[packet.worker] = payload
+        return True
+
+    def eliminate(self, count=1) -> int:
+        return 0
+
+    def result(self):
+        """The output (byzantine.DecodingError if more than A results are wrong)."""
+        output, self.wrong = byzantine.decode(self.code, self._results, self.adversaries)
+        return output

@@ -20,7 +20,8 @@ from helpers import descendants
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encode", "compute",
-               "decode", "total", "verify", "verified", "stop_latency", "quiet", "wasted_after_stop", "stale",
+               "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
+               "wasted_after_stop", "stale",
                "rejected", "workers", "received", "used", "wasted", "exact"}
 WORKER_KEYS = {"worker", "host", "pid", "share_sent", "packets", "compute", "done", "stopped",
                "lost", "used", "wasted"}

@@ -302,7 +302,8 @@ def test_lcc_scalar_blocks(bounded, cluster, scheme):
 # -- the report --------------------------------------------------------------------------------
 
 REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encode", "compute",
-               "decode", "total", "verify", "verified", "stop_latency", "quiet", "wasted_after_stop", "stale",
+               "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
+               "wasted_after_stop", "stale",
                "rejected", "workers", "received", "used", "wasted"}
 WORKER_KEYS = {"worker", "host", "pid", "share_sent", "packets", "compute", "done", "stopped",
                "lost", "used", "wasted"}
