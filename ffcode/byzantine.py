@@ -19,7 +19,6 @@ the output is then decoded from the results of the workers found good.
 ([3, 7, 11, 15], [4])
 """
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -39,18 +38,12 @@ def decode(code, results, adversaries, seed=None):
     that many wrong workers."""
     if not isinstance(code, Code):
         raise TypeError(f"Argument 'code' must be an ffcode code, not {type(code).__name__}.")
-    if not isinstance(results, Mapping):
-        raise TypeError(f"Argument 'results' must be a mapping of worker index to local "
-                        f"result, not {type(results).__name__}.")
     A = _validate.integer(adversaries, "adversaries")
     if A < 0:
         raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
     R = code.recovery_threshold
-    workers = sorted(code._worker_index(w) for w in results)
-    if len(workers) < R + 2 * A:
-        raise ValueError(f"Correcting {A} wrong results needs R + 2A = {R + 2 * A} results, "
-                         f"got {len(workers)}.")
-    Y = code._checked([results[w] for w in workers])
+    workers, Y = code._results(results, R + 2 * A,
+                               f"Correcting {A} wrong results (R + 2A = {R + 2 * A})")
     F = code.F
     rng = np.random.default_rng(seed)
     points = [int(code.points[w]) for w in workers]

@@ -152,14 +152,13 @@ def _uncoded(code, inputs, args, spec):
     return tasks, Gather(F, N, lambda results: np.concatenate(results)[:rows])
 
 
-class Gather:
-    """The uncoded collector: one whole result from each of ``needed`` workers, assembled."""
+class WholeResults:
+    """Collects whole local results, one packet (index 0, coefficients [1]) per worker, until
+    ``needed`` distinct workers have sent one; subclasses check a payload and use them."""
+    pending = 0
 
-    def __init__(self, F, needed, assemble):
-        self.F, self.needed, self._assemble = F, needed, assemble
-        self._results = {}
-        self.received = 0
-        self.pending = 0
+    def __init__(self, needed):
+        self.needed, self._results = needed, {}
 
     @property
     def rank(self):
@@ -167,26 +166,36 @@ class Gather:
 
     @property
     def complete(self):
-        return len(self._results) == self.needed
+        return len(self._results) >= self.needed
 
     def add(self, packet) -> bool:
-        if not 0 <= packet.worker < self.needed:
-            raise ValueError(f"Worker {packet.worker} has no uncoded task.")
         if packet.index != 0 or packet.coeffs.tolist() != [1]:
-            raise ValueError("An uncoded result is one packet: index 0, coefficients [1].")
-        payload = self.F.elements(packet.payload, "packet payload")
+            raise ValueError("A whole result is one packet: index 0, coefficients [1].")
+        payload = self._checked(packet)
         first = next(iter(self._results.values()), payload)
         if payload.shape != first.shape:
             raise ValueError(f"Packet payload has shape {payload.shape}, expected "
                              f"{first.shape}.")
-        self.received += 1
-        if packet.worker in self._results:
+        if packet.worker in self._results or self.complete:
             return False
         self._results[packet.worker] = payload
         return True
 
     def eliminate(self, count=1) -> int:
         return 0
+
+
+class Gather(WholeResults):
+    """The uncoded collector: one whole result from each of ``needed`` workers, assembled."""
+
+    def __init__(self, F, needed, assemble):
+        super().__init__(needed)
+        self.F, self._assemble = F, assemble
+
+    def _checked(self, packet):
+        if not 0 <= packet.worker < self.needed:
+            raise ValueError(f"Worker {packet.worker} has no uncoded task.")
+        return self.F.elements(packet.payload, "packet payload")
 
     def result(self):
         if not self.complete:
@@ -244,39 +253,16 @@ class ShapeVote:
         return self.leader.result()
 
 
-class Robust:
+class Robust(WholeResults):
     """Whole results from R + 2A workers, decoded despite up to A wrong ones; the workers
     found wrong are kept in ``wrong``."""
 
     def __init__(self, code, adversaries):
-        self.code, self.adversaries = code, adversaries
-        self.needed = code.recovery_threshold + 2 * adversaries
-        self._results, self.wrong = {}, []
-        self.pending = 0
+        super().__init__(code.recovery_threshold + 2 * adversaries)
+        self.code, self.adversaries, self.wrong = code, adversaries, []
 
-    @property
-    def rank(self):
-        return len(self._results)
-
-    @property
-    def complete(self):
-        return len(self._results) >= self.needed
-
-    def add(self, packet) -> bool:
-        if packet.index != 0 or packet.coeffs.tolist() != [1]:
-            raise ValueError("A whole result is one packet: index 0, coefficients [1].")
-        payload = self.code._checked([packet.payload])[0]
-        first = next(iter(self._results.values()), payload)
-        if payload.shape != first.shape:
-            raise ValueError(f"Packet payload has shape {payload.shape}, expected "
-                             f"{first.shape}.")
-        if packet.worker in self._results or self.complete:
-            return False
-        self._results[packet.worker] = payload
-        return True
-
-    def eliminate(self, count=1) -> int:
-        return 0
+    def _checked(self, packet):
+        return self.code._checked([packet.payload])[0]
 
     def result(self):
         """The output (byzantine.DecodingError if more than A results are wrong)."""

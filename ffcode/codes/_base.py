@@ -133,20 +133,26 @@ class Code:
         """The exact output from a {worker_index: local_result} mapping of at least
         recovery_threshold distinct workers. Every result is checked; the lowest worker
         indices are used when there are more than needed."""
-        if not isinstance(results, Mapping):
-            raise TypeError(f"Argument 'results' must be a mapping of worker index to local "
-                            f"result, not {type(results).__name__}.")
         R = self.recovery_threshold
-        workers = sorted(self._worker_index(w) for w in results)
-        if len(workers) < R:
-            raise ValueError(f"Decoding needs results from {R} distinct workers, got "
-                             f"{len(workers)}: {R - len(workers)} more needed.")
-        checked = dict(zip(workers, self._checked([results[w] for w in workers])))
+        workers, arrays = self._results(results, R, "Decoding")
+        checked = dict(zip(workers, arrays))
         chosen = workers[:R]
         Y = [checked[w] for w in chosen]
         W = self._decoding_matrix(self.points[chosen])
         blocks = _matmul.combine(self.F.p, W, Y, self.F.dtype)
         return self._assemble(blocks.reshape((W.shape[0],) + Y[0].shape))
+
+    def _results(self, results, least: int, what: str):
+        """(sorted worker indices, their checked local results) of a {worker: result}
+        mapping of at least ``least`` distinct workers."""
+        if not isinstance(results, Mapping):
+            raise TypeError(f"Argument 'results' must be a mapping of worker index to local "
+                            f"result, not {type(results).__name__}.")
+        workers = sorted(self._worker_index(w) for w in results)
+        if len(workers) < least:
+            raise ValueError(f"{what} needs results from {least} distinct workers, got "
+                             f"{len(workers)}: {least - len(workers)} more needed.")
+        return workers, self._checked([results[w] for w in workers])
 
     def _decoding_matrix(self, points):
         """The outputs from the results at these R points: C V^-1 (V^-1 in O(R**2))."""
