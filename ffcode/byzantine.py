@@ -8,6 +8,14 @@ projection of the results (y_i = r^T Y_i s, one scalar codeword, wrong where Y_i
 probability at least 1 - 2/p, repeated until a miss is below 2**-60), by Berlekamp-Welch;
 the output is then decoded from the results of the workers found good.
 
+``RobustDecoder`` does the same for computation at full speed, where a worker's packets are
+random combinations of pieces of its result and a straggler may have sent only some: it
+keeps the packets, projects each to scalars the same way, and looks for the fewest workers
+(at most A) whose removal leaves packets that agree and still pin the output down with any
+A further workers removed. Then the output is exact whoever of the rest is wrong, and the
+removed workers are exactly those whose packets were wrong. It decides after every packet,
+so it stops at m·(R + A) packets when nobody is wrong, and at most m·(R + 2A) otherwise.
+
 >>> from ffcode import GF, MDS
 >>> F = GF(65521)
 >>> code = MDS(F, k=2, n_workers=6)
@@ -19,11 +27,15 @@ the output is then decoded from the results of the workers found good.
 ([3, 7, 11, 15], [4])
 """
 import math
+from itertools import combinations
 
 import numpy as np
 
-from ffcode import _matmul, _validate
+from ffcode import _linalg, _matmul, _validate
+from ffcode._ext.rankbasis import RankBasis
 from ffcode.codes._base import Code
+from ffcode.decoder import Decoder
+from ffcode.pieces import Packet
 
 
 class DecodingError(ValueError):
@@ -45,11 +57,11 @@ def decode(code, results, adversaries, seed=None):
     workers, Y = code._results(results, R + 2 * A,
                                f"Correcting {A} wrong results (R + 2A = {R + 2 * A})")
     F = code.F
-    rng = np.random.default_rng(seed)
     points = [int(code.points[w]) for w in workers]
+    pairs = projections(F, Y[0].shape, np.random.default_rng(seed))
     bad = set()
-    for _ in range(rounds(F.p) if Y[0].size else 0):
-        projected = _project(F, Y, rng)
+    for r, s in pairs:
+        projected = [project(F, y, r, s) for y in Y]
         h = _berlekamp_welch(F.p, points, projected, R, A)
         if h is None:
             raise DecodingError(f"The {len(workers)} results are not within {A} errors of "
@@ -68,14 +80,20 @@ def rounds(p: int) -> int:
     return math.ceil(60 / math.log2(p / 2)) if p > 4 else 60
 
 
-def _project(F, Y, rng):
-    """r^T Y_i s for every result Y_i (as rows x rest) and one random pair (r, s): a random
-    bilinear functional, in one pass over each result (the row-combination kernel)."""
-    rows = Y[0].shape[0] if Y[0].ndim else 1
-    r = F.random((1, rows), rng)
-    s = F.random(Y[0].size // rows, rng)
-    return [int(F.matmul(_matmul.combine(F.p, r, list(y.reshape(rows, -1)), F.dtype), s)[0])
-            for y in Y]
+def projections(F, shape, rng) -> list:
+    """rounds(p) random pairs (r, s) for arrays of ``shape`` seen as rows x rest."""
+    rows = shape[0] if shape else 1
+    size = int(np.prod(shape))
+    if not size:
+        return []
+    return [(F.random((1, rows), rng), F.random(size // rows, rng)) for _ in range(rounds(F.p))]
+
+
+def project(F, y, r, s) -> int:
+    """r^T y s, a random bilinear functional of y, in one pass (the row-combination
+    kernel): a nonzero change of y changes it with probability at least 1 - 2/p."""
+    rows = r.shape[1]
+    return int(F.matmul(_matmul.combine(F.p, r, list(y.reshape(rows, -1)), F.dtype), s)[0])
 
 
 def _berlekamp_welch(p, points, values, R, A):
@@ -136,3 +154,153 @@ def _eval(coeffs, a, p):
     for c in reversed(coeffs):
         value = (value * a + c) % p
     return value
+
+
+class RobustDecoder:
+    """Decodes ``code`` from packets of m = ``pieces`` pieces per local result despite up to
+    ``adversaries`` = A workers whose packets are wrong (see the module's docstring).
+
+    The interface of ``Decoder``: ``add(packet)`` (True if the packet was kept: it is not a
+    combination of its worker's earlier ones), ``rank`` (packets kept), ``needed``
+    (m·(R + 2A): enough for any A wrong workers), ``complete`` (the kept packets decide
+    the output, often before ``needed``) and ``result()``; ``wrong`` lists the workers whose
+    packets were wrong once complete. If more than A workers are wrong it never completes,
+    whatever arrives: a wrong output is never decoded.
+
+    >>> from ffcode import GF, MDS, piece_packets
+    >>> F = GF(65521)
+    >>> code = MDS(F, k=2, n_workers=5)
+    >>> shares = code.encode([[1, 2], [3, 4], [5, 6], [7, 8]])
+    >>> decoder = RobustDecoder(code, pieces=2, adversaries=1, seed=0)
+    >>> for w in (4, 0, 1, 2):
+    ...     y = code.compute(shares[w], [1, 1])
+    ...     if w == 4:
+    ...         y = F.add(y, 1)                           # a wrong worker
+    ...     for packet in piece_packets(F, y, 2, w, seed=w):
+    ...         _ = decoder.add(packet)
+    >>> decoder.complete, decoder.result().tolist(), decoder.wrong
+    (True, [3, 7, 11, 15], [4])
+    """
+
+    def __init__(self, code, pieces, adversaries, result_shape=None, seed=None):
+        self._check = Decoder(code, pieces, result_shape)    # checks packets as it would
+        self.code, self.F, self.pieces = code, code.F, self._check.pieces
+        A = _validate.integer(adversaries, "adversaries")
+        if A < 0:
+            raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
+        R = code.recovery_threshold
+        if R + 2 * A > code.n_workers:
+            raise ValueError(f"Correcting {A} wrong workers needs R + 2A = {R + 2 * A} "
+                             f"workers; the code has {code.n_workers}.")
+        self.adversaries, self._result_shape = A, result_shape
+        self._unknowns = self.pieces * R
+        self.needed = self.pieces * (R + 2 * A)
+        self._powers = code.F.vandermonde(code.points, R)
+        self._rng = np.random.default_rng(seed)
+        self._pairs = self._shape = None
+        self._kept = {}         # worker -> [(index, coeffs, payload, equation row)]
+        self._own = {}          # worker -> RankBasis of its coefficient vectors
+        self._seen = set()
+        self._good = None       # the workers decoded from, once complete
+        self.wrong = []
+        self._output = None
+
+    def __repr__(self):
+        return (f"RobustDecoder({self.code!r}, pieces={self.pieces}, adversaries="
+                f"{self.adversaries}, kept={self.rank}/{self.needed})")
+
+    @property
+    def rank(self) -> int:
+        return min(sum(map(len, self._kept.values())), self.needed)
+
+    @property
+    def complete(self) -> bool:
+        return self._good is not None
+
+    pending = 0
+
+    def eliminate(self, count=1) -> int:
+        return 0
+
+    def add(self, packet) -> bool:
+        """Take one packet; True if it was kept."""
+        worker, index, coeffs, shape = self._check.checked_header(packet)
+        if self._shape is not None and shape != self._shape:
+            raise ValueError(f"Packet payload has shape {shape}, expected {self._shape}.")
+        if (worker, index) in self._seen or self.complete:
+            return False
+        own = self._own.get(worker)
+        if own is None:
+            own = RankBasis(np.ones((1, 1), np.uint64), self.pieces, self.F.p)
+        if own.probe(coeffs, 0) < 0:            # its worker's earlier packets imply it
+            self._seen.add((worker, index))
+            return False
+        payload = self.F.elements(self._check.checked_payload(packet, shape), "packet payload")
+        if self._pairs is None:
+            self._shape, self._pairs = shape, projections(self.F, shape, self._rng)
+        own.commit()
+        self._own[worker] = own
+        self._seen.add((worker, index))
+        equation = np.empty(self._unknowns + len(self._pairs), self.F.dtype)
+        # Unknown l·R + d is coefficient d of piece l, as in Decoder.
+        equation[:self._unknowns] = self.F.mul(coeffs[:, None],
+                                               self._powers[worker][None, :]).reshape(-1)
+        equation[self._unknowns:] = [project(self.F, payload, r, s) for r, s in self._pairs]
+        self._kept.setdefault(worker, []).append((index, coeffs, payload, equation))
+        self._decide()
+        return True
+
+    def _decide(self):
+        """Complete if removing at most A workers (the fewest) leaves packets that agree and
+        have full rank with any A more removed."""
+        A, counts = self.adversaries, {w: len(k) for w, k in self._kept.items()}
+        if _least_left(counts.values(), A) < self._unknowns:
+            return                              # too few packets whoever is wrong
+        workers = sorted(counts)
+        for b in range(A + 1):
+            for removed in combinations(workers, b):
+                rest = [w for w in workers if w not in removed]
+                if (_least_left([counts[w] for w in rest], A) >= self._unknowns and
+                        self._agree(rest) and all(
+                            self._full_rank([w for w in rest if w not in more])
+                            for more in combinations(rest, min(A, len(rest))))):
+                    self._good, self.wrong = rest, list(removed)
+                    return
+
+    def _equations(self, workers) -> np.ndarray:
+        return np.array([e[3] for w in workers for e in self._kept[w]], self.F.dtype)
+
+    def _agree(self, workers) -> bool:
+        """Whether the workers' packets are consistent: with the equations in echelon form
+        on the unknowns, the projections of the dependent ones reduce to zero."""
+        M = self._equations(workers)
+        rank, _ = _linalg.echelon(self.F.p, M, self._unknowns, reduced=False)
+        return not M[rank:, self._unknowns:].any()
+
+    def _full_rank(self, workers) -> bool:
+        M = np.ascontiguousarray(self._equations(workers)[:, :self._unknowns])
+        return _linalg.echelon(self.F.p, M, self._unknowns, reduced=False)[0] == \
+            self._unknowns
+
+    def result(self):
+        """The decoded output, exactly what code.decode returns (ValueError before
+        complete)."""
+        if not self.complete:
+            raise ValueError(f"Not decodable yet: {self.rank} packets kept of the "
+                             f"{self.needed} that suffice with {self.adversaries} wrong "
+                             f"workers.")
+        if self._output is None:
+            decoder = Decoder(self.code, self.pieces, self._result_shape)
+            for w in self._good:
+                for index, coeffs, payload, _ in self._kept[w]:
+                    if decoder.complete:
+                        break
+                    decoder.add(Packet(w, index, coeffs, payload))
+            self._output = decoder.result()
+        return self._output
+
+
+def _least_left(counts, removed) -> int:
+    """The packets left after removing the ``removed`` workers that sent the most."""
+    counts = sorted(counts)
+    return sum(counts[:max(len(counts) - removed, 0)])

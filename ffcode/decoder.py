@@ -100,6 +100,39 @@ class Decoder:
 
     def add(self, packet) -> bool:
         """Take one packet; True if it was innovative (it raised the rank)."""
+        worker, index, coeffs, shape = self.checked_header(packet)
+        key = (worker, index)
+        if key in self._seen or self._basis.rank == self.needed:
+            self.received += 1
+            return False
+        if self._basis.probe(coeffs, worker) < 0:      # checks the coefficients < p
+            self._seen.add(key)
+            self.received += 1
+            return False
+        payload = self.checked_payload(packet, shape)     # innovative: read it
+        if self._piece_shape is None:
+            size = int(np.prod(shape))
+            if self._payload_basis is not self._basis:     # payload rows staged on arrival
+                buffer = self._buffer
+                if not (isinstance(buffer, np.ndarray) and buffer.dtype == self.F.dtype and
+                        buffer.ndim == 1 and buffer.size >= self.needed * size):
+                    buffer = np.empty(self.needed * size, self.F.dtype)
+                self._buffer = buffer
+            self._payload_basis.reserve(size, self._buffer)
+            self._piece_shape = shape
+        if self._payload_basis is self._basis:
+            self._basis.commit(payload.reshape(-1))     # checks the elements < p first
+        else:
+            self._payload_basis.stage(self._basis.rank, payload.reshape(-1))   # checks too
+            self._basis.commit()
+            self._pending.append((coeffs, worker))
+        self._seen.add(key)
+        self.received += 1
+        return True
+
+    def checked_header(self, packet):
+        """(worker, index, coefficients, payload shape) of a packet, all checked; the
+        payload's elements are left for ``checked_payload``, read only when needed."""
         if not isinstance(packet, Packet):
             raise TypeError(f"Argument 'packet' must be an ffcode.Packet, not "
                             f"{type(packet).__name__}.")
@@ -122,34 +155,11 @@ class Decoder:
         shape = self._piece_shape
         if payload.shape != shape:
             shape = self._check_shape(payload.shape)
-        key = (worker, index)
-        if key in self._seen or self._basis.rank == self.needed:
-            self.received += 1
-            return False
-        if self._basis.probe(coeffs, worker) < 0:      # checks the coefficients < p
-            self._seen.add(key)
-            self.received += 1
-            return False
-        payload = self._in_field(payload, shape, "packet payload")   # innovative: read it
-        if self._piece_shape is None:
-            size = int(np.prod(shape))
-            if self._payload_basis is not self._basis:     # payload rows staged on arrival
-                buffer = self._buffer
-                if not (isinstance(buffer, np.ndarray) and buffer.dtype == self.F.dtype and
-                        buffer.ndim == 1 and buffer.size >= self.needed * size):
-                    buffer = np.empty(self.needed * size, self.F.dtype)
-                self._buffer = buffer
-            self._payload_basis.reserve(size, self._buffer)
-            self._piece_shape = shape
-        if self._payload_basis is self._basis:
-            self._basis.commit(payload.reshape(-1))     # checks the elements < p first
-        else:
-            self._payload_basis.stage(self._basis.rank, payload.reshape(-1))   # checks too
-            self._basis.commit()
-            self._pending.append((coeffs, worker))
-        self._seen.add(key)
-        self.received += 1
-        return True
+        return worker, index, coeffs, shape
+
+    def checked_payload(self, packet, shape):
+        """The packet's payload as a C-contiguous array of the field, elements checked."""
+        return self._in_field(packet.payload, shape, "packet payload")
 
     @property
     def buffer(self):

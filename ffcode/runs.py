@@ -60,6 +60,10 @@ def add_arguments(parser):
     faults.add_argument("--corrupt", action="append", default=[], metavar="W:MODE",
                         help="worker W is malicious: MODE random (garbage payloads) or piece "
                              "(one element of its first piece off by one)")
+    run.add_argument("--adversaries", type=int, default=0, metavar="A",
+                     help="decode despite up to A malicious workers and name them "
+                          "(classic needs R + 2A results; full-speed schemes stop as soon "
+                          "as the packets decide; uncoded cannot)")
     run.add_argument("--no-verify", action="store_true", help="do not check the output "
                      "(Freivalds) before accepting it")
     cluster = parser.add_argument_group("cluster (default: local worker processes)")
@@ -160,8 +164,12 @@ def run(args) -> int:
         [args.scheme]
     if args.compare and not code.row_linear:
         schemes.remove("compfs")
+    if args.compare and args.adversaries:
+        schemes.remove("uncoded")           # no redundancy to correct with
     print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, m = {args.pieces}")
     print(f"  injected: {_describe(faults)}")
+    if args.adversaries:
+        print(f"  correcting up to {args.adversaries} wrong workers")
     start = time.perf_counter()
     with Cluster(args.workers, args.endpoint, key=args.key, clients=args.clients) as cluster:
         cluster.wait()
@@ -174,7 +182,8 @@ def run(args) -> int:
                 output, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
                                              faults=faults, timeout=args.timeout,
                                              seed=args.seed, progress=bar,
-                                             verify=False if args.no_verify else "auto")
+                                             verify=False if args.no_verify else "auto",
+                                             adversaries=args.adversaries)
             except ClusterError as e:
                 bar.close()
                 print(f"  {scheme}: FAILED: {e}")
@@ -223,7 +232,8 @@ def _table(schemes, reports):
         ratio = f"{classic / r.total:.2f}x" if classic else "-"
         print(f"  {scheme:<11}{r.total:>9.3f}{ratio:>12}{r.compute:>11.3f}{r.decode:>10.3f}"
               f"{r.used:>6}{r.wasted:>8}  {'yes' if r.exact else 'NO ':<5}  "
-              f"{[w.used for w in r.workers]}")
+              f"{[w.used for w in r.workers]}"
+              + (f"  wrong: {r.wrong}" if r.wrong else ""))
     print("  (vs classic: classic's total time / the scheme's; above 1x is faster)")
 
 

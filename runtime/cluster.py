@@ -163,6 +163,22 @@ class Cluster:
             if handle.local:
                 LocalPool.kill(handle.pid)
 
+    def exclude(self, handle, reason):
+        """Never give this worker another job: a local one is replaced by a fresh process
+        before the next job, a remote one is told to exit (the cluster then waits for
+        another to connect)."""
+        if handle.lost is None and not handle.local:
+            self._tell_shutdown(handle)
+        self.lose(handle, f"excluded: {reason}")
+
+    def _tell_shutdown(self, handle):
+        try:
+            self._router.send_multipart([handle.ident, Header(Kind.SHUTDOWN, self.session,
+                                                              self.epoch).pack()],
+                                        flags=zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass
+
     # -- the socket -------------------------------------------------------------------------
 
     def receive(self, timeout):
@@ -248,8 +264,12 @@ class Cluster:
         at most 5 % of the job (ffcode.verify.cheap): large products and row-linear LCC
         below 2**31; True and False force it.
 
-        adversaries: with scheme="classic", wait for R + 2A whole results and decode despite
-        up to A wrong ones (ffcode.byzantine); the report names the wrong workers.
+        adversaries: decode despite up to A workers sending wrong results (ffcode.byzantine),
+        named in report.wrong: classic waits for R + 2A whole results (Berlekamp-Welch);
+        systematic, cfs and compfs stop once the packets decide the output with any A
+        workers wrong (m·(R + A) packets when all agree, at most m·(R + 2A)). With more
+        wrong workers the job fails (JobFailed); it never returns a wrong output. Workers
+        found wrong are excluded from later jobs (``exclude``).
         """
         self._check_open()
         start = time.monotonic()
@@ -282,6 +302,8 @@ class Cluster:
                                                                            timeout - encode)
         if plan.buffer is not None:             # reused: no fresh pages to fault in next time
             self._buffers[code.F.dtype] = plan.buffer
+        for i in report.wrong:
+            self.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         if check:
             start = time.monotonic()
             report.verified = verification.output(code, inputs, output)    # fresh randomness
@@ -308,12 +330,7 @@ class Cluster:
             return
         self._closed = True
         for handle in self.live():
-            try:
-                self._router.send_multipart([handle.ident, Header(Kind.SHUTDOWN, self.session,
-                                                                  self.epoch).pack()],
-                                            flags=zmq.NOBLOCK)
-            except zmq.ZMQError:
-                pass
+            self._tell_shutdown(handle)
         if self._authenticator is not None:
             self._authenticator.stop()
         self._owned["linger"] = 0 if self.local else 500      # let the SHUTDOWNs leave

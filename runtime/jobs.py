@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ffcode import _validate, byzantine, functions
+from ffcode.byzantine import RobustDecoder
 from ffcode._blocks import split_rows
 from ffcode.codes import LCC, MDS
 from ffcode.codes._base import Code, ProductCode
@@ -49,9 +50,11 @@ class Plan:
         if adversaries < 0:
             raise ValueError(f"Argument 'adversaries' must be non-negative, not "
                              f"{adversaries}.")
-        if adversaries and scheme != "classic":
-            raise ValueError("Correcting wrong results (adversaries > 0) works on whole "
-                             "results: use scheme='classic'.")
+        if adversaries and scheme == "uncoded":
+            raise ValueError("Correcting wrong results (adversaries > 0) needs redundancy, "
+                             "which scheme='uncoded' has none of: use classic, systematic, "
+                             "cfs or compfs.")
+        self.adversaries = adversaries
         if code.recovery_threshold + 2 * adversaries > code.n_workers:
             raise ValueError(f"Correcting {adversaries} wrong results needs R + 2A = "
                              f"{code.recovery_threshold + 2 * adversaries} workers; the code "
@@ -71,14 +74,19 @@ class Plan:
         shares = code.encode(*encode_inputs, pieces=m, seed=seed)
         self.tasks = [_coded_task(code, share, args, dict(base, seed=_seed(seed, i)))
                       for i, share in enumerate(shares)]
-        self.needed = self.pieces * code.recovery_threshold
-        if adversaries:
-            self.collector = Robust(code, adversaries)
-            self.needed = self.collector.needed
-        elif code._result_rows() is not None:
-            self.collector = Decoder(code, self.pieces, defer=True, buffer=buffer)
-        else:
-            self.collector = ShapeVote(code, self.pieces, buffer)
+        # Enough packets for any A wrong workers (m·R when nobody may be wrong).
+        self.needed = self.pieces * (code.recovery_threshold + 2 * adversaries)
+
+        def collector(shape, first):
+            if not adversaries:
+                return Decoder(code, self.pieces, shape, defer=True,
+                               buffer=buffer if first else None)
+            if scheme == "classic":
+                return Robust(code, adversaries)
+            return RobustDecoder(code, self.pieces, adversaries, shape)
+
+        self.collector = (collector(None, True) if code._result_rows() is not None else
+                          ShapeVote(collector, self.pieces))
 
     @property
     def buffer(self):
@@ -93,10 +101,12 @@ class Plan:
         return self.collector.add(packet)
 
     def counted(self, worker: int, index: int) -> bool:
-        """Whether an innovative packet counted towards the output (not so for one filed
-        under a shape that lost the vote)."""
+        """Whether a kept packet counted towards the output: not so for one of a worker
+        found wrong, or one filed under a shape that lost the vote."""
+        if worker in getattr(self.collector, "wrong", ()):
+            return False
         if isinstance(self.collector, ShapeVote):
-            return (worker, index) in self.collector.leader.accepted
+            return self.collector.filed.get((worker, index)) == self.collector.leader_shape
         return True
 
 
@@ -205,14 +215,16 @@ class Gather(WholeResults):
 
 class ShapeVote:
     """LCC with an f that is not row-linear: the master cannot tell a local result's shape
-    before it sees one, so each shape the workers claim gets its own decoder. A worker that
-    claims a wrong shape fills only its own, which one worker alone never completes when
-    R > 1 (its packets span at most m of the m·R dimensions)."""
+    before it sees one, so each shape the workers claim gets its own collector, made by
+    ``collector(shape, first)``. A worker that claims a wrong shape fills only its own,
+    which one worker alone never completes when R > 1 (its packets span at most m of the
+    m·R dimensions), nor A wrong workers when the collector corrects A. A correcting
+    collector's wrong workers include those that claimed another shape."""
 
-    def __init__(self, code, pieces, buffer=None):
-        self.code, self.pieces, self.buffer = code, pieces, buffer
-        self.needed = pieces * code.recovery_threshold
-        self.decoders = {}
+    def __init__(self, collector, pieces):
+        self._make, self.pieces = collector, pieces
+        self.collectors = {}
+        self.filed = {}         # (worker, index) of a kept packet -> the shape it claimed
 
     def add(self, packet, rows: int) -> bool:
         shape = packet.payload.shape
@@ -220,34 +232,44 @@ class ShapeVote:
             raise ValueError(f"A local result of {rows} rows does not split into pieces of "
                              f"shape {shape}.")
         key = (rows,) + tuple(shape[1:])
-        if key not in self.decoders:
-            self.decoders[key] = Decoder(self.code, self.pieces, defer=True, result_shape=key,
-                                         buffer=None if self.decoders else self.buffer)
-            self.decoders[key].accepted = set()
-        decoder = self.decoders[key]
-        innovative = decoder.add(packet)
-        if innovative:
-            decoder.accepted.add((packet.worker, packet.index))
-        return innovative
+        if key not in self.collectors:
+            self.collectors[key] = self._make(key, not self.collectors)
+        kept = self.collectors[key].add(packet)
+        if kept:
+            self.filed[(packet.worker, packet.index)] = key
+        return kept
+
+    @property
+    def leader_shape(self):
+        """The shape of the complete collector, else of the one furthest on."""
+        return max(self.collectors, default=None,
+                   key=lambda k: (self.collectors[k].complete, self.collectors[k].rank))
 
     @property
     def leader(self):
-        return max(self.decoders.values(), key=lambda d: d.rank, default=None)
+        return self.collectors[self.leader_shape] if self.collectors else None
 
     @property
     def rank(self):
-        return self.leader.rank if self.decoders else 0
+        return self.leader.rank if self.collectors else 0
 
     @property
     def complete(self):
-        return bool(self.decoders) and self.leader.complete
+        return bool(self.collectors) and self.leader.complete
 
     @property
     def pending(self):
-        return self.leader.pending if self.decoders else 0
+        return self.leader.pending if self.collectors else 0
 
     def eliminate(self, count=1) -> int:
-        return self.leader.eliminate(count) if self.decoders else 0
+        return self.leader.eliminate(count) if self.collectors else 0
+
+    @property
+    def wrong(self):
+        if not self.collectors or not hasattr(self.leader, "wrong"):
+            return []
+        others = {w for (w, _), key in self.filed.items() if key != self.leader_shape}
+        return sorted(set(self.leader.wrong) | others)
 
     def result(self):
         return self.leader.result()

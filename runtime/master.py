@@ -165,6 +165,9 @@ class JobRun:
         lost = [i for i, t in enumerate(self.timelines) if t.lost]
         running = [i for i in range(len(self.workers)) if i not in self.finished]
         message = f"{what} {rank}/{needed} {why}"
+        if self.plan.adversaries and rank >= needed:
+            message += (f"; the results cannot be explained with at most "
+                        f"{self.plan.adversaries} wrong workers")
         if lost:
             message += (f"; {_workers(lost)} lost (" +
                         "; ".join(f"{i}: {self.timelines[i].lost}" for i in lost) + ")")

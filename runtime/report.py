@@ -85,5 +85,7 @@ class Report:
                 f"{self.needed}, wasted {self.wasted}, per worker "
                 f"{[w.used for w in self.workers]}"
                 + (f"; lost {', '.join(lost)}" if lost else "")
+                + (f"; wrong results from {self.wrong} (corrected, excluded)" if self.wrong
+                   else "")
                 + (f"; rejected {rejected} {self.rejected}" if rejected else "")
                 + (f"; {self.stale} stale" if self.stale else ""))

@@ -86,31 +86,3 @@ def test_bad_arguments():
     output, bad = decode(case.code, results, adversaries=0)
     case.check(output)
     assert bad == []
-
-
-@pytest.mark.bounded(60)
-def test_cluster_corrects_and_names_wrong_workers(bounded):
-    """Cluster.run(adversaries=A) waits for R + 2A whole results: one malicious worker is
-    corrected and named; two (with A = 1 and every result needed) fail the job, never
-    return a wrong output."""
-    import ffcode
-    from ffcode import Faults, PolynomialCode
-    from ffcode.runtime import JobFailed
-    F = GF(2**31 - 1)
-    code = PolynomialCode(F, 2, 2, 6)                   # R = 4, R + 2A = 6 = N for A = 1
-    A, B = F.random((24, 8), seed=1), F.random((8, 12), seed=2)
-    with ffcode.Cluster(6, lost_after=30) as cluster:
-        for mode in ("random", "piece"):
-            out, report = cluster.run(code, A, B, scheme="classic", adversaries=1,
-                                      faults=Faults(corrupt={3: mode}))
-            assert np.array_equal(out, F.matmul(A, B)) and report.wrong == [3]
-            assert report.received == report.needed == 6
-        with pytest.raises(JobFailed, match="more than 1 workers are wrong") as e:
-            cluster.run(code, A, B, scheme="classic", adversaries=1, verify=False,
-                        faults=Faults(corrupt={0: "random", 4: "piece"}))
-        assert e.value.report is not None
-        for scheme in ("cfs", "compfs"):
-            with pytest.raises(ValueError, match="scheme='classic'"):
-                cluster.run(code, A, B, scheme=scheme, adversaries=1)
-        with pytest.raises(ValueError, match="R \\+ 2A = 8 workers"):
-            cluster.run(code, A, B, scheme="classic", adversaries=2)

@@ -1,0 +1,82 @@
+"""Cluster.run(adversaries=A) on real workers: with up to A malicious workers the output is
+exact, exactly they are named and excluded from later jobs; with more the job fails and
+never returns a wrong output."""
+import numpy as np
+import pytest
+
+from ffcode import GF, PolynomialCode
+
+F = GF(2**31 - 1)
+CODE = PolynomialCode(F, 2, 2, 6)           # R = 4; A = 1 needs m·(R + 2) = 6 workers' worth
+A_, B_ = F.random((24, 8), seed=1), F.random((8, 12), seed=2)
+PRODUCT = F.matmul(A_, B_)
+SCHEMES = ("classic", "systematic", "cfs", "compfs")
+# Worker 5 straggles: the others' packets (the wrong worker's among them) all arrive first,
+# so the job must correct, not merely outrun, the wrong worker.
+SLOW = {5: 4.0}
+
+
+@pytest.fixture
+def cluster(bounded):
+    """Six local workers of the test's own: excluding one replaces its process."""
+    import ffcode
+    with ffcode.Cluster(6, lost_after=30) as cluster:
+        yield cluster
+
+
+def run(cluster, scheme, **kwargs):
+    return cluster.run(CODE, A_, B_, scheme=scheme, adversaries=1, timeout=30, **kwargs)
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("mode", ["random", "piece"])
+def test_one_wrong_worker_is_corrected_named_and_excluded(cluster, scheme, mode):
+    from ffcode import Faults
+    before = {h.slot: h for h in cluster.wait(6)}
+    output, report = run(cluster, scheme, verify=False,
+                         faults=Faults(corrupt={3: mode}, slowdown=SLOW))
+    assert np.array_equal(output, PRODUCT)
+    assert report.wrong == [3]
+    assert before[3].lost.startswith("excluded: sent a wrong result")
+    assert all(before[i].lost is None for i in range(6) if i != 3)
+    after = {h.slot: h for h in cluster.wait(6)}           # a fresh process in slot 3
+    assert after[3] is not before[3] and after[3].pid != before[3].pid
+    output, report = run(cluster, scheme)                  # the fresh worker is honest
+    assert np.array_equal(output, PRODUCT) and report.wrong == []
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("scheme", ["cfs", "compfs"])
+def test_full_speed_stops_early_when_nobody_is_wrong(cluster, scheme):
+    """Nobody wrong: m·(R + A) packets decide, not the m·(R + 2A) that any A wrong need."""
+    output, report = run(cluster, scheme, pieces=4)
+    assert np.array_equal(output, PRODUCT) and report.wrong == []
+    assert report.needed == 4 * (4 + 2)
+    assert report.used == 4 * (4 + 1) <= report.received
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("scheme,message", [
+    ("classic", "more than 1 workers are wrong"),
+    ("cfs", "cannot be explained with at most 1 wrong workers"),
+    ("compfs", "cannot be explained with at most 1 wrong workers")])
+def test_more_wrong_workers_fail_the_job(cluster, scheme, message):
+    from ffcode import Faults
+    from ffcode.runtime import JobFailed
+    before = cluster.wait(6)
+    with pytest.raises(JobFailed, match=message) as e:
+        run(cluster, scheme, verify=False, faults=Faults(corrupt={0: "random", 4: "piece"}))
+    assert e.value.report is not None and e.value.report.wrong == []
+    assert all(h.lost is None for h in before)             # nobody is known wrong
+
+
+@pytest.mark.bounded(30)
+def test_refusals(cluster):
+    with pytest.raises(ValueError, match="redundancy"):
+        run(cluster, "uncoded")
+    for scheme in SCHEMES:
+        with pytest.raises(ValueError, match="R \\+ 2A = 8 workers"):
+            cluster.run(CODE, A_, B_, scheme=scheme, adversaries=2)
+    with pytest.raises(ValueError, match="non-negative"):
+        cluster.run(CODE, A_, B_, adversaries=-1)
