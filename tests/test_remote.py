@@ -110,6 +110,34 @@ def test_remote_workers_every_scheme(bounded, tmp_path, monkeypatch):
         reap(procs)
 
 
+@pytest.mark.bounded(60)
+def test_wrong_remote_worker_is_told_to_exit(bounded, tmp_path):
+    """A remote worker found wrong (adversaries=1) is excluded: it is told to exit (status
+    0), and a spare worker takes its place in the next job."""
+    F = ffcode.GF(65521)
+    A, x = F.random((12, 5), seed=1), F.random(5, seed=2)
+    code = MDS(F, 1, 3)                     # R = 1: A = 1 needs all 3 workers (classic)
+    procs = []
+    try:
+        with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30) as cluster:
+            procs = start_workers(cluster.endpoint, 4, tmp_path)
+            cluster.wait(4, timeout=30)
+            handles = cluster.wait(3)
+            output, report = cluster.run(code, A, x, scheme="classic", adversaries=1,
+                                         faults=ffcode.Faults(corrupt={1: "random"}),
+                                         timeout=30)
+            assert np.array_equal(output, F.matmul(A, x)) and report.wrong == [1]
+            victim = next(proc for proc in procs if proc.pid == handles[1].pid)
+            assert victim.wait(10) == 0
+            output, report = cluster.run(code, A, x, scheme="classic", adversaries=1,
+                                         timeout=30)
+            assert np.array_equal(output, F.matmul(A, x)) and report.wrong == []
+            assert {w.pid for w in report.workers} == {p.pid for p in procs} - {victim.pid}
+        assert exits(procs) == [0, 0, 0, 0]
+    finally:
+        reap(procs)
+
+
 @pytest.mark.bounded(30)
 def test_unimportable_f_refused_before_sending(bounded):
     """An LCC whose f is a lambda cannot run on worker processes: refused at once, before

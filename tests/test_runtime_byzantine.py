@@ -11,9 +11,9 @@ CODE = PolynomialCode(F, 2, 2, 6)           # R = 4; A = 1 needs m·(R + 2) = 6 
 A_, B_ = F.random((24, 8), seed=1), F.random((8, 12), seed=2)
 PRODUCT = F.matmul(A_, B_)
 SCHEMES = ("classic", "systematic", "cfs", "compfs")
-# Worker 5 straggles: the others' packets (the wrong worker's among them) all arrive first,
-# so the job must correct, not merely outrun, the wrong worker.
-SLOW = {5: 4.0}
+# Worker 5 straggles (50 ms per piece): the others' packets (the wrong worker's among them)
+# arrive first, so the job must correct, not merely outrun, the wrong worker.
+SLOW = {5: (0.05, 0.0)}
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def test_one_wrong_worker_is_corrected_named_and_excluded(cluster, scheme, mode)
     from ffcode import Faults
     before = {h.slot: h for h in cluster.wait(6)}
     output, report = run(cluster, scheme, verify=False,
-                         faults=Faults(corrupt={3: mode}, slowdown=SLOW))
+                         faults=Faults(corrupt={3: mode}, delay=SLOW))
     assert np.array_equal(output, PRODUCT)
     assert report.wrong == [3]
     assert before[3].lost.startswith("excluded: sent a wrong result")
