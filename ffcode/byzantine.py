@@ -14,7 +14,13 @@ keeps the packets, projects each to scalars the same way, and looks for the fewe
 (at most A) whose removal leaves packets that agree and still pin the output down with any
 A further workers removed. Then the output is exact whoever of the rest is wrong, and the
 removed workers are exactly those whose packets were wrong. It decides after every packet,
-so it stops at m·(R + A) packets when nobody is wrong, and at most m·(R + 2A) otherwise.
+so with random combinations it stops at about m·(R + A) packets when nobody is wrong (each
+worker's at most m span its part), and by m·(R + 2A) otherwise.
+
+Beyond A wrong workers no decoder can be sure: independent errors (garbage, a slip) are
+found inconsistent (DecodingError, or RobustDecoder never completes), but workers that
+collude can forge results that agree with one another and with enough honest ones on a
+wrong output. Only checking the output (ffcode.verify) catches that.
 
 >>> from ffcode import GF, MDS
 >>> F = GF(65521)
@@ -60,8 +66,7 @@ def decode(code, results, adversaries, seed=None):
     points = [int(code.points[w]) for w in workers]
     pairs = projections(F, Y[0].shape, np.random.default_rng(seed))
     bad = set()
-    for r, s in pairs:
-        projected = [project(F, y, r, s) for y in Y]
+    for projected in zip(*[project(F, y, pairs) for y in Y]):
         h = _berlekamp_welch(F.p, points, projected, R, A)
         if h is None:
             raise DecodingError(f"The {len(workers)} results are not within {A} errors of "
@@ -80,20 +85,26 @@ def rounds(p: int) -> int:
     return math.ceil(60 / math.log2(p / 2)) if p > 4 else 60
 
 
-def projections(F, shape, rng) -> list:
-    """rounds(p) random pairs (r, s) for arrays of ``shape`` seen as rows x rest."""
+def projections(F, shape, rng):
+    """rounds(p) random pairs (r_j, s_j) for arrays of ``shape`` seen as rows x rest, as
+    two matrices (r_j the rows of the first, s_j of the second); None for empty arrays."""
     rows = shape[0] if shape else 1
     size = int(np.prod(shape))
     if not size:
+        return None
+    k = rounds(F.p)
+    return F.random((k, rows), rng), F.random((k, size // rows), rng)
+
+
+def project(F, y, pairs) -> list:
+    """[r_j^T y s_j for every pair]: random bilinear functionals of y, all in one pass over
+    it (the row-combination kernel); a nonzero change of y changes each with probability at
+    least 1 - 2/p."""
+    if pairs is None:
         return []
-    return [(F.random((1, rows), rng), F.random(size // rows, rng)) for _ in range(rounds(F.p))]
-
-
-def project(F, y, r, s) -> int:
-    """r^T y s, a random bilinear functional of y, in one pass (the row-combination
-    kernel): a nonzero change of y changes it with probability at least 1 - 2/p."""
-    rows = r.shape[1]
-    return int(F.matmul(_matmul.combine(F.p, r, list(y.reshape(rows, -1)), F.dtype), s)[0])
+    r, s = pairs
+    ry = _matmul.combine(F.p, r, list(y.reshape(r.shape[1], -1)), F.dtype)
+    return [int(v) for v in np.diagonal(F.matmul(ry, np.ascontiguousarray(s.T)))]
 
 
 def _berlekamp_welch(p, points, values, R, A):
@@ -164,8 +175,10 @@ class RobustDecoder:
     combination of its worker's earlier ones), ``rank`` (packets kept), ``needed``
     (m·(R + 2A): enough for any A wrong workers), ``complete`` (the kept packets decide
     the output, often before ``needed``) and ``result()``; ``wrong`` lists the workers whose
-    packets were wrong once complete. If more than A workers are wrong it never completes,
-    whatever arrives: a wrong output is never decoded.
+    packets were wrong once complete (of those heard from). Independent errors of more than
+    A workers leave it incomplete whatever arrives; see the module's docstring on
+    collusion. When the code cannot tell a local result's shape (MDS's columns, LCC), the
+    first kept packet fixes it: give ``result_shape`` if a wrong worker may claim another.
 
     >>> from ffcode import GF, MDS, piece_packets
     >>> F = GF(65521)
@@ -201,6 +214,7 @@ class RobustDecoder:
         self._kept = {}         # worker -> [(index, coeffs, payload, equation row)]
         self._own = {}          # worker -> RankBasis of its coefficient vectors
         self._seen = set()
+        self._disagree, self._full = set(), set()   # verdicts on sets of removed workers
         self._good = None       # the workers decoded from, once complete
         self.wrong = []
         self._output = None
@@ -236,35 +250,41 @@ class RobustDecoder:
             self._seen.add((worker, index))
             return False
         payload = self.F.elements(self._check.checked_payload(packet, shape), "packet payload")
-        if self._pairs is None:
+        if self._shape is None:
             self._shape, self._pairs = shape, projections(self.F, shape, self._rng)
         own.commit()
         self._own[worker] = own
         self._seen.add((worker, index))
-        equation = np.empty(self._unknowns + len(self._pairs), self.F.dtype)
+        projected = project(self.F, payload, self._pairs)
+        equation = np.empty(self._unknowns + len(projected), self.F.dtype)
         # Unknown l·R + d is coefficient d of piece l, as in Decoder.
         equation[:self._unknowns] = self.F.mul(coeffs[:, None],
                                                self._powers[worker][None, :]).reshape(-1)
-        equation[self._unknowns:] = [project(self.F, payload, r, s) for r, s in self._pairs]
+        equation[self._unknowns:] = projected
         self._kept.setdefault(worker, []).append((index, coeffs, payload, equation))
         self._decide()
         return True
 
     def _decide(self):
         """Complete if removing at most A workers (the fewest) leaves packets that agree and
-        have full rank with any A more removed."""
+        have full rank with any A more removed. More packets never make packets that
+        disagree agree, nor lower a rank, so both verdicts are remembered."""
         A, counts = self.adversaries, {w: len(k) for w, k in self._kept.items()}
         if _least_left(counts.values(), A) < self._unknowns:
             return                              # too few packets whoever is wrong
         workers = sorted(counts)
         for b in range(A + 1):
-            for removed in combinations(workers, b):
+            for removed in map(frozenset, combinations(workers, b)):
+                if removed in self._disagree:
+                    continue
                 rest = [w for w in workers if w not in removed]
-                if (_least_left([counts[w] for w in rest], A) >= self._unknowns and
-                        self._agree(rest) and all(
-                            self._full_rank([w for w in rest if w not in more])
-                            for more in combinations(rest, min(A, len(rest))))):
-                    self._good, self.wrong = rest, list(removed)
+                if _least_left([counts[w] for w in rest], A) < self._unknowns:
+                    continue
+                if not self._agree(rest):
+                    self._disagree.add(removed)
+                elif all(self._full_rank(removed | set(more), workers)
+                         for more in combinations(rest, min(A, len(rest)))):
+                    self._good, self.wrong = rest, sorted(removed)
                     return
 
     def _equations(self, workers) -> np.ndarray:
@@ -277,10 +297,15 @@ class RobustDecoder:
         rank, _ = _linalg.echelon(self.F.p, M, self._unknowns, reduced=False)
         return not M[rank:, self._unknowns:].any()
 
-    def _full_rank(self, workers) -> bool:
-        M = np.ascontiguousarray(self._equations(workers)[:, :self._unknowns])
-        return _linalg.echelon(self.F.p, M, self._unknowns, reduced=False)[0] == \
-            self._unknowns
+    def _full_rank(self, removed, workers) -> bool:
+        """Whether the packets of the workers not removed decide all m·R unknowns."""
+        if removed not in self._full:
+            M = np.ascontiguousarray(
+                self._equations([w for w in workers if w not in removed])[:, :self._unknowns])
+            if _linalg.echelon(self.F.p, M, self._unknowns, reduced=False)[0] == \
+                    self._unknowns:
+                self._full.add(removed)
+        return removed in self._full
 
     def result(self):
         """The decoded output, exactly what code.decode returns (ValueError before

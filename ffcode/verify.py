@@ -74,6 +74,17 @@ def cheap(code, inputs) -> bool:
     return k <= CHEAP * rows                        # f on k projected rows, not on all
 
 
+def by_default(code, inputs, adversaries=0) -> bool:
+    """Whether Cluster.run checks an output unless told: where the check is cheap, and when
+    correcting wrong workers wherever it is not a recomputation, because more wrong
+    workers than the decoder corrects can forge a consistent wrong output that only the
+    check catches."""
+    if cheap(code, inputs):
+        return True
+    recomputes = isinstance(code, MDS) and np.ndim(inputs[1]) != 2
+    return bool(adversaries) and checkable(code) and not recomputes
+
+
 def checkable(code) -> bool:
     """Whether outputs of this code can be checked cheaply (products, MDS with a matrix x,
     row-linear LCC); MDS with a vector x is checked by recomputing it, as cheap as it is."""

@@ -262,14 +262,17 @@ class Cluster:
         products, a random projection for row-linear LCC), raising VerificationError if a
         worker's wrong result got into it. "auto" (the default) checks where the check costs
         at most 5 % of the job (ffcode.verify.cheap): large products and row-linear LCC
-        below 2**31; True and False force it.
+        below 2**31, and with adversaries every checkable output but MDS with a vector x
+        (a recomputation); True and False force it.
 
         adversaries: decode despite up to A workers sending wrong results (ffcode.byzantine),
         named in report.wrong: classic waits for R + 2A whole results (Berlekamp-Welch);
         systematic, cfs and compfs stop once the packets decide the output with any A
-        workers wrong (m·(R + A) packets when all agree, at most m·(R + 2A)). With more
-        wrong workers the job fails (JobFailed); it never returns a wrong output. Workers
-        found wrong are excluded from later jobs (``exclude``).
+        workers wrong (about m·(R + A) random combinations when all agree, at most
+        m·(R + 2A)). More wrong workers make the job fail with VerificationError: their
+        results cannot be explained, or, if they collude to forge a consistent wrong
+        output, it fails the check. Workers found wrong in a job whose output is returned
+        are excluded from later jobs (``exclude``).
         """
         self._check_open()
         start = time.monotonic()
@@ -293,7 +296,7 @@ class Cluster:
                              f"{self.n_workers}.")
         plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype),
                     adversaries)
-        check = _verification(verify, code, inputs)     # the inputs are checked by now
+        check = _verification(verify, code, inputs, adversaries)  # inputs checked by now
         encode = time.monotonic() - start
         workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
         self.epoch += 1
@@ -302,8 +305,6 @@ class Cluster:
                                                                            timeout - encode)
         if plan.buffer is not None:             # reused: no fresh pages to fault in next time
             self._buffers[code.F.dtype] = plan.buffer
-        for i in report.wrong:
-            self.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         if check:
             start = time.monotonic()
             report.verified = verification.output(code, inputs, output)    # fresh randomness
@@ -316,6 +317,8 @@ class Cluster:
                     f"result, so the output is not returned.")
                 error.report = report
                 raise error
+        for i in report.wrong:                  # known wrong once the output is trusted
+            self.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         return output, report
 
     # -- shutdown ---------------------------------------------------------------------------
@@ -346,10 +349,10 @@ def _shutdown(owned):
         shutil.rmtree(owned["tmpdir"], ignore_errors=True)
 
 
-def _verification(verify, code, inputs) -> bool:
-    """Whether to check the output: "auto" where cheap, or as told."""
+def _verification(verify, code, inputs, adversaries) -> bool:
+    """Whether to check the output: "auto" as ffcode.verify.by_default says, or as told."""
     if verify == "auto":
-        return verification.cheap(code, inputs)
+        return verification.by_default(code, inputs, adversaries)
     if verify and not verification.checkable(code):
         raise ValueError(f"{code!r} cannot be verified: its f is not row-linear.")
     return verify

@@ -22,5 +22,6 @@ class ProtocolError(ClusterError):
 
 
 class VerificationError(JobFailed):
-    """The decoded output failed its check: a worker sent a wrong result. It is not
-    returned."""
+    """Wrong results spoiled the job: the decoded output failed its check, or, when
+    correcting A wrong workers, the results cannot be explained with A of them wrong.
+    No output is returned."""

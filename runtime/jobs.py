@@ -85,8 +85,11 @@ class Plan:
                 return Robust(code, adversaries)
             return RobustDecoder(code, self.pieces, adversaries, shape)
 
-        self.collector = (collector(None, True) if code._result_rows() is not None else
-                          ShapeVote(collector, self.pieces))
+        # The shape of a local result is voted on when the code cannot tell it, and when a
+        # wrong worker's packet must not fix it for everyone.
+        self.collector = (ShapeVote(collector, self.pieces, code._result_rows())
+                          if adversaries or code._result_rows() is None else
+                          collector(None, True))
 
     @property
     def buffer(self):
@@ -214,20 +217,21 @@ class Gather(WholeResults):
 
 
 class ShapeVote:
-    """LCC with an f that is not row-linear: the master cannot tell a local result's shape
-    before it sees one, so each shape the workers claim gets its own collector, made by
+    """LCC with an f that is not row-linear (and any code when correcting wrong workers): the
+    master cannot tell a local result's shape (or trust the first one it sees), so each
+    shape the workers claim gets its own collector, made by
     ``collector(shape, first)``. A worker that claims a wrong shape fills only its own,
     which one worker alone never completes when R > 1 (its packets span at most m of the
     m·R dimensions), nor A wrong workers when the collector corrects A. A correcting
     collector's wrong workers include those that claimed another shape."""
 
-    def __init__(self, collector, pieces):
-        self._make, self.pieces = collector, pieces
+    def __init__(self, collector, pieces, rows=None):
+        self._make, self.pieces, self._rows = collector, pieces, rows    # rows: if known
         self.collectors = {}
         self.filed = {}         # (worker, index) of a kept packet -> the shape it claimed
 
     def add(self, packet, rows: int) -> bool:
-        shape = packet.payload.shape
+        shape, rows = packet.payload.shape, self._rows or rows
         if rows < 1 or not shape or -(-rows // self.pieces) != shape[0]:
             raise ValueError(f"A local result of {rows} rows does not split into pieces of "
                              f"shape {shape}.")

@@ -6,7 +6,8 @@ import time
 from ffcode.byzantine import DecodingError
 from ffcode.pieces import Packet
 from ffcode.runtime import wire
-from ffcode.runtime.errors import JobFailed, JobTimeout, ProtocolError, WorkerError
+from ffcode.runtime.errors import (JobFailed, JobTimeout, ProtocolError,
+                                   VerificationError, WorkerError)
 from ffcode.runtime.report import Report, WorkerTimeline
 from ffcode.runtime.wire import Header, Kind
 
@@ -64,7 +65,7 @@ class JobRun:
             output = self.collector.result()
         except DecodingError as e:
             self._drain()
-            error = JobFailed(f"{e} (scheme {self.plan.scheme})")
+            error = VerificationError(f"{e} (scheme {self.plan.scheme})")
             error.report = self.report
             raise error from None
         self.report.wrong = list(getattr(self.collector, "wrong", []))
@@ -95,7 +96,9 @@ class JobRun:
                 self._watch(now)
                 watched = now
             if len(self.finished) == len(self.workers):
-                raise self._failure(JobFailed, "after every live worker finished")
+                unexplained = self.plan.adversaries and collector.rank >= self.plan.needed
+                raise self._failure(VerificationError if unexplained else JobFailed,
+                                    "after every live worker finished")
             busy = False
             for handle, header, frames in self.cluster.receive(
                     IDLE if collector.pending else min(0.05, deadline - now)):

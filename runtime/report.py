@@ -41,7 +41,7 @@ class Report:
     total: float = 0.0          # the whole run, encode and verification included
     verify: float = 0.0         # checking the output (Freivalds), after decoding
     verified: bool = None       # the check's verdict (None: not checked)
-    wrong: list = field(default_factory=list)           # workers whose results were wrong
+    wrong: list = field(default_factory=list)           # found wrong (of those heard)
     stop_latency: list = field(default_factory=list)   # per worker: decodable -> ack
     quiet: float = None         # decodable -> the job's last message left its worker
     wasted_after_stop: int = 0  # packets that arrived after the output was decodable

@@ -1,6 +1,6 @@
 """Cluster.run(adversaries=A) on real workers: with up to A malicious workers the output is
-exact, exactly they are named and excluded from later jobs; with more the job fails and
-never returns a wrong output."""
+exact, exactly they are named and excluded from later jobs; with more the job fails with
+VerificationError and never returns a wrong output, even when they collude."""
 import numpy as np
 import pytest
 
@@ -63,12 +63,36 @@ def test_full_speed_stops_early_when_nobody_is_wrong(cluster, scheme):
     ("compfs", "cannot be explained with at most 1 wrong workers")])
 def test_more_wrong_workers_fail_the_job(cluster, scheme, message):
     from ffcode import Faults
-    from ffcode.runtime import JobFailed
+    from ffcode.runtime import VerificationError
     before = cluster.wait(6)
-    with pytest.raises(JobFailed, match=message) as e:
+    with pytest.raises(VerificationError, match=message) as e:
         run(cluster, scheme, verify=False, faults=Faults(corrupt={0: "random", 4: "piece"}))
     assert e.value.report is not None and e.value.report.wrong == []
     assert all(h.lost is None for h in before)             # nobody is known wrong
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("scheme", ["classic", "cfs"])
+def test_colluding_workers_are_caught_by_the_check(scheme):
+    """Two workers (A = 1) of a repetition code (R = 1) spoil the same element alike: their
+    results agree on a wrong output and outvote the honest worker, which no decoder can
+    tell. The check, on by default when correcting, refuses the output and nobody is
+    excluded; unchecked, the forged output would have come back with the honest worker
+    named."""
+    import ffcode
+    from ffcode import MDS, Faults
+    from ffcode.runtime import VerificationError
+    code, x = MDS(F, 1, 3), F.random((8, 3), seed=3)
+    colluding = Faults(corrupt={1: "piece", 2: "piece"})
+    with ffcode.Cluster(3, lost_after=30) as cluster:
+        before = cluster.wait(3)
+        with pytest.raises(VerificationError, match="failed its check") as e:
+            cluster.run(code, A_, x, scheme=scheme, adversaries=1, faults=colluding)
+        assert e.value.report.verified is False
+        assert all(h.lost is None for h in before)
+        output, report = cluster.run(code, A_, x, scheme=scheme, adversaries=1,
+                                     faults=colluding, verify=False)
+        assert not np.array_equal(output, F.matmul(A_, x)) and report.wrong == [0]
 
 
 @pytest.mark.bounded(30)
