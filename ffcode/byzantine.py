@@ -176,7 +176,7 @@ class RobustDecoder:
     (m·(R + 2A): enough for any A wrong workers), ``complete`` (the kept packets decide
     the output, often before ``needed``) and ``result()``; ``wrong`` lists the workers whose
     packets were wrong once complete (of those heard from). Independent errors of more than
-    A workers leave it incomplete whatever arrives; see the module's docstring on
+    A >= 1 workers leave it incomplete whatever arrives; see the module's docstring on
     collusion. When the code cannot tell a local result's shape (MDS's columns, LCC), the
     first kept packet fixes it: give ``result_shape`` if a wrong worker may claim another.
 
