@@ -63,20 +63,29 @@ def decode(code, results, adversaries, seed=None):
     workers, Y = code._results(results, R + 2 * A,
                                f"Correcting {A} wrong results (R + 2A = {R + 2 * A})")
     F = code.F
-    points = [int(code.points[w]) for w in workers]
     pairs = projections(F, Y[0].shape, np.random.default_rng(seed))
-    bad = set()
-    for projected in zip(*[project(F, y, pairs) for y in Y]):
-        h = _berlekamp_welch(F.p, points, projected, R, A)
-        if h is None:
-            raise DecodingError(f"The {len(workers)} results are not within {A} errors of "
-                                f"a codeword: more than {A} workers are wrong.")
-        bad |= {w for w, a, y in zip(workers, points, projected) if _eval(h, a, F.p) != y}
-    if len(bad) > A:
-        raise DecodingError(f"Workers {sorted(bad)} are wrong: more than {A} workers are "
-                            f"wrong.")
+    bad = locate(F.p, [int(code.points[w]) for w in workers],
+                 [project(F, y, pairs) for y in Y], R, A)
+    if bad is None:
+        raise DecodingError(f"The {len(workers)} results are not within {A} errors of a "
+                            f"codeword: more than {A} workers are wrong.")
+    bad = {workers[i] for i in bad}
     good = {w: results[w] for w in workers if w not in bad}
     return code.decode(good), sorted(bad)
+
+
+def locate(p, points, projected, R, errors):
+    """The positions of the wrong results, or None: ``projected[i]`` holds the projections
+    of the result at ``points[i]`` (one per round), and in every round one polynomial of
+    degree < R must agree with all but at most ``errors`` of them, at the same positions
+    over all rounds together (Berlekamp-Welch, unique when len(points) >= R + 2 * errors)."""
+    bad = set()
+    for values in zip(*projected):
+        h = _berlekamp_welch(p, points, values, R, errors)
+        if h is None:
+            return None
+        bad |= {i for i, (a, y) in enumerate(zip(points, values)) if _eval(h, a, p) != y}
+    return bad if len(bad) <= errors else None
 
 
 def rounds(p: int) -> int:

@@ -58,12 +58,13 @@ def add_arguments(parser):
     faults.add_argument("--hang", action="append", default=[], metavar="W:J",
                         help="worker W freezes after sending J packets")
     faults.add_argument("--corrupt", action="append", default=[], metavar="W:MODE",
-                        help="worker W is malicious: MODE random (garbage payloads) or piece "
-                             "(one element of its first piece off by one)")
+                        help="worker W is malicious: MODE random (garbage payloads), piece "
+                             "(one element of its first piece off by one) or shape (a row "
+                             "too many)")
     run.add_argument("--adversaries", type=int, default=0, metavar="A",
                      help="decode despite up to A malicious workers and name them "
-                          "(classic needs R + 2A results; full-speed schemes stop as soon "
-                          "as the packets decide; uncoded cannot)")
+                          "(every scheme but uncoded stops as soon as what arrived decides "
+                          "the output: R + A results when all agree, R + 2A at most)")
     run.add_argument("--no-verify", action="store_true", help="do not check the output "
                      "(Freivalds) before accepting it")
     cluster = parser.add_argument_group("cluster (default: local worker processes)")

@@ -266,10 +266,10 @@ class Cluster:
         (a recomputation); True and False force it.
 
         adversaries: decode despite up to A workers sending wrong results (ffcode.byzantine),
-        named in report.wrong: classic waits for R + 2A whole results (Berlekamp-Welch);
-        systematic, cfs and compfs stop once the packets decide the output with any A
-        workers wrong (about m·(R + A) random combinations when all agree, at most
-        m·(R + 2A)). More wrong workers make the job fail with VerificationError: their
+        named in report.wrong. Every scheme but uncoded stops once what arrived decides
+        the output with any A workers wrong: classic at R + A whole results when they
+        agree, by R + 2A otherwise (Berlekamp-Welch); systematic, cfs and compfs at about
+        m·(R + A) random combinations when all agree, by m·(R + 2A) otherwise. More wrong workers make the job fail with VerificationError: their
         results cannot be explained, or, if they collude to forge a consistent wrong
         output, it fails the check. Workers found wrong in a job whose output is returned
         are excluded from later jobs (``exclude``).

@@ -9,7 +9,7 @@ import numpy as np
 from ffcode import _validate
 
 
-CORRUPTIONS = ("random", "piece")
+CORRUPTIONS = ("random", "piece", "shape")
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,10 @@ class Faults:
     link_rate    {worker: bytes per second}: the worker's sends are paced by a token bucket.
     crash_after  {worker: j}: the worker process dies right after sending j packets.
     hang_after   {worker: j}: the worker freezes (SIGSTOP) right after sending j packets.
-    corrupt      {worker: "random" | "piece"}: a malicious worker; "random" sends random
-                 field elements as every payload, "piece" adds 1 to one element of its first
-                 piece only (a targeted, well-formed corruption).
+    corrupt      {worker: "random" | "piece" | "shape"}: a malicious worker; "random" sends
+                 random field elements as every payload, "piece" adds 1 to one element of
+                 its first piece only (a targeted, well-formed corruption), "shape" claims a
+                 result with one random row too many.
     seed         seeds the delays: worker w draws from (seed, w), the same in every job.
 
     A whole-result scheme computes a worker's m pieces at once and pauses for all of them

@@ -280,17 +280,42 @@ class ShapeVote:
 
 
 class Robust(WholeResults):
-    """Whole results from R + 2A workers, decoded despite up to A wrong ones; the workers
-    found wrong are kept in ``wrong``."""
+    """Whole results decoded despite up to A wrong ones, the moment they decide the output:
+    with n results, when all but e = min(A, n - R - A) agree on one polynomial (e = 0 at
+    R + A results, e = A at R + 2A), so that the output is exact even if A of the agreeing
+    ones are wrong. The workers found wrong are kept in ``wrong``."""
 
     def __init__(self, code, adversaries):
         super().__init__(code.recovery_threshold + 2 * adversaries)
         self.code, self.adversaries, self.wrong = code, adversaries, []
+        self._projected, self._pairs, self._good = {}, None, None
+
+    @property
+    def complete(self):
+        return self._good is not None
 
     def _checked(self, packet):
         return self.code._checked([packet.payload])[0]
 
+    def add(self, packet) -> bool:
+        if not super().add(packet):
+            return False
+        F, payload = self.code.F, self._results[packet.worker]
+        if self._pairs is None:         # fresh randomness, which no worker can know
+            self._pairs = byzantine.projections(F, payload.shape, np.random.default_rng())
+        self._projected[packet.worker] = byzantine.project(F, payload, self._pairs)
+        R, A, n = self.code.recovery_threshold, self.adversaries, len(self._results)
+        errors = min(A, n - R - A)
+        if errors >= 0:
+            workers = sorted(self._results)
+            bad = byzantine.locate(F.p, [int(self.code.points[w]) for w in workers],
+                                   [self._projected[w] for w in workers], R, errors)
+            if bad is not None:
+                self.wrong = [workers[i] for i in sorted(bad)]
+                self._good = [w for w in workers if w not in self.wrong]
+        return True
+
     def result(self):
-        """The output (byzantine.DecodingError if more than A results are wrong)."""
-        output, self.wrong = byzantine.decode(self.code, self._results, self.adversaries)
-        return output
+        if not self.complete:
+            raise ValueError(f"Not decided yet: {self.rank} results.")
+        return self.code.decode({w: self._results[w] for w in self._good})

@@ -3,7 +3,6 @@ payloads whenever the socket is idle), watch the workers, stop them all the mome
 output is decodable, and account for everything in the report."""
 import time
 
-from ffcode.byzantine import DecodingError
 from ffcode.pieces import Packet
 from ffcode.runtime import wire
 from ffcode.runtime.errors import (JobFailed, JobTimeout, ProtocolError,
@@ -61,13 +60,7 @@ class JobRun:
             self._stop_all()
         if self.progress is not None:
             self.progress(self.collector.rank, self.plan.needed)
-        try:
-            output = self.collector.result()
-        except DecodingError as e:
-            self._drain()
-            error = VerificationError(f"{e} (scheme {self.plan.scheme})")
-            error.report = self.report
-            raise error from None
+        output = self.collector.result()
         self.report.wrong = list(getattr(self.collector, "wrong", []))
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:

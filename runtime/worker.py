@@ -73,10 +73,12 @@ def warm_up():
 
 
 def tamper(F, payload, index, mode, rng):
-    """An injected malicious worker's payload: random elements, or one element of its first
-    piece off by one; well-formed either way."""
+    """An injected malicious worker's payload: random elements, one element of its first
+    piece off by one, or a random row too many; well-formed in every case."""
     if mode == "random":
         return F.random(payload.shape, rng)
+    if mode == "shape" and payload.ndim:
+        return np.concatenate([payload, F.random((1,) + payload.shape[1:], rng)])
     if mode == "piece" and index == 0 and payload.size:
         payload = payload.copy()
         payload.flat[0] = F.add(payload.flat[0], 1)

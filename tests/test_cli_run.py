@@ -219,18 +219,18 @@ def test_hang_flag(bounded, capsys):
 @pytest.mark.bounded(60)
 def test_adversaries_flag(bounded, capsys):
     """--adversaries 1 with a malicious worker: every coded scheme of --compare (uncoded
-    cannot correct, so it is left out) decodes exactly. Classic needs all R + 2A = 5
-    results, so it surely names the worker; the full-speed schemes name it whenever its
-    packets arrived before the output was decided."""
+    cannot correct, so it is left out) decodes exactly, and names the worker whenever its
+    result arrived before the output was decided (test_runtime_byzantine pins that)."""
     status, out = run_cli(capsys, "matvec", *SMALL, "--workers", "5", "--k", "3",
                           "--corrupt", "1:random", "--adversaries", "1", "--compare")
     assert status == 0, out
     assert "correcting up to 1 wrong workers" in out
     rows = table_rows(out)
     assert sorted(rows) == sorted(SCHEMES[1:])
-    assert rows["classic"][-2:] == ["wrong:", "[1]"]
     for scheme in SCHEMES[1:]:
-        assert "yes" in rows[scheme] and "wrong:" not in rows[scheme][:-2], rows[scheme]
+        words = rows[scheme]
+        assert "yes" in words, words
+        assert "wrong:" not in words or words[-2:] == ["wrong:", "[1]"], words
 
 
 # -- argument errors ---------------------------------------------------------------------------

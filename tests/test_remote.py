@@ -116,7 +116,7 @@ def test_wrong_remote_worker_is_told_to_exit(bounded, tmp_path):
     0), and a spare worker takes its place in the next job."""
     F = ffcode.GF(65521)
     A, x = F.random((12, 5), seed=1), F.random(5, seed=2)
-    code = MDS(F, 1, 3)                     # R = 1: A = 1 needs all 3 workers (classic)
+    code = MDS(F, 1, 3)                     # R = 1, A = 1: worker 2, last, settles it
     procs = []
     try:
         with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30) as cluster:
@@ -124,7 +124,8 @@ def test_wrong_remote_worker_is_told_to_exit(bounded, tmp_path):
             cluster.wait(4, timeout=30)
             handles = cluster.wait(3)
             output, report = cluster.run(code, A, x, scheme="classic", adversaries=1,
-                                         faults=ffcode.Faults(corrupt={1: "random"}),
+                                         faults=ffcode.Faults(corrupt={1: "random"},
+                                                              delay={2: (0.05, 0)}),
                                          timeout=30)
             assert np.array_equal(output, F.matmul(A, x)) and report.wrong == [1]
             victim = next(proc for proc in procs if proc.pid == handles[1].pid)

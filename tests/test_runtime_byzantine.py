@@ -47,18 +47,19 @@ def test_one_wrong_worker_is_corrected_named_and_excluded(cluster, scheme, mode)
 
 
 @pytest.mark.bounded(60)
-@pytest.mark.parametrize("scheme", ["cfs", "compfs"])
-def test_full_speed_stops_early_when_nobody_is_wrong(cluster, scheme):
-    """Nobody wrong: m·(R + A) packets decide, not the m·(R + 2A) that any A wrong need."""
+@pytest.mark.parametrize("scheme,m", [("classic", 1), ("cfs", 4), ("compfs", 4)])
+def test_stops_early_when_nobody_is_wrong(cluster, scheme, m):
+    """Nobody wrong: m·(R + A) packets (R + A whole results) decide, not the m·(R + 2A) that
+    any A wrong need."""
     output, report = run(cluster, scheme, pieces=4)
     assert np.array_equal(output, PRODUCT) and report.wrong == []
-    assert report.needed == 4 * (4 + 2)
-    assert report.used == 4 * (4 + 1) <= report.received
+    assert report.needed == m * (4 + 2)
+    assert report.used == m * (4 + 1) <= report.received
 
 
 @pytest.mark.bounded(60)
 @pytest.mark.parametrize("scheme,message", [
-    ("classic", "more than 1 workers are wrong"),
+    ("classic", "cannot be explained with at most 1 wrong workers"),
     ("cfs", "cannot be explained with at most 1 wrong workers"),
     ("compfs", "cannot be explained with at most 1 wrong workers")])
 def test_more_wrong_workers_fail_the_job(cluster, scheme, message):
@@ -75,15 +76,15 @@ def test_more_wrong_workers_fail_the_job(cluster, scheme, message):
 @pytest.mark.parametrize("scheme", ["classic", "cfs"])
 def test_colluding_workers_are_caught_by_the_check(scheme):
     """Two workers (A = 1) of a repetition code (R = 1) spoil the same element alike: their
-    results agree on a wrong output and outvote the honest worker, which no decoder can
-    tell. The check, on by default when correcting, refuses the output and nobody is
+    results agree on a wrong output and outvote the honest worker (heard first), which no
+    decoder can tell. The check, on by default when correcting, refuses the output and nobody is
     excluded; unchecked, the forged output would have come back with the honest worker
     named."""
     import ffcode
     from ffcode import MDS, Faults
     from ffcode.runtime import VerificationError
     code, x = MDS(F, 1, 3), F.random((8, 3), seed=3)
-    colluding = Faults(corrupt={1: "piece", 2: "piece"})
+    colluding = Faults(corrupt={1: "piece", 2: "piece"}, delay={1: (0.05, 0), 2: (0.05, 0)})
     with ffcode.Cluster(3, lost_after=30) as cluster:
         before = cluster.wait(3)
         with pytest.raises(VerificationError, match="failed its check") as e:
@@ -104,3 +105,20 @@ def test_refusals(cluster):
             cluster.run(CODE, A_, B_, scheme=scheme, adversaries=2)
     with pytest.raises(ValueError, match="non-negative"):
         cluster.run(CODE, A_, B_, adversaries=-1)
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("scheme", ["classic", "cfs"])
+def test_lcc_not_row_linear(scheme):
+    """LCC with f = square (privacy t = 1, R = 5): one malicious worker of 7 is corrected
+    and named, also when it claims a result of another shape."""
+    import ffcode
+    from ffcode import LCC, Faults
+    code = LCC(F, 2, 1, "ffcode.functions:square", 2, 7)
+    X = [F.random((6, 4), seed=10 + j) for j in range(2)]
+    with ffcode.Cluster(7, lost_after=30) as cluster:
+        for corrupt in ({2: "random"}, {4: "piece"}, {1: "shape"}):
+            output, report = cluster.run(code, X, scheme=scheme, adversaries=1,
+                                         faults=Faults(corrupt=corrupt, delay=SLOW))
+            assert all(np.array_equal(o, F.mul(x, x)) for o, x in zip(output, X))
+            assert report.wrong == list(corrupt)
