@@ -26,6 +26,7 @@ class JobRun:
         self.timelines = [WorkerTimeline(i, h.host, h.pid) for i, h in enumerate(workers)]
         self.report.workers = self.timelines
         self.finished = set()           # workers done sending (or idle, or lost)
+        self.invalid = set()            # when correcting: workers that sent invalid packets
         self.decodable = None
 
     def header(self, kind, worker=-1):
@@ -61,7 +62,7 @@ class JobRun:
         if self.progress is not None:
             self.progress(self.collector.rank, self.plan.needed)
         output = self.collector.result()
-        self.report.wrong = list(getattr(self.collector, "wrong", []))
+        self.report.wrong = sorted(set(getattr(self.collector, "wrong", [])) | self.invalid)
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:
                 record["innovative"] = record["innovative"] and self.plan.counted(
@@ -134,6 +135,8 @@ class JobRun:
             return
         except (ValueError, TypeError):
             self.cluster.rejected["invalid packet"] += 1
+            if self.plan.adversaries:       # well-formed but not a result: a wrong worker
+                self.invalid.add(i)
             return
         self.timelines[i].packets.append({"index": header.index,
                                           "sent": header.sent - self.wall,

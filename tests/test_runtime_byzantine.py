@@ -30,8 +30,9 @@ def run(cluster, scheme, **kwargs):
 
 @pytest.mark.bounded(60)
 @pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("mode", ["random", "piece"])
+@pytest.mark.parametrize("mode", ["random", "piece", "shape"])
 def test_one_wrong_worker_is_corrected_named_and_excluded(cluster, scheme, mode):
+    """Also a worker whose packets claim a wrong shape: rejected as invalid, and named."""
     from ffcode import Faults
     before = {h.slot: h for h in cluster.wait(6)}
     output, report = run(cluster, scheme, verify=False,
