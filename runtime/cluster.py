@@ -269,10 +269,11 @@ class Cluster:
         named in report.wrong. Every scheme but uncoded stops once what arrived decides
         the output with any A workers wrong: classic at R + A whole results when they
         agree, by R + 2A otherwise (Berlekamp-Welch); systematic, cfs and compfs at about
-        m·(R + A) random combinations when all agree, by m·(R + 2A) otherwise. More wrong workers make the job fail with VerificationError: their
-        results cannot be explained, or, if they collude to forge a consistent wrong
-        output, it fails the check. Workers found wrong in a job whose output is returned
-        are excluded from later jobs (``exclude``).
+        m·(R + A) random combinations when all agree, by m·(R + 2A) otherwise. More wrong
+        workers make the job fail with VerificationError: their results cannot be
+        explained, or, if they collude to forge a consistent wrong output, it fails the
+        check. Workers found wrong in a job whose output is returned are excluded from
+        later jobs (``exclude``).
         """
         self._check_open()
         start = time.monotonic()
