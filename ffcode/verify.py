@@ -66,8 +66,8 @@ def cheap(code, inputs) -> bool:
     k = rounds(F.p)
     if isinstance(code, (ProductCode, MDS)):
         A, B = (np.shape(x) for x in inputs)
-        if len(B) != 2 or len(A) != 2:
-            return False                            # A @ x for a vector: recompute instead
+        if _recomputes(code, inputs) or len(A) != 2 or len(B) != 2:
+            return False
         n, inner, c = A[0], A[1], B[1]
         return k * (n * inner + inner * c + n * c) <= CHEAP * n * inner * c
     rows = np.shape(inputs[0][0])[0] if np.ndim(inputs[0][0]) else 0
@@ -81,8 +81,12 @@ def by_default(code, inputs, adversaries=0) -> bool:
     check catches."""
     if cheap(code, inputs):
         return True
-    recomputes = isinstance(code, MDS) and np.ndim(inputs[1]) != 2
-    return bool(adversaries) and checkable(code) and not recomputes
+    return bool(adversaries) and checkable(code) and not _recomputes(code, inputs)
+
+
+def _recomputes(code, inputs) -> bool:
+    """MDS's A @ x for a vector x: its check is a recomputation."""
+    return isinstance(code, MDS) and np.ndim(inputs[1]) != 2
 
 
 def checkable(code) -> bool:

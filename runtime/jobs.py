@@ -104,10 +104,8 @@ class Plan:
         return self.collector.add(packet)
 
     def counted(self, worker: int, index: int) -> bool:
-        """Whether a kept packet counted towards the output: not so for one of a worker
-        found wrong, or one filed under a shape that lost the vote."""
-        if worker in getattr(self.collector, "wrong", ()):
-            return False
+        """Whether a kept packet of a worker not found wrong counted towards the output: not
+        so for one filed under a shape that lost the vote."""
         if isinstance(self.collector, ShapeVote):
             return self.collector.filed.get((worker, index)) == self.collector.leader_shape
         return True
@@ -272,7 +270,8 @@ class ShapeVote:
     def wrong(self):
         if not self.collectors or not hasattr(self.leader, "wrong"):
             return []
-        others = {w for (w, _), key in self.filed.items() if key != self.leader_shape}
+        leader = self.leader_shape
+        others = {w for (w, _), key in self.filed.items() if key != leader}
         return sorted(set(self.leader.wrong) | others)
 
     def result(self):

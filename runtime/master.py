@@ -63,10 +63,11 @@ class JobRun:
             self.progress(self.collector.rank, self.plan.needed)
         output = self.collector.result()
         self.report.wrong = sorted(set(getattr(self.collector, "wrong", [])) | self.invalid)
+        wrong = set(self.report.wrong)          # their kept packets did not count either
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:
-                record["innovative"] = record["innovative"] and self.plan.counted(
-                    i, record["index"])
+                record["innovative"] = record["innovative"] and i not in wrong and \
+                    self.plan.counted(i, record["index"])
         done = time.monotonic()
         self.report.decode = done - self.decodable
         self.report.total = encode + done - self.start
