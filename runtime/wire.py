@@ -6,6 +6,7 @@ messages with arrays (a job's share) add one JSON frame describing the job and i
 No pickle: a malformed message can cost a parse, never code execution.
 """
 import json
+import math
 import struct
 from enum import IntEnum
 
@@ -99,7 +100,7 @@ def read_packet(header: Header, frames: list, dtype: np.dtype):
         raise ProtocolError(f"payload of {header.itemsize}-byte elements, expected "
                             f"{dtype.itemsize}")
     coeffs, payload = (memoryview(f.buffer if hasattr(f, "buffer") else f) for f in frames)
-    size = int(np.prod(header.shape)) * dtype.itemsize
+    size = math.prod(header.shape) * dtype.itemsize      # Python ints: no overflow
     if payload.nbytes != size or coeffs.nbytes % dtype.itemsize:
         raise ProtocolError(f"payload frame of {payload.nbytes} bytes, header says "
                             f"shape {header.shape}")
@@ -134,6 +135,9 @@ def read_control(frames: list):
             dtype = np.dtype(dtype)
             if dtype.kind not in "iu":
                 raise ValueError("non-integer array")
+            if not isinstance(shape, list) or not all(type(s) is int and s >= 0
+                                                      for s in shape):
+                raise ValueError(f"array shape {shape!r}")
             buffer = memoryview(frame.buffer if hasattr(frame, "buffer") else frame)
             arrays.append(np.frombuffer(buffer, dtype).reshape(shape))
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:

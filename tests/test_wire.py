@@ -217,6 +217,23 @@ def test_read_packet_header_shape_disagrees_with_payload():
     assert y.shape == (6,)
 
 
+@pytest.mark.parametrize("shape", [(2**32, 2**32), (2**63, 2), (2**64 - 1, 2**64 - 1),
+                                   (2**16,) * 4], ids=str)
+def test_read_packet_shape_whose_size_overflows_int64(shape):
+    """A shape whose element count wraps around in int64 (to 0, or to the frame's size)
+    is malformed, not an empty or mis-shaped payload."""
+    header, (coeffs, _) = _packet_frames()
+    header.shape = shape
+    with pytest.raises(ProtocolError, match="payload frame of 0 bytes"):
+        wire.read_packet(Header.unpack(header.pack()), [coeffs, b""], np.dtype(np.uint32))
+
+
+@pytest.mark.parametrize("shape", [[-1], [2, -3], [1.5], ["2"], 4, None], ids=str)
+def test_read_control_array_shape_not_natural(shape):
+    with pytest.raises(ProtocolError, match="malformed control message"):
+        wire.read_control([_meta({"arrays": [["<u4", shape]]}), b"\0" * 16])
+
+
 @pytest.mark.parametrize("extra", [1, 2, 3, 5], ids=str)
 def test_read_packet_coeffs_not_whole_elements(extra):
     header, (coeffs, payload) = _packet_frames()
