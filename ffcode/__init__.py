@@ -1,19 +1,30 @@
 """ffcode: exact GF(p) arithmetic for coded distributed computing."""
 from ffcode._field import GF, PrimeField
+from ffcode.byzantine import DecodingError, RobustDecoder
 from ffcode.codes import LCC, MDS, MatDot, PolynomialCode
 from ffcode.decoder import Decoder
 from ffcode.pieces import Packet, PieceShare, piece_packets
 
-__all__ = ["GF", "LCC", "MDS", "MatDot", "Cluster", "Decoder", "Faults", "Packet",
-           "PieceShare", "PolynomialCode", "PrimeField", "piece_packets"]
 __version__ = "0.1.0"
 
-_RUNTIME = ("Cluster", "Faults")
+# The runtime (and zmq) load only when one of its names is asked for: the core never
+# imports it. ProtocolError stays in ffcode.runtime: the master drops such messages and
+# counts them, so it never reaches a caller.
+_RUNTIME = ("Cluster", "ClusterError", "Faults", "JobFailed", "JobTimeout", "Report",
+            "VerificationError", "WorkerError")
+
+__all__ = ["Cluster", "ClusterError", "Decoder", "DecodingError", "Faults", "GF", "JobFailed",
+           "JobTimeout", "LCC", "MDS", "MatDot", "Packet", "PieceShare", "PolynomialCode",
+           "PrimeField", "Report", "RobustDecoder", "VerificationError", "WorkerError",
+           "piece_packets"]
 
 
 def __getattr__(name):
-    # The runtime (and zmq) load only when asked for: the core never imports them.
     if name in _RUNTIME:
         from ffcode import runtime
         return getattr(runtime, name)
     raise AttributeError(f"module 'ffcode' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_RUNTIME))

@@ -1,0 +1,85 @@
+"""The public names of ``ffcode``: everything a user needs imports from the package, and the
+runtime's names (and zmq) load only when asked for."""
+import subprocess
+import sys
+import types
+
+import pytest
+
+import ffcode
+
+RUNTIME = {"Cluster": "cluster", "ClusterError": "errors", "Faults": "faults",
+           "JobFailed": "errors", "JobTimeout": "errors", "Report": "report",
+           "VerificationError": "errors", "WorkerError": "errors"}
+CORE = {"DecodingError": "byzantine", "Decoder": "decoder", "GF": "_field", "LCC": "codes",
+        "MDS": "codes", "MatDot": "codes", "Packet": "pieces", "PieceShare": "pieces",
+        "PolynomialCode": "codes", "PrimeField": "_field", "RobustDecoder": "byzantine",
+        "piece_packets": "pieces"}
+
+
+def test_all_is_sorted_and_complete():
+    """__all__ is sorted, names every public name and no missing one; dir() lists them all,
+    the lazy runtime names included."""
+    assert ffcode.__all__ == sorted(ffcode.__all__)
+    assert set(ffcode.__all__) == set(CORE) | set(RUNTIME)
+    public = {name for name in dir(ffcode) if not name.startswith("_")
+              and not isinstance(getattr(ffcode, name), types.ModuleType)}
+    assert public == set(ffcode.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(CORE))
+def test_core_names(name):
+    import importlib
+    module = importlib.import_module(f"ffcode.{CORE[name]}")
+    assert getattr(ffcode, name) is getattr(module, name)
+
+
+@pytest.mark.parametrize("name", sorted(RUNTIME))
+def test_runtime_names(name):
+    """The same objects as in ffcode.runtime (one class, whichever way it is imported)."""
+    import importlib
+    module = importlib.import_module(f"ffcode.runtime.{RUNTIME[name]}")
+    assert getattr(ffcode, name) is getattr(module, name)
+    namespace = {}
+    exec(f"from ffcode import {name}", namespace)
+    assert namespace[name] is getattr(module, name)
+
+
+def test_error_hierarchy():
+    """Catching ClusterError catches every failure of a job; a decoding failure is a
+    ValueError (bad results), not a runtime error."""
+    for name in ("JobFailed", "JobTimeout", "VerificationError", "WorkerError"):
+        assert issubclass(getattr(ffcode, name), ffcode.ClusterError)
+    assert issubclass(ffcode.JobTimeout, ffcode.JobFailed)
+    assert issubclass(ffcode.VerificationError, ffcode.JobFailed)
+    assert issubclass(ffcode.DecodingError, ValueError)
+
+
+def test_unknown_name():
+    with pytest.raises(AttributeError, match="has no attribute 'Clusterr'"):
+        ffcode.Clusterr
+    with pytest.raises(ImportError):
+        exec("from ffcode import ProtocolError", {})
+
+
+def _fresh(code: str):
+    """Runs code in a fresh interpreter (nothing imported yet); its stdout."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.bounded(60)
+def test_import_stays_lazy(bounded):
+    """import ffcode, dir(ffcode) and the core names load neither zmq nor ffcode.runtime;
+    asking for a runtime name loads it."""
+    _fresh("import sys, ffcode\n"
+           "names = dir(ffcode)\n"
+           "from ffcode import GF, Decoder, RobustDecoder, DecodingError\n"
+           "assert 'JobFailed' in names and 'Report' in names\n"
+           "loaded = [m for m in sys.modules if m == 'zmq' or m.startswith('zmq.')\n"
+           "          or m.startswith('ffcode.runtime')]\n"
+           "assert not loaded, loaded\n"
+           "from ffcode import JobFailed\n"
+           "assert 'ffcode.runtime.errors' in sys.modules\n")
