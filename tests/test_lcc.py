@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import LCC
+from ffcode import LCC, functions
 from ffcode.codes import lcc as lcc_module
-from ffcode.codes.lcc import secure_random
+from ffcode.codes.lcc import is_row_linear, secure_random
 
 from helpers import assert_field_array, obj_matmul, rand
 
@@ -191,6 +191,70 @@ def test_lcc_seeds():
     a, b, c = code.encode(X, seed=7), code.encode(X, seed=7), code.encode(X, seed=8)
     assert all(np.array_equal(x, y) for x, y in zip(a, b))
     assert not any(np.array_equal(x, y) for x, y in zip(a, c))
+
+
+# -- the row-linear claim ----------------------------------------------------------------------
+
+# (name, f): linear in the rows, f(G @ X) = G @ f(X) for every G mixing the rows
+ROW_LINEAR = [("times W", FUNCTIONS[0][1]), ("double", FUNCTIONS[1][1]),
+              ("columns mixed", lambda F, X: F.matmul(X, F.matmul(_W(F, X.shape[1]),
+                                                                 _W(F, 2).T)))]
+# (name, f): not row-linear, though some are linear or compute each row from its own row
+NOT_ROW_LINEAR = [("square", functions.square), ("cube", functions.cube),
+                  ("gram", FUNCTIONS[2][1]),
+                  ("plus one", lambda F, X: F.add(X, 1)),
+                  ("rows reversed", lambda F, X: X[::-1]),
+                  ("first row", lambda F, X: X[:1]),
+                  ("transposed", lambda F, X: X.T),
+                  ("fixed rows", lambda F, X: F.matmul(_W(F, 3).T, X))]
+
+
+@pytest.mark.parametrize("p", LCC_PRIMES)
+@pytest.mark.parametrize("name, f", ROW_LINEAR, ids=[c[0] for c in ROW_LINEAR])
+def test_is_row_linear_accepts_linear_in_the_rows(p, name, f):
+    F = ffcode.GF(p)
+    for trailing in [(3,), (5,), (0,)]:
+        assert is_row_linear(F, f, trailing, seed=1), (name, trailing)
+
+
+@pytest.mark.parametrize("p", LCC_PRIMES)
+@pytest.mark.parametrize("name, f", NOT_ROW_LINEAR, ids=[c[0] for c in NOT_ROW_LINEAR])
+def test_is_row_linear_refuses(p, name, f):
+    """The elementwise square is the case of the definition's old wording: each row of f(X)
+    depends only on that row of X, yet f is not linear in the rows."""
+    F = ffcode.GF(p)
+    for seed in range(3):
+        assert not is_row_linear(F, f, (3,), seed=seed), (name, seed)
+
+
+def test_row_linear_claim_is_checked_at_encode():
+    """row_linear=True for a square is refused by encode (with or without pieces), naming f
+    and saying why; a true claim encodes, and an unclaimed square encodes without pieces."""
+    F = ffcode.GF(65521)
+    X = [rand(F.p, (4, 3), j) for j in range(2)]
+    for f, name in [("ffcode.functions:square", "f = ffcode.functions:square"),
+                    (FUNCTIONS[3][1], "f = <function <lambda>")]:
+        code = LCC(F, 2, 1, f, 2, 6, row_linear=True)
+        for pieces in (None, 2):
+            with pytest.raises(ValueError, match=f"{name}.* is not row-linear: "
+                                                 r"f\(G @ X\) != G @ f\(X\)"):
+                code.encode(X, seed=1, pieces=pieces)
+    assert len(LCC(F, 2, 1, "ffcode.functions:square", 2, 6).encode(X, seed=1)) == 6
+    linear = LCC(F, 2, 1, FUNCTIONS[0][1], 1, 4, row_linear=True)
+    assert len(linear.encode(X, seed=1, pieces=2)) == 4
+    assert_decodes(linear, all_results(linear, linear.encode(X, seed=1)),
+                   [obj_matmul(F.p, x, _W(F, 3)) for x in X])
+
+
+def test_not_row_linear_message_defines_it():
+    """Asking an unclaimed LCC for pieces says what row-linear means (not "each row depends
+    only on its own row", which the square satisfies)."""
+    F = ffcode.GF(65521)
+    code = LCC(F, 2, 1, functions.square, 2, 6)
+    with pytest.raises(ValueError, match=r"linear in the rows: f\(G @ X\) = G @ f\(X\) "
+                                         r"for every matrix G mixing the rows") as e:
+        code.encode([rand(F.p, (4, 3), j) for j in range(2)], seed=1, pieces=2)
+    assert "depends only" not in str(e.value) and "square is not" in str(e.value)
 
 
 # -- privacy -----------------------------------------------------------------------------------

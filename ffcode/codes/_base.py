@@ -18,9 +18,11 @@ class Code:
     R coefficient blocks of h gives each output block; None for all of them, in order) and
     the assembly of the output blocks.
 
-    Row-linear codes (``row_linear``) also compute at full speed: ``encode(...,
-    pieces=m, seed=s)`` gives worker i the m combined blocks G_i * (row pieces of its
-    row-linear operand), and ``compute_pieces`` turns each into a Packet as it is computed.
+    Row-linear codes (``row_linear``: the worker's computation is linear in the rows of one
+    operand, h(G @ X) = G @ h(X) for every matrix G mixing the rows) also compute at full
+    speed: ``encode(..., pieces=m, seed=s)`` gives worker i the m combined blocks G_i *
+    (row pieces of its row-linear operand), and ``compute_pieces`` turns each into a Packet
+    as it is computed; the combinations of the results are the results of the combinations.
     """
     row_linear = True
 
@@ -72,8 +74,9 @@ class Code:
         m = pieces_count(pieces)
         if not self.row_linear:
             raise ValueError(f"{type(self).__name__} computes at full speed only when f is "
-                             f"row-linear (each row block of f(X) depends only on the same "
-                             f"rows of X, as for f(X) = X @ W); construct it with "
+                             f"row-linear (linear in the rows: f(G @ X) = G @ f(X) for every "
+                             f"matrix G mixing the rows of X, as for f(X) = X @ W; an "
+                             f"elementwise f such as the square is not); construct it with "
                              f"row_linear=True if f is.")
         return m
 

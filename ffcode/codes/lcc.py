@@ -22,8 +22,12 @@ class LCC(Code):
     ``signed=True`` elements are read as signed integers (see ``F.from_real``), and
     ``result_bound(M)`` must bound |f(X)| for inputs with |X| <= M: encode refuses data
     whose result could wrap.
-    ``row_linear=True`` declares that each row block of f(X) depends only on the same rows
-    of X (as for f(X) = X @ W), which computation at full speed (``pieces=``) needs.
+    ``row_linear=True`` declares that f is linear in the rows of X: f(G @ X) = G @ f(X) for
+    every matrix G that mixes the rows (as for f(X) = X @ W). Computation at full speed
+    (``pieces=``) and the cheap check of the output need it. Rows that do not interact are
+    not enough: the elementwise square computes each row of f(X) from that row of X alone,
+    yet (G @ X)**2 != G @ X**2. encode tests the claim on random data (``is_row_linear``)
+    and refuses an f that fails it.
 
     >>> from ffcode import GF
     >>> F = GF(65521)
@@ -77,11 +81,18 @@ class LCC(Code):
 
         The masks come from the operating system's CSPRNG (os.urandom) unless a seed is
         given; a seed makes runs reproducible and gives no privacy. With pieces=m (for a
-        row-linear f), PieceShares for computation at full speed.
+        row-linear f), PieceShares for computation at full speed. A code declared
+        row-linear first tests f on random data of the blocks' trailing shape (ValueError
+        if f(G @ X) != G @ f(X)).
         """
         m = self._pieces(pieces)
         X = self.checked_blocks(blocks)
         shape = X[0].shape
+        if self.row_linear and shape and not is_row_linear(self.F, self.f, shape[1:]):
+            raise ValueError(f"f = {_name(self.f)} is not row-linear: f(G @ X) != G @ f(X) "
+                             f"for a random G mixing the rows of a random X (row-linear means "
+                             f"linear in the rows, as f(X) = X @ W; an elementwise square is "
+                             f"not). Construct the LCC without row_linear=True.")
         size = int(np.prod(shape)) * self.t
         rng = None if seed is None else np.random.default_rng(seed)
         masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
@@ -125,6 +136,33 @@ class LCC(Code):
 
     def _assemble(self, blocks):
         return rows_of(blocks)
+
+
+def is_row_linear(F, f, trailing=(), seed=None) -> bool:
+    """Whether f(F, G @ X) == G @ f(F, X) for a random 2 x 3 matrix G and a random X of 3
+    rows and the given trailing shape: a check of linearity in the rows that a nonlinear
+    polynomial f of degree d passes with probability at most (d + 1) / p per output element.
+    An f that raises on such an X, or does not return one row per row of X, fails it."""
+    rng = np.random.default_rng(seed)
+    X = F.random((3,) + tuple(trailing), rng)
+    G = F.random((2, 3), rng)
+    try:
+        Y = F.elements(f(F, X), "f(F, X)")
+        mixed = F.elements(f(F, F.matmul(G, X.reshape(3, -1)).reshape((2,) + X.shape[1:])),
+                           "f(F, G @ X)")
+    except (ValueError, TypeError, IndexError):
+        return False
+    if Y.ndim < 1 or Y.shape[0] != 3 or mixed.shape != (2,) + Y.shape[1:]:
+        return False
+    return np.array_equal(mixed.reshape(2, -1), F.matmul(G, Y.reshape(3, -1)))
+
+
+def _name(f) -> str:
+    """f's import path when it has one, else its repr."""
+    try:
+        return functions.path_of(f)
+    except ValueError:
+        return repr(f)
 
 
 def secure_random(F, size: int) -> np.ndarray:
