@@ -1,21 +1,92 @@
 """CURVE encryption with client authentication, from key files (pyzmq's own CURVE and ZAP
-authenticator): the master accepts only workers whose public keys sit in its directory."""
+authenticator): the master accepts only workers whose public keys sit in its directory.
+
+Key files use pyzmq's certificate format (``zmq.auth.load_certificate`` reads them). A secret
+key file is created readable by its owner only (mode 0600, never wider, not even for a
+moment) and is never overwritten unless asked to.
+"""
 import os
 
+import zmq
 import zmq.auth
 
+_BANNER = "#   ZeroMQ CURVE {} Certificate, written by ffcode\n"
 
-def generate(directory, name):
-    """Write NAME.key (public) and NAME.key_secret (secret) into directory; returns their
-    paths. Copy a worker's .key into the master's clients directory to authorise it."""
-    os.makedirs(directory, exist_ok=True)
-    return zmq.auth.create_certificates(directory, name)
+
+def generate(directory, name, force=False):
+    """Write NAME.key (public) and NAME.key_secret (secret, mode 0600) into directory
+    (created mode 0700 if missing); returns their paths. FileExistsError (naming the file)
+    if either exists, unless force=True replaces them. Copy a worker's .key into the
+    master's clients directory to authorise it (``authorise``)."""
+    public_file, secret_file = paths(directory, name)
+    if not force:
+        for path in (public_file, secret_file):
+            if os.path.lexists(path):
+                raise FileExistsError(17, "A CURVE key file already exists", path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    public, secret = zmq.curve_keypair()
+    _write(secret_file, "**Secret**", public, secret, force)
+    _write(public_file, "Public", public, None, force)
+    return public_file, secret_file
+
+
+def paths(directory, name):
+    """(NAME.key, NAME.key_secret) in directory."""
+    base = os.path.join(directory, name)
+    return base + ".key", base + ".key_secret"
+
+
+def pair(directory, name):
+    """The key pair NAME in directory: reused when both files exist, generated when neither
+    does; returns (public file, secret file, whether it was generated). ValueError when only
+    one of the two exists (a pair cannot be completed)."""
+    public_file, secret_file = paths(directory, name)
+    present = [os.path.exists(path) for path in (public_file, secret_file)]
+    if all(present):
+        _load(secret_file, secret=True)
+        return public_file, secret_file, False
+    if any(present):
+        missing = public_file if not present[0] else secret_file
+        raise ValueError(f"CURVE key pair {name!r} in {directory!r} is incomplete: "
+                         f"{missing!r} is missing (remove the other file to make a new pair).")
+    return (*generate(directory, name), True)
+
+
+def authorise(public_file, clients_dir) -> str:
+    """Put a copy of a worker's public key file into the master's clients directory (made
+    if missing) unless it is already there; returns the copy's path. ValueError when a
+    different key sits under that name."""
+    public, _ = _load(public_file, secret=False)
+    os.makedirs(clients_dir, mode=0o700, exist_ok=True)
+    copy = os.path.join(clients_dir, os.path.basename(public_file))
+    if os.path.exists(copy):
+        if _load(copy, secret=False)[0] != public:
+            raise ValueError(f"{copy!r} holds another public key than {public_file!r}.")
+        return copy
+    _write(copy, "Public", public, None, force=False)
+    return copy
+
+
+def _write(path, kind, public, secret, force):
+    """One key file, created with O_EXCL (never through a link, never over a file unless
+    force removes it first) and mode 0600 for a secret, 0644 for a public key."""
+    if force and os.path.lexists(path):
+        os.remove(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if secret else 0o644)
+    with os.fdopen(fd, "w") as f:
+        f.write(_BANNER.format(kind) + "\nmetadata\ncurve\n")
+        f.write(f'    public-key = "{public.decode()}"\n')
+        if secret is not None:
+            f.write(f'    secret-key = "{secret.decode()}"\n')
 
 
 def _load(path, secret):
     if not os.path.isfile(path):
         raise ValueError(f"CURVE key file {path!r} does not exist.")
-    public, secret_key = zmq.auth.load_certificate(path)
+    try:
+        public, secret_key = zmq.auth.load_certificate(path)
+    except ValueError:
+        raise ValueError(f"{path!r} is not a CURVE key file (no public key in it).") from None
     if secret and secret_key is None:
         raise ValueError(f"{path!r} holds no secret key: pass the .key_secret file.")
     return public, secret_key
