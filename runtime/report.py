@@ -2,11 +2,29 @@
 messages rejected, as a Python object and as JSON."""
 import json
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+from ffcode import __version__
+
+SCHEMA = 1                  # the version of the JSON layout below; raised when it changes
+
+
+def utc_now() -> str:
+    """The current time in UTC, ISO 8601 to the second: '2026-12-01T09:30:00Z'."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
 class WorkerTimeline:
-    """One worker's job, in seconds from the job's start (sent: the worker's clock)."""
+    """One worker's job, in seconds from the job's start (the master's clock, except
+    ``sent`` and ``stopped``: the worker's clock minus the master's at the start, so a
+    remote worker's clock offset shows there). In JSON: ``worker`` (its index in the code),
+    ``host``, ``pid``, ``share_sent`` (its task sent), ``packets`` (a record per packet
+    accepted: ``index``, ``sent``, ``received``, ``compute`` (s computing it, as the worker
+    reported), ``innovative`` (it raised the rank)), ``compute`` (s in all), ``done`` (its
+    message that every packet was sent arrived; null if it was stopped first), ``stopped``
+    (it acknowledged the stop), ``lost`` (why it was given up on, or null), ``used`` and
+    ``wasted`` (packets)."""
     worker: int
     host: str = ""
     pid: int = 0
@@ -29,6 +47,30 @@ class WorkerTimeline:
 
 @dataclass
 class Report:
+    """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
+
+    Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
+    encoding. The JSON object (schema 1):
+
+    - ``schema`` (int, 1), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+      when the report was made, e.g. "2026-12-01T09:30:00Z");
+    - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
+      input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``,
+      ``adversaries``, ``verify``;
+    - ``scheme``, ``code`` (repr), ``n_workers``, ``pieces`` (m as run: 1 for uncoded and
+      classic), ``needed`` (the rank that decodes: R, or m·R, or m·(R + A)), ``rank`` (reached);
+    - times: ``encode`` (encoding the shares), ``compute`` (first task sent -> decodable),
+      ``decode`` (decodable -> output), ``verify`` (checking the output), ``total`` (the
+      whole run: encode + compute + decode + verify); ``verified`` (true, false, or null
+      when not checked);
+    - ``wrong``: workers found sending wrong results; ``stop_latency``: per acknowledging
+      worker, decodable -> its stop acknowledgement left it (s); ``quiet``: decodable -> the
+      job's last message left its worker (s, null if none came); ``wasted_after_stop``,
+      ``stale`` (messages of earlier jobs), ``rejected`` (reason -> count of messages);
+      ``received``, ``used`` (innovative packets), ``wasted`` (received - used +
+      wasted_after_stop);
+    - ``workers``: a WorkerTimeline each (see there), plus its ``used`` and ``wasted``.
+    """
     scheme: str
     code: str
     n_workers: int
@@ -48,6 +90,10 @@ class Report:
     stale: int = 0              # messages of earlier jobs dropped
     rejected: dict = field(default_factory=dict)       # reason -> count
     workers: list = field(default_factory=list)
+    settings: dict = field(default_factory=dict)       # filled by Cluster.run
+    schema: int = SCHEMA
+    ffcode: str = __version__
+    date: str = field(default_factory=utc_now)
 
     @property
     def received(self) -> int:
@@ -62,7 +108,9 @@ class Report:
         return self.received - self.used + self.wasted_after_stop
 
     def to_dict(self) -> dict:
+        """The JSON object described above (schema, ffcode and date first)."""
         out = asdict(self)
+        out = {key: out.pop(key) for key in ("schema", "ffcode", "date", "settings")} | out
         out.update(received=self.received, used=self.used, wasted=self.wasted)
         for timeline, worker in zip(self.workers, out["workers"]):
             worker.update(used=timeline.used, wasted=timeline.wasted)
