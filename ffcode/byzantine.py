@@ -186,8 +186,10 @@ class RobustDecoder:
     the output, often before ``needed``) and ``result()``; ``wrong`` lists the workers whose
     packets were wrong once complete (of those heard from). Independent errors of more than
     A >= 1 workers leave it incomplete whatever arrives; see the module's docstring on
-    collusion. When the code cannot tell a local result's shape (MDS's columns, LCC), the
-    first kept packet fixes it: give ``result_shape`` if a wrong worker may claim another.
+    collusion. When the code cannot tell a local result's columns (MDS), the first kept
+    packet fixes them: give ``result_shape`` if a wrong worker may claim others. When it
+    cannot tell the rows (LCC with an f that is not row-linear) ``result_shape`` is
+    required: a wrong worker's packet must not fix them.
 
     >>> from ffcode import GF, MDS, piece_packets
     >>> F = GF(65521)
@@ -207,6 +209,10 @@ class RobustDecoder:
     def __init__(self, code, pieces, adversaries, result_shape=None, seed=None):
         self._check = Decoder(code, pieces, result_shape)    # checks packets as it would
         self.code, self.F, self.pieces = code, code.F, self._check.pieces
+        if result_shape is None and code._result_rows() is None:
+            raise ValueError(f"{type(code).__name__} cannot tell the rows of a local result, "
+                             f"and with wrong workers no packet may fix them: pass "
+                             f"result_shape (one worker's f(share).shape).")
         A = _validate.integer(adversaries, "adversaries")
         if A < 0:
             raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
@@ -214,7 +220,7 @@ class RobustDecoder:
         if R + 2 * A > code.n_workers:
             raise ValueError(f"Correcting {A} wrong workers needs R + 2A = {R + 2 * A} "
                              f"workers; the code has {code.n_workers}.")
-        self.adversaries, self._result_shape = A, result_shape
+        self.adversaries = A
         self._unknowns = self.pieces * R
         self.needed = self.pieces * (R + 2 * A)
         self._powers = code.F.vandermonde(code.points, R)
@@ -248,8 +254,6 @@ class RobustDecoder:
     def add(self, packet) -> bool:
         """Take one packet; True if it was kept."""
         worker, index, coeffs, shape = self._check.checked_header(packet)
-        if self._shape is not None and shape != self._shape:
-            raise ValueError(f"Packet payload has shape {shape}, expected {self._shape}.")
         if (worker, index) in self._seen or self.complete:
             return False
         own = self._own.get(worker)
@@ -259,7 +263,10 @@ class RobustDecoder:
             self._seen.add((worker, index))
             return False
         payload = self.F.elements(self._check.checked_payload(packet, shape), "packet payload")
-        if self._shape is None:
+        if self._shape is None:             # the first kept packet fixes the shape
+            result_shape = self._check.result_shape or \
+                self.code._result_shape((self.code._result_rows(),) + shape[1:])
+            self._check = Decoder(self.code, self.pieces, result_shape)
             self._shape, self._pairs = shape, projections(self.F, shape, self._rng)
         own.commit()
         self._own[worker] = own
@@ -324,7 +331,7 @@ class RobustDecoder:
                              f"{self.needed} that suffice with {self.adversaries} wrong "
                              f"workers.")
         if self._output is None:
-            decoder = Decoder(self.code, self.pieces, self._result_shape)
+            decoder = Decoder(self.code, self.pieces, self._check.result_shape)
             for w in self._good:
                 for index, coeffs, payload, _ in self._kept[w]:
                     if decoder.complete:

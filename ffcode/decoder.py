@@ -1,4 +1,4 @@
-"""The rank-tracking decoder of full-speed coding (DESIGN.md §4).
+"""The rank-tracking decoder of full-speed coding.
 
 A packet of worker i with piece coefficients c is one linear equation on the m·R unknown
 blocks H_d^(l) (coefficient d of piece l of h): its vector is c ⊗ (1, a_i, ..., a_i^(R-1)).
@@ -15,7 +15,10 @@ keeps up with the wire, and ``eliminate()`` does the payload work in arrival ord
 the master is idle (a second basis replays the same coefficient vectors, each payload
 reduced in place in the row it was staged in).
 """
+from __future__ import annotations
+
 from collections import deque
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -35,9 +38,12 @@ class Decoder:
     payload is read (and its elements checked) only when the packet is innovative. A
     malformed packet raises ValueError or TypeError and leaves the decoder unchanged.
 
-    Encode before constructing the decoder: the shapes come from the code. ``result_shape``
-    (one local result's shape) is needed only when the code cannot tell, as for LCC with
-    an f that is not row-linear. With ``defer=True`` innovative payloads wait in
+    Encode before constructing the decoder: the shapes come from the code. When the code
+    cannot tell a local result's rows (LCC with an f that is not row-linear), the first
+    innovative packet fixes the shape: its payload's with m = 1, else its ``rows`` (as
+    ``piece_packets`` sets them) and its payload's other dimensions; later packets must
+    agree. ``result_shape`` (one local result's shape) fixes it beforehand instead, so
+    that no packet can. With ``defer=True`` innovative payloads wait in
     ``pending`` until ``eliminate()`` (or ``result()``) reduces them; ``buffer`` (a flat
     array of the field's dtype, e.g. a previous decoder's ``buffer``) holds the payload
     rows when it is large enough, sparing the allocation.
@@ -54,7 +60,8 @@ class Decoder:
     (4, 4, [3, 7, 11, 15])
     """
 
-    def __init__(self, code, pieces, result_shape=None, defer=False, buffer=None):
+    def __init__(self, code: Code, pieces: int, result_shape: Optional[Sequence[int]] = None,
+                 defer: bool = False, buffer: Optional[np.ndarray] = None):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -69,10 +76,7 @@ class Decoder:
                                  f"not {result_shape}.")
             self._rows = result_shape[0]
         else:
-            self._rows = code._result_rows()
-            if self._rows is None:
-                raise ValueError(f"{type(code).__name__} cannot tell the shape of a local "
-                                 f"result: pass result_shape (one worker's f(share).shape).")
+            self._rows = code._result_rows()        # None: the first innovative packet's
         self._result_shape = result_shape
         self._piece_shape = None        # fixed by the first innovative packet
         powers = code.F.vandermonde(code.points, R).astype(np.uint64)
@@ -86,7 +90,7 @@ class Decoder:
         self._output = None
         self.received = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Decoder({self.code!r}, pieces={self.pieces}, rank={self.rank}/"
                 f"{self.needed})")
 
@@ -98,7 +102,7 @@ class Decoder:
     def complete(self) -> bool:
         return self._basis.rank == self.needed
 
-    def add(self, packet) -> bool:
+    def add(self, packet: Packet) -> bool:
         """Take one packet; True if it was innovative (it raised the rank)."""
         worker, index, coeffs, shape = self.checked_header(packet)
         key = (worker, index)
@@ -120,6 +124,8 @@ class Decoder:
                 self._buffer = buffer
             self._payload_basis.reserve(size, self._buffer)
             self._piece_shape = shape
+            if self._rows is None:
+                self._rows = self._claimed_rows(packet.rows, shape)
         if self._payload_basis is self._basis:
             self._basis.commit(payload.reshape(-1))     # checks the elements < p first
         else:
@@ -130,9 +136,10 @@ class Decoder:
         self.received += 1
         return True
 
-    def checked_header(self, packet):
-        """(worker, index, coefficients, payload shape) of a packet, all checked; the
-        payload's elements are left for ``checked_payload``, read only when needed."""
+    def checked_header(self, packet: Packet) -> tuple[int, int, np.ndarray, tuple[int, ...]]:
+        """(worker, index, coefficients, payload shape) of a packet, all checked (and the
+        rows it claims for its local result, if any); the payload's elements are left for
+        ``checked_payload``, read only when needed."""
         if not isinstance(packet, Packet):
             raise TypeError(f"Argument 'packet' must be an ffcode.Packet, not "
                             f"{type(packet).__name__}.")
@@ -152,17 +159,28 @@ class Decoder:
             if payload.dtype.kind not in "iu":
                 raise TypeError(f"Packet payload must be an array of integers, not dtype "
                                 f"{payload.dtype}.")
-        shape = self._piece_shape
-        if payload.shape != shape:
-            shape = self._check_shape(payload.shape)
+        shape, rows = self._piece_shape, packet.rows
+        if payload.shape != shape or rows is not None and (type(rows) is not int or
+                                                          rows != self._rows):
+            shape = self._check_shape(payload.shape, rows)
         return worker, index, coeffs, shape
 
-    def checked_payload(self, packet, shape):
+    def checked_payload(self, packet: Packet, shape: tuple[int, ...]) -> np.ndarray:
         """The packet's payload as a C-contiguous array of the field, elements checked."""
         return self._in_field(packet.payload, shape, "packet payload")
 
     @property
-    def buffer(self):
+    def result_shape(self) -> Optional[tuple[int, ...]]:
+        """One local result's shape: as given, else once the code or the first innovative
+        packet tells it (None before)."""
+        if self._result_shape is not None:
+            return self._result_shape
+        if self._piece_shape is None:
+            return None
+        return self.code._result_shape((self._rows,) + self._piece_shape[1:])
+
+    @property
+    def buffer(self) -> Optional[np.ndarray]:
         """The flat storage of the staged payload rows (defer=True; None before the first
         innovative packet), free for a next decoder once this one's result is read."""
         return self._buffer
@@ -172,7 +190,7 @@ class Decoder:
         """Innovative packets whose payloads still wait for elimination (defer=True)."""
         return len(self._pending)
 
-    def eliminate(self, count=1) -> int:
+    def eliminate(self, count: int = 1) -> int:
         """Reduce up to ``count`` pending payloads, oldest first; returns how many."""
         count = _validate.integer(count, "count")
         done = 0
@@ -196,21 +214,50 @@ class Decoder:
                                 else "."))
         return x
 
-    def _check_shape(self, shape: tuple) -> tuple:
-        """The expected piece shape, checked against a payload's."""
+    def _check_shape(self, shape: tuple, rows) -> tuple:
+        """The expected piece shape, checked against a payload's and against the rows of
+        the local result its packet claims (None: no claim)."""
+        if len(shape) < 1:
+            raise ValueError("Packet payload must have at least one dimension (rows).")
+        rows = self._claimed_rows(rows, shape)
         expected = self._piece_shape
         if expected is None:
-            if len(shape) < 1:
-                raise ValueError("Packet payload must have at least one dimension (rows).")
             full = (self._result_shape or
-                    self.code._result_shape((self._rows,) + tuple(shape[1:])))
+                    self.code._result_shape((rows,) + tuple(shape[1:])))
             expected = (-(-full[0] // self.pieces),) + tuple(full[1:])
         if shape != expected:
             raise ValueError(f"Packet payload has shape {tuple(shape)}, expected {expected} "
-                             f"(one of {self.pieces} row pieces of a local result).")
+                             f"(one of {self.pieces} row pieces of a local result of "
+                             f"{rows} rows).")
         return expected
 
-    def result(self):
+    def _claimed_rows(self, rows, shape: tuple) -> int:
+        """The rows of a packet's local result: its claim (checked against what is known)
+        or, when it makes none, what is known, else what its piece's rows imply (all of
+        them when m = 1)."""
+        known = self._rows
+        if rows is None:
+            if known is not None:
+                return known
+            m, piece = self.pieces, shape[0]
+            if m > 1 and piece > 0:
+                raise ValueError(
+                    f"{type(self.code).__name__} cannot tell the rows of a local result and "
+                    f"the packet does not say (Packet.rows): a piece of {piece} rows comes "
+                    f"from a result of {m * (piece - 1) + 1} to {m * piece} rows. Send "
+                    f"packets that carry rows (piece_packets does), or pass result_shape.")
+            return piece
+        if isinstance(rows, (bool, np.bool_)) or not isinstance(rows, (int, np.integer)):
+            raise TypeError(f"Packet rows must be an integer or None, not "
+                            f"{type(rows).__name__}.")
+        rows = int(rows)
+        if known is not None and rows != known:
+            raise ValueError(f"Packet claims a local result of {rows} rows, expected {known}.")
+        if rows < 0:
+            raise ValueError(f"Packet rows must be non-negative, not {rows}.")
+        return rows
+
+    def result(self) -> Any:
         """The decoded output, exactly what code.decode returns (ValueError before the rank
         reaches m·R)."""
         if not self.complete:

@@ -1,24 +1,33 @@
-"""Full-speed coding (DESIGN.md §2–3): a local result travels as packets, each a linear
-combination of its m row pieces, and any m·R independent packets from any workers decode.
+"""Full-speed coding: a local result travels as packets, each a linear combination of its m
+row pieces, and any m·R independent packets from any workers decode.
 """
+from __future__ import annotations
+
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from ffcode import _matmul, _validate
 from ffcode._blocks import split_rows
 from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Seed
 
 
 @dataclass(frozen=True)
 class Packet:
     """One linear combination of a worker's result pieces: payload = sum_l coeffs[l] *
     piece l of the local result of worker ``worker`` (0-based); ``index`` numbers the
-    worker's packets. A plain record: ``Decoder.add`` checks everything in it."""
+    worker's packets; ``rows`` is the local result's row count (None: not said), which a
+    decoder needs when the code cannot tell it and m > 1 (a piece of r rows may come from
+    a result of m·(r - 1) + 1 to m·r rows). A plain record: ``Decoder.add`` checks
+    everything in it."""
     worker: int
     index: int
     coeffs: np.ndarray
     payload: np.ndarray
+    rows: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -32,19 +41,21 @@ class PieceShare:
     rest: tuple
 
 
-def pieces_count(pieces) -> int:
+def pieces_count(pieces: int) -> int:
     pieces = _validate.integer(pieces, "pieces")
     if pieces < 1:
         raise ValueError(f"Argument 'pieces' must be at least 1, not {pieces}.")
     return pieces
 
 
-def piece_packets(F, local_result, pieces, worker, seed=None, systematic=False):
+def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: int, worker: int,
+                  seed: Seed = None, systematic: bool = False) -> Iterator[Packet]:
     """The m = pieces packets of one finished worker's local result, one at a time.
 
     The result's rows are split into m pieces (zero-padded to a multiple of m). Each packet
     is a combination with uniformly random coefficients from a generator seeded by seed,
-    or with ``systematic=True`` the raw pieces in order (unit coefficient vectors).
+    or with ``systematic=True`` the raw pieces in order (unit coefficient vectors); every
+    packet carries the result's row count.
 
     >>> from ffcode import GF
     >>> F = GF(7)
@@ -61,16 +72,16 @@ def piece_packets(F, local_result, pieces, worker, seed=None, systematic=False):
     worker = _validate.integer(worker, "worker")
     if worker < 0:
         raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
-    split = split_rows(result, m)
+    split, rows = split_rows(result, m), result.shape[0]
     if systematic:
         units = np.eye(m, dtype=F.dtype)
-        return (Packet(worker, l, units[l], split[l]) for l in range(m))
-    return _random_packets(F, split, worker, np.random.default_rng(seed))
+        return (Packet(worker, l, units[l], split[l], rows) for l in range(m))
+    return _random_packets(F, split, worker, rows, np.random.default_rng(seed))
 
 
-def _random_packets(F, split, worker, rng):
+def _random_packets(F, split, worker, rows, rng):
     m = split.shape[0]
     for j in range(m):
         coeffs = F.random(m, rng)
         payload = _matmul.combine(F.p, coeffs[None, :], list(split), F.dtype)
-        yield Packet(worker, j, coeffs, payload.reshape(split.shape[1:]))
+        yield Packet(worker, j, coeffs, payload.reshape(split.shape[1:]), rows)

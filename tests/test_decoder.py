@@ -318,8 +318,8 @@ def test_progress():
 
 
 def test_constructor_errors():
-    """The decoder needs a code, pieces >= 1, an encoded code and, for an LCC whose f is not
-    row-linear, a valid result_shape."""
+    """The decoder needs a code, pieces >= 1, an encoded code and, if given, a valid
+    result_shape."""
     F = ffcode.GF(65521)
     X = [rand(F.p, (4, 3), j) for j in range(2)]
     mds = MDS(F, 2, 3)
@@ -337,14 +337,119 @@ def test_constructor_errors():
             Decoder(bad, 2)
     lcc = LCC(F, 2, 1, gram, 2, 6)
     lcc.encode(X, seed=1)
-    with pytest.raises(ValueError, match="result_shape"):
-        Decoder(lcc, 2)
+    assert Decoder(lcc, 2).result_shape is None           # until the first packet
     for bad in [(), (-1, 4), (4, -2)]:
         with pytest.raises(ValueError):
             Decoder(lcc, 2, result_shape=bad)
     with pytest.raises(TypeError):
         Decoder(lcc, 2, result_shape=(4.0, 4))
     assert Decoder(lcc, 2, result_shape=(4, 4)).needed == 2 * lcc.recovery_threshold
+
+
+# -- the shape of a local result from the first packet ------------------------------------------
+
+
+def _feed_all(decoder, packets) -> None:
+    for w, worker_packets in enumerate(packets):
+        for packet in worker_packets:
+            if decoder.complete:
+                return
+            decoder.add(packet)
+
+
+@pytest.mark.parametrize("defer", [False, True], ids=["eager", "defer"])
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+@pytest.mark.parametrize("name", ["LCC gram", "LCC square"])
+def test_shape_from_the_first_packet(name, m, defer):
+    """An LCC whose f is not row-linear decodes without result_shape: the first innovative
+    packet fixes the shape (its rows from Packet.rows, which piece_packets sets), exactly
+    as with result_shape given."""
+    case = Case(name, ffcode.GF(2**31 - 1), seed=m)
+    decoder = Decoder(case.code, m, defer=defer)
+    assert decoder.result_shape is None
+    packets = case.finished(m, seed=m)
+    assert all(pk.rows == 5 for worker in packets for pk in worker)
+    _feed_all(decoder, packets)
+    assert decoder.complete and decoder.result_shape == case.result_shape
+    case.check(decoder.result())
+
+
+def test_whole_results_need_no_rows():
+    """m = 1: a packet is a whole local result, whose rows are its payload's."""
+    case = Case("LCC gram", ffcode.GF(65521), seed=2)
+    decoder = Decoder(case.code, 1)
+    for w in range(case.code.recovery_threshold):
+        assert decoder.add(Packet(w, 0, np.ones(1, case.F.dtype), case.results[w]))
+    assert decoder.result_shape == (5, 5)
+    case.check(decoder.result())
+
+
+def _gram_setup(m=2):
+    case = Case("LCC gram", ffcode.GF(65521), seed=3)
+    return case, Decoder(case.code, m), case.finished(m, seed=4)
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (None, ValueError, r"does not say \(Packet.rows\): a piece of 3 rows comes from a "
+                       r"result of 5 to 6 rows.*result_shape"),
+    (7, ValueError, r"shape \(3, 5\), expected \(4, 5\).*local result of 7 rows"),
+    (4, ValueError, r"shape \(3, 5\), expected \(2, 5\)"),
+    (-1, ValueError, "non-negative"),
+    (5.0, TypeError, "Packet rows must be an integer"),
+    (True, TypeError, "Packet rows must be an integer"),
+    ("5", TypeError, "Packet rows must be an integer"),
+], ids=["no rows", "7 rows", "4 rows", "negative", "float", "bool", "str"])
+def test_first_packet_rows_checked(bad, error, match):
+    """A first packet without rows (m > 1: the rows are ambiguous), with rows its piece
+    does not come from, or with rows that are no count, raises and fixes nothing; the good
+    packets then decode."""
+    case, decoder, packets = _gram_setup()
+    with pytest.raises(error, match=match):
+        decoder.add(dataclasses.replace(packets[0][0], rows=bad))
+    assert decoder.rank == 0 and decoder.received == 0 and decoder.result_shape is None
+    _feed_all(decoder, packets)
+    case.check(decoder.result())
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(rows=6), "claims a local result of 6 rows, expected 5"),
+    (dict(rows=np.int64(6)), "claims a local result of 6 rows, expected 5"),
+    (dict(rows=5.0), "Packet rows must be an integer"),
+    ("columns", r"shape \(3, 4\), expected \(3, 5\)"),
+], ids=["other rows", "other rows, numpy", "float rows", "other columns"])
+def test_later_packets_checked_against_the_first(change, match):
+    """Once the first packet fixed the shape, a packet that claims other rows, or whose
+    payload has other columns, raises and changes nothing; packets that say no rows are
+    taken (the rows are known)."""
+    case, decoder, packets = _gram_setup()
+    assert decoder.add(packets[0][0]) and decoder.result_shape == (5, 5)
+    later = packets[1][0]
+    if change == "columns":
+        later = dataclasses.replace(later, payload=later.payload[:, :4])
+    else:
+        later = dataclasses.replace(later, **change)
+    with pytest.raises((ValueError, TypeError), match=match):
+        decoder.add(later)
+    assert decoder.rank == 1 and decoder.received == 1
+    assert decoder.add(dataclasses.replace(packets[1][0], rows=None))
+    assert decoder.add(dataclasses.replace(packets[1][1], rows=np.int64(5)))
+    _feed_all(decoder, packets)
+    case.check(decoder.result())
+
+
+def test_rows_checked_when_the_code_tells_them():
+    """A code that knows its local results' rows (PolynomialCode: 5 here) refuses a packet
+    that claims others, before and after the first packet."""
+    case = Case("PolynomialCode", ffcode.GF(65521), seed=1)
+    decoder = Decoder(case.code, 2)
+    packets = case.finished(2, seed=1)
+    for before in (0, 1):
+        with pytest.raises(ValueError, match="claims a local result of 6 rows, expected 5"):
+            decoder.add(dataclasses.replace(packets[2][0], rows=6))
+        assert decoder.rank == before
+        assert decoder.add(packets[before][0])
+    _feed_all(decoder, packets)
+    case.check(decoder.result())
 
 
 # -- malformed and non-innovative packets -------------------------------------------------------
