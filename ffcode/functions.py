@@ -7,6 +7,7 @@ so that worker processes can import the same f; and two ready-made ones.
 ([2, 2], 'ffcode.functions:square')
 """
 import importlib
+import sys
 
 
 def square(F, X):
@@ -38,14 +39,24 @@ def load(path: str):
 
 
 def path_of(f) -> str:
-    """The import path of a module-level function, checked to lead back to f itself."""
+    """The import path of a module-level function, checked to lead back to f itself. A
+    function of the user's script is "__main__:name": local worker processes find it by
+    running the script again (as multiprocessing does), which an interactive session has
+    no file for."""
     module, name = getattr(f, "__module__", None), getattr(f, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(name, str) or not name or \
-            "<" in name or module == "__main__":
+            "<" in name or module == "__main__" and not _main_has_source():
         raise ValueError(f"{f!r} cannot be imported by worker processes: define f at the top "
-                         f"level of an importable module and pass it or its path "
+                         f"level of a module or script (not a lambda, a nested function or "
+                         f"an interactive session) and pass it or its path "
                          f"'package.module:function'.")
     path = f"{module}:{name}"
     if load(path) is not f:
         raise ValueError(f"{path!r} does not import as the same function.")
     return path
+
+
+def _main_has_source() -> bool:
+    main = sys.modules.get("__main__")
+    return getattr(main, "__file__", None) is not None or \
+        getattr(getattr(main, "__spec__", None), "name", None) is not None

@@ -4,21 +4,24 @@ Local workers come from a fork server (runtime/pool.py) that imports exactly wha
 imports; remote ones run ``ffcode worker --connect ENDPOINT``. Every wait is bounded, and
 closing (also on an exception, Ctrl-C, or garbage collection) kills every local process.
 """
+import logging
 import numbers
+import os
 import secrets
 import shutil
-import tempfile
 import time
 import weakref
 from collections import Counter
 from urllib.parse import urlsplit
 
+import numpy as np
 import zmq
 
-from ffcode import _validate
+from ffcode import _validate, functions
 from ffcode import verify as verification
+from ffcode.codes import LCC
 from ffcode.codes._base import Code
-from ffcode.runtime import keys, wire
+from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
 from ffcode.runtime.jobs import Plan
@@ -28,17 +31,26 @@ from ffcode.runtime.wire import Header, Kind
 
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
+
+log = logging.getLogger(__name__)
 
 
 class WorkerHandle:
-    """The master's view of one connected worker."""
+    """The master's view of one connected worker. ``order`` places it in jobs: a local
+    worker's slot (checked against the pool), a remote worker's place in the order of
+    arrival; never a number the worker chose."""
 
-    def __init__(self, ident, meta, local):
-        self.ident, self.local = ident, local
-        self.slot, self.pid = meta.get("slot", -1), meta.get("pid", 0)
-        self.host = meta.get("host", "")
+    def __init__(self, ident, meta, local, order):
+        self.ident, self.local, self.order = ident, local, order
+        self.slot = order if local else None
+        self.pid, self.host = meta.get("pid", 0), meta.get("host", "")
         self.last_seen = time.monotonic()
         self.lost = None
+
+    def __repr__(self):
+        where = f"slot {self.slot}" if self.local else f"{self.host or '?'}"
+        return f"worker({where}, pid {self.pid})"
 
     def gone(self):
         """Why a local worker's process will not answer (exited, frozen), or None."""
@@ -51,18 +63,30 @@ class Cluster:
     ``ffcode worker --connect tcp://HOST:5555``. Use it as a context manager.
 
     ``key`` (the master's CURVE secret key file) and ``clients`` (a directory of the
-    authorised workers' public keys) encrypt and authenticate a tcp endpoint; listening
-    beyond loopback without them needs ``insecure=True``. A worker silent for
-    ``lost_after`` seconds is given up on; ``start_timeout`` bounds waiting for workers.
+    authorised workers' public keys) encrypt a tcp endpoint and admit only those workers.
+    A tcp master needs them, also on loopback (any process on the host can reach it),
+    unless told ``insecure=True``. A worker silent for ``lost_after`` seconds is given up
+    on; ``start_timeout`` bounds waiting for workers. ``max_message`` (bytes) is the
+    largest message part the master takes: a peer announcing a larger one is disconnected
+    before it is read, and a job whose packets would be larger fails with a clear error.
     """
 
     def __init__(self, n_workers=4, endpoint=None, *, key=None, clients=None,
-                 insecure=False, start_timeout=60.0, lost_after=2.0):
+                 insecure=False, start_timeout=60.0, lost_after=2.0, max_message=MAX_MESSAGE):
+        if os.environ.get(pool.IN_POOL):
+            raise ClusterError("A Cluster cannot start inside ffcode's worker processes: "
+                               "they run your script to find the functions defined in it, "
+                               "so guard the script's work with 'if __name__ == "
+                               "\"__main__\":'.")
         self.n_workers = _validate.integer(n_workers, "n_workers")
         if self.n_workers < 1:
             raise ValueError(f"Argument 'n_workers' must be at least 1, not {self.n_workers}.")
         self.start_timeout = _positive(start_timeout, "start_timeout")
         self.lost_after = _positive(lost_after, "lost_after")
+        self.max_message = _validate.integer(max_message, "max_message")
+        if self.max_message < wire.MAX_META_BYTES:
+            raise ValueError(f"Argument 'max_message' must be at least {wire.MAX_META_BYTES} "
+                             f"bytes (a control message), not {self.max_message}.")
         if (key is None) != (clients is None):
             raise ValueError("Arguments 'key' and 'clients' go together (CURVE).")
         self.local = endpoint is None
@@ -74,17 +98,21 @@ class Cluster:
         self.session = secrets.randbits(63) | 1
         self.epoch = 0
         self._handles = {}                  # routing id -> WorkerHandle
+        self._arrivals = 0                  # remote workers admitted so far
         self._pool = None
         self._buffers = {}                  # dtype -> payload storage of the last job
+        # Messages dropped since the last report (which takes them), and in all.
         self.rejected, self.stale = Counter(), 0
+        self.rejected_total = Counter()
         self._closed = False
         self._context = zmq.Context()
         self._router = self._context.socket(zmq.ROUTER)
         self._router.router_mandatory = 1
         self._router.linger = 0
         self._router.rcvhwm = RCVHWM
+        self._router.maxmsgsize = self.max_message      # also bounds a handshake's frames
         self._authenticator = None
-        tmpdir = tempfile.mkdtemp(prefix="ffcode-") if self.local else None
+        tmpdir = pool.private_dir() if self.local else None
         self._owned = {"router": self._router, "context": self._context, "tmpdir": tmpdir}
         self._finalizer = weakref.finalize(self, _shutdown, self._owned)
         try:
@@ -95,8 +123,9 @@ class Cluster:
             except zmq.ZMQError as e:
                 raise ClusterError(f"Cannot listen on {endpoint}: {e}") from None
             self.endpoint = self._router.last_endpoint.decode()
+            log.info("master listening on %s", self.endpoint)
             if self.local:
-                self._pool = self._owned["pool"] = LocalPool(self.endpoint)
+                self._pool = self._owned["pool"] = LocalPool(self.endpoint, tmpdir)
                 for slot in range(self.n_workers):
                     self._pool.spawn(slot)
         except BaseException:
@@ -116,9 +145,10 @@ class Cluster:
     # -- the pool ---------------------------------------------------------------------------
 
     def live(self) -> list:
-        """The connected workers not given up on, local ones in slot order."""
+        """The connected workers not given up on: local ones in slot order, remote ones in
+        the order they connected."""
         return sorted((h for h in self._handles.values() if h.lost is None),
-                      key=lambda h: h.slot)
+                      key=lambda h: h.order)
 
     def wait(self, count=None, timeout=None):
         """Block until ``count`` workers (default n_workers) are connected; local workers
@@ -132,8 +162,11 @@ class Cluster:
                                  f"{count}.")
             self._replace_lost()
         deadline = time.monotonic() + timeout
-        for _ in self.receive(0):           # heartbeats queued since the last job
-            pass
+        for _ in self.receive(0):           # what the last job's workers sent after it
+            self.reject("stale")
+        if len(self.live()) < count:
+            log.info("waiting for %d of %d workers at %s (up to %g s)",
+                     count - len(self.live()), count, self.endpoint, timeout)
         while len(self.live()) < count:
             if self.local and self._pool.failed() is not None:
                 raise ClusterError(f"The local worker pool exited with code "
@@ -144,7 +177,7 @@ class Cluster:
                 raise ClusterError(f"Only {len(self.live())} of {count} workers connected to "
                                    f"{self.endpoint} within {timeout:g} s.")
             for _ in self.receive(min(left, 0.1)):
-                pass
+                self.reject("stale")
         return self.live()[:count]
 
     def _replace_lost(self):
@@ -160,6 +193,7 @@ class Cluster:
         """Give up on a worker; a local one's process is killed (it may be frozen)."""
         if handle.lost is None:
             handle.lost = reason
+            log.warning("%r given up on: %s", handle, reason)
             if handle.local:
                 LocalPool.kill(handle.pid)
 
@@ -201,31 +235,45 @@ class Cluster:
                     self._hello(frames[0].bytes, frames[2:])
                     continue
             except ProtocolError:
-                self.rejected["malformed"] += 1
+                self.reject("malformed")
                 continue
             if handle is None:
-                self.rejected["unknown sender"] += 1
+                self.reject("unknown sender")
             elif header.kind == Kind.HEARTBEAT:
                 continue
             elif header.session != self.session:
-                self.rejected["foreign"] += 1
+                self.reject("foreign")
             elif header.epoch != self.epoch:
-                self.stale += 1
+                self.reject("stale")
             else:
                 yield handle, header, frames[2:]
 
+    def reject(self, reason):
+        """Count a dropped message by reason ("stale": of an earlier job) in the next report
+        and in the cluster's totals (``rejected_total``)."""
+        if reason == "stale":
+            self.stale += 1
+        else:
+            self.rejected[reason] += 1
+        self.rejected_total[reason] += 1
+
     def _hello(self, ident, frames):
+        if ident in self._handles:
+            raise ProtocolError("a second HELLO from a connected worker")
         meta, _ = wire.read_control(frames)
         slot, pid = meta.get("slot", -1), meta.get("pid", 0)
         if type(slot) is not int or type(pid) is not int or not isinstance(
                 meta.get("host", ""), str):
             raise ProtocolError("a HELLO with a non-integer slot or pid")
-        if self.local:
-            if meta.get("slot") not in self._pool.requested:
+        if self.local:                  # a worker of our pool, asked for and not yet here
+            if slot not in self._pool.requested or not self._pool.owns(pid):
                 raise ProtocolError("a HELLO from no worker this cluster started")
-            self._pool.requested.discard(meta["slot"])
-        if ident not in self._handles:
-            self._handles[ident] = WorkerHandle(ident, meta, self.local)
+            self._pool.requested.discard(slot)
+            order = slot
+        else:
+            order, self._arrivals = self._arrivals, self._arrivals + 1
+        handle = self._handles[ident] = WorkerHandle(ident, meta, self.local, order)
+        log.info("%r connected", handle)
 
     def send(self, handle, frames, patience=2.0) -> bool:
         """Send to one worker without ever blocking for long; False (and the worker lost)
@@ -295,15 +343,24 @@ class Cluster:
         if code.n_workers > self.n_workers:
             raise ValueError(f"The code has {code.n_workers} workers, the cluster "
                              f"{self.n_workers}.")
+        if not self.local:
+            _importable_elsewhere(code)
         plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype),
                     adversaries)
         check = _verification(verify, code, inputs, adversaries)  # inputs checked by now
         encode = time.monotonic() - start
         workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
         self.epoch += 1
-        self.rejected, self.stale = Counter(), 0
-        output, report = JobRun(self, plan, workers, faults, progress).run(encode,
-                                                                           timeout - encode)
+        job = JobRun(self, plan, workers, faults, progress)
+        job.report.settings = _settings(code, inputs, scheme, plan.pieces, faults, seed,
+                                        adversaries, check)
+        log.info("job %d: %s on %d workers", self.epoch, scheme, len(workers))
+        try:
+            output, report = job.run(encode, timeout - encode)
+        finally:                                # counted in this report, also when it fails
+            job.report.rejected, job.report.stale = dict(self.rejected), self.stale
+            self.rejected, self.stale = Counter(), 0
+        log.info("job %d decoded in %.3f s", self.epoch, report.total)
         if plan.buffer is not None:             # reused: no fresh pages to fault in next time
             self._buffers[code.F.dtype] = plan.buffer
         if check:
@@ -359,6 +416,24 @@ def _verification(verify, code, inputs, adversaries) -> bool:
     return verify
 
 
+def _importable_elsewhere(code):
+    """Remote workers import an LCC's f by its path: not from the master's script."""
+    if isinstance(code, LCC) and functions.path_of(code.f).startswith("__main__:"):
+        raise ValueError(f"Remote workers cannot import {functions.path_of(code.f)!r} from "
+                         f"the master's script: put f in a module the workers can import "
+                         f"(on their PYTHONPATH) and pass it or 'package.module:function'.")
+
+
+def _settings(code, inputs, scheme, pieces, faults, seed, adversaries, verify) -> dict:
+    """What a report says the job was (JSON-ready)."""
+    def shapes(x):
+        return [shapes(y) for y in x] if isinstance(x, (list, tuple)) else list(np.shape(x))
+
+    return {"code": repr(code), "p": code.F.p, "inputs": [shapes(x) for x in inputs],
+            "scheme": scheme, "pieces": pieces, "faults": faults.to_dict(), "seed": seed,
+            "adversaries": adversaries, "verify": verify}
+
+
 def _positive(value, name) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"Argument {name!r} must be a number of seconds, not "
@@ -379,7 +454,9 @@ def _check_endpoint(endpoint, secure):
         raise ValueError(f"Argument 'endpoint' must look like 'tcp://HOST:PORT' (PORT a "
                          f"number below 65536, or * for any free one) or 'ipc://PATH', not "
                          f"{endpoint!r}.")
-    if parts.scheme == "tcp" and host not in LOOPBACK and not secure:
-        raise ValueError(f"Refusing to listen on {host!r} beyond loopback without CURVE: pass "
-                         f"key= and clients= (see README), or insecure=True on a trusted "
-                         f"network.")
+    if parts.scheme == "tcp" and not secure:
+        where = "on loopback, where any process of this host" if host in LOOPBACK else \
+            f"on {host!r}, where anyone who reaches it"
+        raise ValueError(f"Refusing to listen {where} could join as a worker and spoil the "
+                         f"output: pass key= and clients= (CURVE, see 'ffcode keys'), or "
+                         f"insecure=True on a trusted network.")

@@ -90,6 +90,16 @@ class Faults:
                 raise ValueError(f"Faults {name!r} names workers {beyond}, but the job has "
                                  f"workers 0..{n_workers - 1}.")
 
+    def to_dict(self) -> dict:
+        """The faults as JSON-ready data (worker keys become strings in JSON)."""
+        out = {name: dict(getattr(self, name)) for name in (
+            "slowdown", "link_rate", "crash_after", "hang_after", "corrupt")}
+        delay = self.delay
+        out["delay"] = ({w: list(pair) for w, pair in delay.items()}
+                        if isinstance(delay, Mapping) else delay and list(delay))
+        out["seed"] = self.seed
+        return out
+
     def for_worker(self, worker: int, pieces: int) -> dict:
         """The plan one worker receives with its task (JSON-ready)."""
         delays = [0.0] * pieces

@@ -48,7 +48,7 @@ class JobRun:
                 if task is None:
                     self.finished.add(i)
                     continue
-                meta = {"task": task.spec,
+                meta = {"task": task.spec, "max_message": cluster.max_message,
                         "faults": self.faults.for_worker(i, plan.work_pieces)}
                 if cluster.send(handle, wire.control(self.header(Kind.JOB, i), meta,
                                                      task.operands)):
@@ -73,7 +73,6 @@ class JobRun:
         self.report.total = encode + done - self.start
         self._drain()
         self.report.rank = self.collector.rank
-        self.report.rejected, self.report.stale = dict(cluster.rejected), cluster.stale
         return output, self.report
 
     @property
@@ -111,7 +110,7 @@ class JobRun:
         i = self.index.get(handle.ident)
         timeline = None if i is None else self.timelines[i]
         if i is None or header.worker != i:
-            self.cluster.rejected["unknown worker"] += 1
+            self.cluster.reject("unknown worker")
         elif header.kind == Kind.PACKET:
             self._packet(i, header, frames)
         elif header.kind == Kind.DONE:
@@ -123,7 +122,7 @@ class JobRun:
             try:
                 meta, _ = wire.read_control(frames)
             except ProtocolError:
-                self.cluster.rejected["malformed"] += 1
+                self.cluster.reject("malformed")
                 return
             raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
 
@@ -132,10 +131,10 @@ class JobRun:
             coeffs, payload = wire.read_packet(header, frames, self.plan.F.dtype)
             innovative = self.plan.add(Packet(i, header.index, coeffs, payload), header.rows)
         except ProtocolError:
-            self.cluster.rejected["malformed"] += 1
+            self.cluster.reject("malformed")
             return
         except (ValueError, TypeError):
-            self.cluster.rejected["invalid packet"] += 1
+            self.cluster.reject("invalid packet")
             if self.plan.adversaries:       # well-formed but not a result: a wrong worker
                 self.invalid.add(i)
             return

@@ -5,26 +5,95 @@ ffcode once and then forks a worker per request (slot numbers on its stdin). Not
 holds a zmq context or BLAS threads, so forking is safe; each worker makes its own context.
 The server and its workers form one process group in a new session: Ctrl-C reaches only the
 master, and closing the pool kills the whole group. When the master dies, the server's
-stdin closes and it takes its workers down with it; workers also exit when the server dies.
+stdin closes and it removes the master's private directory and takes its workers down with
+it; workers also exit when the server dies.
+
+Functions defined in the user's script (``__main__``) reach the workers as multiprocessing's
+spawn start method brings them: a worker that needs one runs the script once under the name
+``__mp_main__``, so that its ``if __name__ == "__main__":`` block stays off.
 """
 import json
+import multiprocessing.spawn
 import os
+import re
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 
 _BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ['FFCODE_SYS_PATH']); "
-         "from ffcode.runtime.pool import serve; serve(sys.argv[1])")
+         "from ffcode.runtime.pool import serve; serve(sys.argv[1], sys.argv[2])")
+IN_POOL = "FFCODE_POOL"             # set in the pool's processes: no Cluster starts there
+_MAIN = "FFCODE_MAIN"               # how the master's __main__ is found again
+_PRIVATE = re.compile(r"ffcode-(\d+)-\w+")
+
+
+def private_dir() -> str:
+    """A fresh directory (mode 0700) for a master's ipc socket, named after the master's pid.
+    Directories that dead masters left behind (when master and fork server were killed
+    together) are removed first: only real directories of this user whose master is gone."""
+    root = tempfile.gettempdir()
+    for name in os.listdir(root):
+        match = _PRIVATE.fullmatch(name)
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)           # a symlink is not a directory here
+        except OSError:
+            continue
+        if match and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and \
+                not _alive(int(match.group(1))):
+            shutil.rmtree(path, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"ffcode-{os.getpid()}-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:             # another user's process
+        return True
+    return True
+
+
+def _main_module() -> dict:
+    """What multiprocessing's spawn needs to run the master's main module again (its path,
+    or its module name under ``python -m``); empty in an interactive session."""
+    data = multiprocessing.spawn.get_preparation_data("ffcode")
+    return {key: data[key] for key in ("init_main_from_name", "init_main_from_path")
+            if key in data}
+
+
+_main_imported = False
+
+
+def import_main():
+    """Run the master's main module in this worker process (once), so that functions
+    defined in the user's script import as "__main__:name"."""
+    global _main_imported
+    if not _main_imported:
+        _main_imported = True
+        multiprocessing.spawn.prepare(json.loads(os.environ.get(_MAIN, "{}")))
 
 
 class LocalPool:
-    def __init__(self, endpoint):
+    def __init__(self, endpoint, directory):
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1", **{IN_POOL: "1", _MAIN: json.dumps(_main_module())},
                    FFCODE_SYS_PATH=json.dumps([os.path.abspath(p) for p in sys.path]))
-        self.server = subprocess.Popen([sys.executable, "-c", _BOOT, endpoint], env=env,
-                                       stdin=subprocess.PIPE, start_new_session=True)
+        self.server = subprocess.Popen([sys.executable, "-c", _BOOT, endpoint, directory],
+                                       env=env, stdin=subprocess.PIPE, start_new_session=True)
         self.requested = set()          # slots asked for whose HELLO is still due
+
+    def owns(self, pid: int) -> bool:
+        """Whether pid is a worker of this pool: a process in the server's group, which only
+        the server's forks join (so a HELLO cannot name another process to be killed)."""
+        try:
+            return pid != self.server.pid and os.getpgid(pid) == self.server.pid
+        except (ProcessLookupError, PermissionError, OverflowError):
+            return False
 
     def spawn(self, slot: int):
         """Ask for one more worker, announcing itself with this slot."""
@@ -85,8 +154,9 @@ class LocalPool:
         self.server.wait()
 
 
-def serve(endpoint):
-    """The fork server's loop: one worker per slot number read from stdin."""
+def serve(endpoint, directory):
+    """The fork server's loop: one worker per slot number read from stdin; when stdin closes
+    (the master closed the pool, or died), the master's directory goes too."""
     from ffcode.runtime import worker    # numpy, zmq and ffcode, imported once before forking
     worker.warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)      # the kernel reaps exited workers
@@ -103,4 +173,5 @@ def serve(endpoint):
                                          f"--parent={server}"]))
             finally:
                 os._exit(1)
+    shutil.rmtree(directory, ignore_errors=True)
     os.killpg(0, signal.SIGKILL)        # the master is gone: so are the workers (and we)

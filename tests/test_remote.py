@@ -79,12 +79,12 @@ def test_remote_workers_every_scheme(bounded, tmp_path, monkeypatch):
     ]
     procs = []
     try:
-        with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30) as cluster:
+        with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30, insecure=True) as cluster:
             procs = start_workers(cluster.endpoint, 3, tmp_path, pythonpath=str(tmp_path))
             handles = cluster.wait(timeout=30)
             pids = {proc.pid for proc in procs}
             assert {h.pid for h in handles} == pids
-            assert all(h.slot == -1 and not h.local for h in handles)
+            assert all(h.slot is None and not h.local for h in handles)
             for name, make, inputs, expected, schemes in jobs:
                 for scheme in schemes:
                     code = make()
@@ -119,7 +119,7 @@ def test_wrong_remote_worker_is_told_to_exit(bounded, tmp_path):
     code = MDS(F, 1, 3)                     # R = 1, A = 1: worker 2, last, settles it
     procs = []
     try:
-        with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30) as cluster:
+        with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30, insecure=True) as cluster:
             procs = start_workers(cluster.endpoint, 4, tmp_path)
             cluster.wait(4, timeout=30)
             handles = cluster.wait(3)
@@ -145,7 +145,7 @@ def test_unimportable_f_refused_before_sending(bounded):
     waiting for workers (none ever connect here)."""
     F = ffcode.GF(65521)
     X = [F.random((4, 3), seed=j) for j in range(2)]
-    with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30) as cluster:
+    with Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30, insecure=True) as cluster:
         start = time.monotonic()
         with pytest.raises(ValueError, match="cannot be imported by worker processes"):
             cluster.run(LCC(F, 2, 0, lambda F, X: F.mul(X, X), 2, 3), X, scheme="classic")
@@ -227,13 +227,18 @@ def test_refused_worker_says_so(bounded, tmp_path):
 
 
 @pytest.mark.bounded(30)
-def test_refuses_cleartext_beyond_loopback(bounded):
-    """Listening beyond loopback without CURVE is refused before any socket exists; so are
-    endpoints of other transports and key without clients."""
+def test_refuses_cleartext_tcp(bounded):
+    """Listening on tcp without CURVE is refused before any socket exists, on loopback too
+    (any process of the host could join); so are endpoints of other transports and key
+    without clients."""
     threads = threading.active_count()
     for endpoint in ("tcp://0.0.0.0:*", "tcp://*:*", "tcp://192.0.2.1:5555",
                      "tcp://127.0.0.1.example.com:*", "tcp://[::]:*"):
-        with pytest.raises(ValueError, match="beyond loopback without CURVE"):
+        with pytest.raises(ValueError, match="where anyone who reaches it could join"):
+            Cluster(endpoint=endpoint, n_workers=2)
+    for endpoint in (LOOPBACK, "tcp://localhost:*", "tcp://[::1]:*"):
+        with pytest.raises(ValueError, match="on loopback, where any process of this host "
+                                             "could join as a worker"):
             Cluster(endpoint=endpoint, n_workers=2)
     with pytest.raises(ValueError, match="tcp://HOST:PORT"):
         Cluster(endpoint="udp://127.0.0.1:5555", n_workers=2)
@@ -264,8 +269,8 @@ def test_bad_key_files(bounded, tmp_path):
 
 @pytest.mark.bounded(30)
 def test_loopback_names_accepted(bounded):
-    """localhost is loopback: bound without keys, and closed again."""
-    with Cluster(endpoint="tcp://localhost:*", n_workers=1) as cluster:
+    """localhost is loopback: bound in the clear when told insecure=True, and closed again."""
+    with Cluster(endpoint="tcp://localhost:*", n_workers=1, insecure=True) as cluster:
         assert cluster.endpoint.startswith("tcp://127.0.0.1:")
         with pytest.raises(ClusterError, match="Only 0 of 1"):
             cluster.wait(timeout=0.2)
@@ -288,7 +293,7 @@ def test_killed_worker_detected_by_heartbeat(bounded, tmp_path):
     procs = []
     try:
         with Cluster(endpoint=LOOPBACK, n_workers=3, lost_after=1.0,
-                     start_timeout=30) as cluster:
+                     start_timeout=30, insecure=True) as cluster:
             procs = start_workers(cluster.endpoint, 3, tmp_path)
             cluster.wait(timeout=30)
             by_pid = {proc.pid: proc for proc in procs}

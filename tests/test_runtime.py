@@ -303,8 +303,8 @@ def test_lcc_scalar_blocks(bounded, cluster, scheme):
 
 REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encode", "compute",
                "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
-               "wasted_after_stop", "stale",
-               "rejected", "workers", "received", "used", "wasted"}
+               "wasted_after_stop", "stale", "rejected", "workers", "received", "used",
+               "wasted", "schema", "ffcode", "date", "settings"}
 WORKER_KEYS = {"worker", "host", "pid", "share_sent", "packets", "compute", "done", "stopped",
                "lost", "used", "wasted"}
 
@@ -328,6 +328,11 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
                                                        for w in data_["workers"])
     assert data_["wasted"] == data_["received"] - 12 + data_["wasted_after_stop"]
     assert data_["rejected"] == {} and data_["stale"] == report.stale
+    assert data_["settings"] == {
+        "code": repr(code), "p": P31, "inputs": [list(np.shape(x)) for x in inputs],
+        "scheme": "cfs", "pieces": 3, "faults": json.loads(json.dumps(Faults().to_dict())),
+        "seed": 5, "adversaries": 0, "verify": data_["settings"]["verify"]}
+    assert data_["ffcode"] == ffcode.__version__
     assert len(data_["workers"]) == 6
     for i, w in enumerate(data_["workers"]):
         assert set(w) == WORKER_KEYS and w["worker"] == i and w["lost"] is None
@@ -415,8 +420,8 @@ def test_crafted_hello_does_not_crash_the_master(bounded, cluster, injector, met
 
 
 class FakeWorker(threading.Thread):
-    """A DEALER that joins a remote cluster as a worker (slot 99: last in line) and answers
-    each JOB with the messages respond(header, meta, arrays) returns."""
+    """A DEALER that joins a remote cluster as a worker (claiming slot 99, which the master
+    ignores) and answers each JOB with the messages respond(header, meta, arrays) returns."""
 
     def __init__(self, endpoint):
         super().__init__(daemon=True)
@@ -475,15 +480,16 @@ def remote_cluster(n_real, lost_after):
     """A cluster on loopback tcp with n_real real workers (``ffcode worker --connect``, which
     can import this module) and a fake one that is the last worker of every job."""
     c = ffcode.Cluster(n_real + 1, endpoint="tcp://127.0.0.1:*", start_timeout=30,
-                       lost_after=lost_after)
+                       lost_after=lost_after, insecure=True)
     path = [TESTS] + [d for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     procs = [subprocess.Popen([sys.executable, "-m", "ffcode", "worker", "--connect",
                                c.endpoint], env=env, cwd=TESTS)     # not the source tree
              for _ in range(n_real)]
     fake = FakeWorker(c.endpoint)
-    fake.start()
     try:
+        c.wait(n_real)
+        fake.start()                        # connects last: the last worker of every job
         c.wait()
         yield c, fake
     finally:

@@ -75,8 +75,18 @@ def test_cluster_endpoint_bad_transport(bounded, endpoint):
     ("tcp://eth0:5555", "eth0"), ("tcp://[::]:5555", "[::]"),
     ("tcp://127.0.0.1.evil.com:5555", "127.0.0.1.evil.com")])
 def test_cluster_refuses_beyond_loopback_without_curve(bounded, endpoint, host):
-    with pytest.raises(ValueError, match=rf"Refusing to listen on '{re.escape(host)}' beyond "
-                                         rf"loopback without CURVE: pass key= and clients="):
+    with pytest.raises(ValueError, match=rf"Refusing to listen on '{re.escape(host)}', where "
+                                         rf"anyone who reaches it could join as a worker and "
+                                         rf"spoil the output: pass key= and clients="):
+        ffcode.Cluster(1, endpoint)
+
+
+@pytest.mark.parametrize("endpoint", ["tcp://127.0.0.1:5555", "tcp://localhost:*",
+                                      "tcp://[::1]:5555"])
+def test_cluster_refuses_loopback_without_curve(bounded, endpoint):
+    """Loopback is no trust boundary on a shared host: any local process could join."""
+    with pytest.raises(ValueError, match=r"on loopback, where any process of this host could "
+                                         r"join as a worker .* or insecure=True"):
         ffcode.Cluster(1, endpoint)
 
 
@@ -88,9 +98,9 @@ def test_cluster_endpoint_cannot_bind(bounded, endpoint):
 
 
 def test_cluster_endpoint_in_use(bounded):
-    with ffcode.Cluster(1, "tcp://127.0.0.1:*") as first:
+    with ffcode.Cluster(1, "tcp://127.0.0.1:*", insecure=True) as first:
         with pytest.raises(ClusterError, match="in use"):
-            ffcode.Cluster(1, first.endpoint).close()
+            ffcode.Cluster(1, first.endpoint, insecure=True).close()
 
 
 @pytest.mark.parametrize("given", [{"key": "master.key_secret"}, {"clients": "clients/"}],
@@ -150,7 +160,7 @@ def test_cluster_times_not_numbers(bounded, name, value):
 
 @pytest.mark.bounded(20)
 def test_wait_bounds(bounded):
-    with ffcode.Cluster(1, "tcp://127.0.0.1:*") as cluster:       # nobody connects
+    with ffcode.Cluster(1, "tcp://127.0.0.1:*", insecure=True) as cluster:  # nobody connects
         with pytest.raises(ClusterError, match=rf"Only 0 of 1 workers connected to "
                                                rf"{cluster.endpoint} within 0.2 s"):
             cluster.wait(timeout=0.2)
@@ -296,7 +306,7 @@ class _Callable:
 def test_run_lcc_f_not_importable(bounded, cluster, f, scheme):
     code = LCC(F, 2, 0, f, 2, 4)
     refused(cluster, ValueError, "cannot be imported by worker processes: define f at the "
-                                 "top level of an importable module", code, [A, A],
+                                 "top level of a module or script", code, [A, A],
             scheme=scheme)
 
 
