@@ -5,8 +5,12 @@ STOP is acknowledged within a poll, even mid-computation), sends heartbeats, and
 packets the compute thread hands it over an inproc pipe, paced by the injected link rate
 and never blocking: everything waits on one poll with a timeout. The compute thread runs
 one task at a time and checks for a stop between pieces and in every injected pause.
+
+It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
+stop and end, and its exit at INFO; trouble at WARNING and ERROR.
 """
 import argparse
+import logging
 import os
 import queue
 import signal
@@ -23,7 +27,7 @@ from zmq.utils.monitor import recv_monitor_message
 from ffcode import functions
 from ffcode._field import GF
 from ffcode.pieces import Packet, piece_packets
-from ffcode.runtime import keys, wire
+from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.faults import Link
 from ffcode.runtime.wire import Header, Kind
 
@@ -33,6 +37,13 @@ PIPE = "inproc://compute"
 COMPUTE_NICE = 10           # the compute thread yields the CPU to the main threads and the master
 REFUSED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
            zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+NUDGE = 5.0                 # seconds without a master before saying so (a warning)
+
+log = logging.getLogger(__name__)
+
+
+class NoMaster(Exception):
+    """No master answered at the endpoint within the connect timeout."""
 
 
 class Stopped(Exception):
@@ -44,6 +55,7 @@ class Job:
         self.session, self.epoch, self.worker = header.session, header.epoch, header.worker
         self.spec, self.operands = meta["task"], operands
         self.faults = meta["faults"]
+        self.max_message = meta["max_message"]  # the master disconnects larger parts
         self.link = Link(self.faults["link_rate"])
         self.stop = threading.Event()
         self.sent = 0
@@ -58,6 +70,8 @@ def operation(spec):
     F = GF(spec["p"])
     if spec["op"] == "matmul":
         return F, F.matmul
+    if spec["f"].startswith("__main__:"):
+        pool.import_main()              # f is defined in the master's script
     f = functions.load(spec["f"])
     return F, lambda X: F.elements(f(F, X), "f(F, share)")
 
@@ -124,15 +138,20 @@ def compute(job, out):
 
 
 class Worker:
+    """connect_timeout: seconds to wait for the master's handshake before serve raises
+    NoMaster (None: forever)."""
+
     def __init__(self, endpoint, slot=-1, key=None, server_key=None, buffer=32 << 20,
-                 parent=None):
+                 parent=None, connect_timeout=None):
+        self.endpoint, self.connect_timeout = endpoint, connect_timeout
         self.context = zmq.Context()
         self.dealer = self.context.socket(zmq.DEALER)
         self.dealer.linger = 1000
         self.dealer.sndhwm = self.dealer.rcvhwm = ZMQ_HWM
         if key is not None:
             keys.client(self.dealer, key, server_key)
-        self.monitor = self.dealer.get_monitor_socket(zmq.EVENT_DISCONNECTED | REFUSED)
+        self.monitor = self.dealer.get_monitor_socket(
+            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | REFUSED)
         self.dealer.connect(endpoint)
         self.pipe = self.context.socket(zmq.PAIR)
         self.pipe.rcvhwm = 2
@@ -155,6 +174,11 @@ class Worker:
         pipe.connect(PIPE)
 
         def out(frames):
+            largest = max(memoryview(f).nbytes for f in frames)
+            if largest > job.max_message:
+                raise ValueError(f"a packet of {largest} bytes is larger than the master "
+                                 f"takes ({job.max_message} bytes): use more pieces, or a "
+                                 f"Cluster with a larger max_message")
             while not pipe.poll(50, zmq.POLLOUT):   # the main thread is pacing a slow link
                 if job.stop.is_set():
                     raise Stopped
@@ -168,6 +192,7 @@ class Worker:
                 except Stopped:
                     raise
                 except Exception as e:      # the worker survives; the master fails the job
+                    log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
                     out(wire.control(job.header(Kind.FAILED),
                                      {"error": f"{type(e).__name__}: {e}"}))
             except Stopped:
@@ -176,15 +201,30 @@ class Worker:
     # -- the main thread ----------------------------------------------------------------------
 
     def serve(self) -> int:
-        """Serve until the master says SHUTDOWN (0), or goes away or refuses us (1)."""
+        """Serve until the master says SHUTDOWN (0), or goes away or refuses us (1); NoMaster
+        if none answers within the connect timeout."""
         self._send(wire.control(Header(Kind.HELLO, 0, 0),
                                 {"slot": self.slot, "pid": os.getpid(),
                                  "host": socket.gethostname()}))
         poller = zmq.Poller()
         poller.register(self.monitor, zmq.POLLIN)
-        next_beat = time.monotonic() + HEARTBEAT
+        started = time.monotonic()
+        next_beat, connected, nudged = started + HEARTBEAT, False, False
+        log.info("connecting to %s%s", self.endpoint, "" if self.connect_timeout is None
+                 else f" (giving up after {self.connect_timeout:g} s)")
         while True:
             now = time.monotonic()
+            if not connected:
+                waited = now - started
+                if self.connect_timeout is not None and waited > self.connect_timeout:
+                    raise NoMaster(f"no master answered at {self.endpoint} within "
+                                   f"{self.connect_timeout:g} s (is 'ffcode run ... "
+                                   f"--endpoint' listening there?)")
+                if waited > NUDGE and not nudged:
+                    nudged = True
+                    log.warning("no master at %s yet; still trying%s", self.endpoint,
+                                "" if self.connect_timeout is None else
+                                f" for {self.connect_timeout - waited:.0f} s")
             if now >= next_beat:
                 header = self.job.header(Kind.HEARTBEAT) if self.job else \
                     Header(Kind.HEARTBEAT, 0, 0)
@@ -200,12 +240,16 @@ class Worker:
             poller.register(self.pipe, zmq.POLLIN if self.queued < self.buffer else 0)
             events = dict(poller.poll(max(wait, 0) * 1000))
             if events.get(self.dealer, 0) & zmq.POLLIN and not self._control():
+                log.info("the master said shut down: exiting")
                 return 0                # SHUTDOWN (read before a disconnect that follows it)
             if self.monitor in events:
                 event = recv_monitor_message(self.monitor)["event"]
-                print("ffcode worker: " + ("the master refused this worker (CURVE keys)"
-                                           if event & REFUSED else "the master went away"),
-                      file=sys.stderr)
+                if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                    connected = True
+                    log.info("connected to the master at %s", self.endpoint)
+                    continue
+                log.error("the master %s: exiting", "refused this worker (CURVE keys)"
+                          if event & REFUSED else "went away")
                 return 1
             if events.get(self.pipe, 0) & zmq.POLLIN:
                 self._take()
@@ -225,19 +269,22 @@ class Worker:
                 elif header.kind == Kind.JOB:
                     self._start(Job(header, *wire.read_control(frames[1:])))
             except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
-                print(f"ffcode worker: ignored a bad message from the master: {e}",
-                      file=sys.stderr)
+                log.warning("ignored a bad message from the master: %s", e)
         return True
 
     def _start(self, job):
         if self.job:
             self._stop(ack=False)
         self.job = job
+        log.info("job %d started: %s in GF(%d), %d pieces, sending %s", job.epoch,
+                 job.spec["op"], job.spec["p"], job.spec["pieces"], job.spec["send"])
         self._fault_point()             # crash or hang after 0 packets
         self.tasks.put(job)
 
     def _stop(self, ack=True):
         job = self.job
+        if not job.stop.is_set():
+            log.info("job %d stopped after %d packets sent", job.epoch, job.sent)
         job.stop.set()
         kept = deque(item for item in self.outbox if item[2] != job.epoch)
         self.queued = sum(item[1] for item in kept)
@@ -279,6 +326,8 @@ class Worker:
         if kind == Kind.PACKET:
             self.job.link.sent(self.head_due)
             self.job.sent += 1
+        elif kind == Kind.DONE:
+            log.info("job %d done: %d packets sent", self.job.epoch, self.job.sent)
         self.head_due = None
         if self.outbox:
             self._schedule_head(time.monotonic())
@@ -324,21 +373,41 @@ def add_arguments(parser):
                         help="the master's endpoint, e.g. tcp://HOST:5555")
     parser.add_argument("--key", help="this worker's CURVE secret key file (with --server-key)")
     parser.add_argument("--server-key", help="the master's CURVE public key file")
+    parser.add_argument("--timeout", type=_seconds, default=60.0, metavar="S",
+                        help="give up (exit status 2) if no master answers within S seconds; "
+                             "0 waits forever (default 60)")
     parser.add_argument("--buffer", type=float, default=32, metavar="MiB",
                         help="bytes of packets queued for sending at most (default 32 MiB)")
     parser.add_argument("--slot", type=int, default=-1, help=argparse.SUPPRESS)
     parser.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
 
 
+def _seconds(text) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, not {text!r}")
+    return value
+
+
 def run(args) -> int:
+    """Serve as the arguments say, then exit the process: 0 when told to shut down, 1 when
+    the master went away or refused us, 2 when no master answered (an error line)."""
     sys.setswitchinterval(5e-4)     # the main thread answers a stop without waiting 5 ms
     if (args.key is None) != (args.server_key is None):
         raise SystemExit("ffcode worker: --key and --server-key go together (CURVE).")
-    worker = Worker(args.connect, args.slot, args.key, args.server_key,
-                    int(args.buffer * (1 << 20)), args.parent)
+    try:
+        worker = Worker(args.connect, args.slot, args.key, args.server_key,
+                        int(args.buffer * (1 << 20)), args.parent,
+                        connect_timeout=args.timeout or None)
+    except zmq.ZMQError as e:
+        raise ValueError(f"cannot connect to {args.connect!r}: {e} (an endpoint looks like "
+                         f"tcp://HOST:PORT)") from None
     status = 1
     try:
         status = worker.serve()
+    except NoMaster as e:
+        print(f"ffcode worker: error: {e}", file=sys.stderr)
+        status = 2
     except KeyboardInterrupt:
         pass
     worker.close()
