@@ -2,9 +2,13 @@
 slowdown, the pieces m, the stragglers' link rate — simulated at N = 100 and N = 1000 and,
 with ``--measured``, measured on 6 local workers next to the simulator's prediction; as
 tables and PNG plots (matplotlib, the ``plots`` extra)."""
+from __future__ import annotations
+
+import json
 import math
 import os
 import statistics
+from typing import Optional
 
 from ffcode import sim
 from ffcode._field import GF
@@ -108,34 +112,99 @@ def measured_sweep(cluster, name, values=None, seed=0):
     return measured, predicted
 
 
-def plot(n_workers, name, results, path, predicted=None, sweeps=SWEEPS):
+# One style per scheme: distinct markers (hollow, nested by size) and line styles, so that
+# schemes that coincide on part of a sweep all stay visible.
+STYLES = {"uncoded": ("o", "-", 6), "classic": ("s", "-", 10), "systematic": ("^", "--", 8),
+          "cfs": ("v", "-.", 6), "compfs": ("D", "-", 6), "ideal": ("", "--", 0)}
+
+
+def fixed_parameters(n_workers: int, name: str, measured: bool = False,
+                     seeds: Optional[int] = None) -> str:
+    """What stays fixed in a sweep (all but the varied parameter ``name``), for its plot:
+    two lines."""
+    p = dict(MEASURED if measured else BASE)
+    parts = {"pieces": f"m = {p['pieces']}",
+             "stragglers": (f"{p['stragglers']} stragglers" if measured else
+                            f"{p['stragglers']:.0%} stragglers"),
+             "slowdown": f"slowdown {p['slowdown']:g}x",
+             "link_rate": ("free links" if math.isinf(p["link_rate"]) else
+                           f"straggler links {p['link_rate'] / 1e6:g} MB/s")}
+    fixed = ", ".join(text for key, text in parts.items() if key != name)
+    if measured:
+        return (f"N = {n_workers}, R = {_R}, {_SIZE}x{_SIZE} product; {fixed}\n"
+                f"work: a pause of 20 ms + Exp(10 ms) per quarter share; one run per point")
+    mean = f"; mean of {seeds} seed{'s' * (seeds != 1)}" if seeds else ""
+    return (f"N = {n_workers}, R = {max(1, n_workers // 5)}; {fixed}\n"
+            f"a share: 4 MiB, {p['pieces']} x ({p['shift'] * 1e3:g} ms + "
+            f"Exp({p['mean'] * 1e3:g} ms)) of work{mean}")
+
+
+def merged(results: dict) -> dict:
+    """The series with those equal at every point merged: {"classic = cfs": times, ...}."""
+    groups = []
+    for scheme, times in results.items():
+        for group in groups:
+            if _same(results[group[0]], times):
+                group.append(scheme)
+                break
+        else:
+            groups.append([scheme])
+    return {" = ".join(group): results[group[0]] for group in groups}
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(x == y or math.isclose(x, y, rel_tol=1e-9)
+                                    for x, y in zip(a, b))
+
+
+def figure(n_workers, name, results, predicted=None, sweeps=SWEEPS, seeds=None):
+    """The matplotlib figure of one sweep: every scheme's runtime against the parameter
+    (with ``predicted``: measured, the simulator's prediction dotted), its title naming
+    the fixed parameters."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, NullLocator
     label, values = sweeps[name]
-    xs = [v / 1e6 for v in values[:len(next(iter(results.values())))]] \
-        if name == "link_rate" else values[:len(next(iter(results.values())))]
-    figure, axes = plt.subplots(figsize=(6.4, 4.2))
-    for k, (scheme, times) in enumerate(results.items()):
-        color = f"C{k}"
-        axes.plot(xs, times, marker="o", label=scheme, color=color,
-                  linestyle="--" if scheme == "ideal" else "-")
-        if predicted is not None and scheme in predicted:
-            axes.plot(xs, predicted[scheme], color=color, linestyle=":", alpha=0.8)
+    values = values[:len(next(iter(results.values())))]
+    xs = [v / 1e6 for v in values] if name == "link_rate" else list(values)
+    figure, axes = plt.subplots(figsize=(7.8, 4.4))
+    colors = {scheme: f"C{k}" for k, scheme in enumerate(results)}
+    for schemes, times in merged(results).items():
+        first = schemes.split(" = ")[0]
+        marker, line, size = STYLES.get(first, ("o", "-", 6))
+        axes.plot(xs, times, marker=marker, markersize=size, markerfacecolor="none",
+                  linestyle=line, color=colors[first], label=schemes)
+    for scheme, times in (predicted or {}).items():
+        if scheme in colors:
+            axes.plot(xs, times, color=colors[scheme], linestyle=":", alpha=0.8)
     if name in ("pieces", "link_rate"):
-        axes.set_xscale("log")
+        axes.set_xscale("log", base=2 if name == "pieces" else 10)
+    if name != "stragglers" or predicted is not None:       # counts and rates: the values
+        axes.xaxis.set_major_locator(FixedLocator(xs))
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.set_xticklabels([f"{x:g}" for x in xs])
     axes.set_xlabel(label)
     if predicted is None:
         axes.set_ylabel("simulated runtime (s)")
-        axes.set_title(f"N = {n_workers}, R = {max(1, n_workers // 5)}: runtime vs {label}")
+        axes.set_title(f"simulated runtime vs {label}\n"
+                       f"{fixed_parameters(n_workers, name, seeds=seeds)}", fontsize=9)
     else:
         axes.set_ylabel("measured runtime (s); dotted: simulated")
-        axes.set_title(f"measured, N = {n_workers}, R = {_R}: runtime vs {label}")
+        axes.set_title(f"measured runtime vs {label}\n"
+                       f"{fixed_parameters(n_workers, name, measured=True)}", fontsize=9)
     axes.grid(True, alpha=0.3)
-    axes.legend()
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))   # off the lines
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    return figure
+
+
+def plot(n_workers, name, results, path, predicted=None, sweeps=SWEEPS, seeds=None):
+    """Writes the sweep's figure as a PNG at path."""
+    import matplotlib.pyplot as plt
+    drawn = figure(n_workers, name, results, predicted, sweeps, seeds)
+    drawn.savefig(path, dpi=110)
+    plt.close(drawn)
 
 
 def run(out_dir, sizes=(100, 1000), seeds=3, measured=False) -> list:
@@ -148,7 +217,7 @@ def run(out_dir, sizes=(100, 1000), seeds=3, measured=False) -> list:
             results = sweep(n_workers, name, seeds)
             print(table(n_workers, name, results) + "\n")
             path = os.path.join(out_dir, f"sim_n{n_workers}_{name}.png")
-            plot(n_workers, name, results, path)
+            plot(n_workers, name, results, path, seeds=seeds)
             paths.append(path)
     if measured:
         from ffcode.runtime import Cluster
@@ -157,6 +226,23 @@ def run(out_dir, sizes=(100, 1000), seeds=3, measured=False) -> list:
                 results, predicted = measured_sweep(cluster, name)
                 print(table(_N, name, results, MEASURED_SWEEPS, "measured") + "\n")
                 path = os.path.join(out_dir, f"measured_n{_N}_{name}.png")
+                with open(path[:-len(".png")] + ".json", "w") as f:
+                    json.dump({"measured": results, "predicted": predicted}, f, indent=1)
                 plot(_N, name, results, path, predicted, MEASURED_SWEEPS)
                 paths.append(path)
+    return paths
+
+
+def replot_measured(out_dir) -> list:
+    """Redraws the measured plots from the data a measured run saved next to them (JSON),
+    without measuring again; returns the PNGs' paths."""
+    paths = []
+    for name in MEASURED_SWEEPS:
+        path = os.path.join(out_dir, f"measured_n{_N}_{name}.png")
+        saved = path[:-len(".png")] + ".json"
+        if os.path.exists(saved):
+            with open(saved) as f:
+                data = json.load(f)
+            plot(_N, name, data["measured"], path, data["predicted"], MEASURED_SWEEPS)
+            paths.append(path)
     return paths

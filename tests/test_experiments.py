@@ -63,3 +63,121 @@ def test_measured_sweep_next_to_the_prediction(bounded, tmp_path):
     path = tmp_path / "m.png"
     experiments.plot(6, "pieces", measured, path, predicted, experiments.MEASURED_SWEEPS)
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+# -- the plots ---------------------------------------------------------------------------------
+
+def _fake(values, schemes=sim.SCHEMES + ("ideal",)) -> dict:
+    """Distinct made-up seconds per scheme and value."""
+    return {s: [0.1 * (k + 1) + 0.01 * j for j in range(len(values))]
+            for k, s in enumerate(schemes)}
+
+
+def _title(fig) -> str:
+    return fig.axes[0].get_title()
+
+
+@pytest.mark.parametrize("name", list(experiments.SWEEPS))
+def test_simulated_titles_name_the_fixed_parameters(name):
+    """Each simulated plot's title names N, R, every parameter held fixed (not the varied
+    one), the work per share and the seeds averaged."""
+    import matplotlib.pyplot as plt
+    values = experiments.SWEEPS[name][1]
+    fig = experiments.figure(100, name, _fake(values), seeds=3)
+    title = _title(fig)
+    plt.close(fig)
+    fixed = {"pieces": "m = 4", "stragglers": "10% stragglers", "slowdown": "slowdown 5x",
+             "link_rate": "straggler links 100 MB/s"}
+    assert "N = 100, R = 20" in title and "mean of 3 seeds" in title
+    assert "4 x (8 ms + Exp(2 ms))" in title
+    for key, text in fixed.items():
+        assert (text in title) == (key != name), (key, title)
+
+
+@pytest.mark.parametrize("name", list(experiments.MEASURED_SWEEPS))
+def test_measured_titles_name_the_fixed_parameters(name):
+    import matplotlib.pyplot as plt
+    values = experiments.MEASURED_SWEEPS[name][1]
+    results = _fake(values, sim.SCHEMES)
+    fig = experiments.figure(6, name, results, _fake(values), experiments.MEASURED_SWEEPS)
+    title = _title(fig)
+    plt.close(fig)
+    fixed = {"pieces": "m = 4", "stragglers": "2 stragglers", "slowdown": "slowdown 4x",
+             "link_rate": "free links"}
+    assert title.startswith("measured runtime") and "N = 6, R = 4, 256x256" in title
+    for key, text in fixed.items():
+        assert (text in title) == (key != name), (key, title)
+
+
+@pytest.mark.parametrize("sweeps, name", [(experiments.SWEEPS, "pieces"),
+                                          (experiments.SWEEPS, "slowdown"),
+                                          (experiments.MEASURED_SWEEPS, "stragglers"),
+                                          (experiments.MEASURED_SWEEPS, "pieces"),
+                                          (experiments.MEASURED_SWEEPS, "slowdown")])
+def test_integer_axes_have_integer_ticks(sweeps, name):
+    """Counts (stragglers, pieces) and slowdowns are ticked at exactly the values swept,
+    labelled as integers, on log axes too."""
+    import matplotlib.pyplot as plt
+    values = sweeps[name][1]
+    predicted = None if sweeps is experiments.SWEEPS else _fake(values)
+    fig = experiments.figure(6, name, _fake(values), predicted, sweeps)
+    axes = fig.axes[0]
+    fig.canvas.draw()
+    ticks = list(axes.get_xticks())
+    labels = [t.get_text() for t in axes.get_xticklabels()]
+    minor = list(axes.xaxis.get_minorticklocs())
+    plt.close(fig)
+    assert ticks == [float(v) for v in values] and all(float(v).is_integer() for v in values)
+    assert labels == [str(int(v)) for v in values]
+    assert minor == []
+
+
+def _lines(fig) -> dict:
+    axes = fig.axes[0]
+    return {line.get_label(): (line.get_marker(), line.get_linestyle(), line.get_markersize())
+            for line in axes.get_lines() if not line.get_label().startswith("_")}
+
+
+def test_coinciding_lines_are_merged():
+    """Schemes equal at every point are one line, named in the legend as equal; schemes
+    equal at some points only each get their own marker and line style (the markers
+    hollow and nested by size), so that every one stays visible."""
+    import matplotlib.pyplot as plt
+    values = experiments.SWEEPS["slowdown"][1]
+    results = _fake(values)
+    results["systematic"] = list(results["classic"])
+    results["cfs"] = list(results["classic"])
+    fig = experiments.figure(100, "slowdown", results)
+    lines = _lines(fig)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert "classic = systematic = cfs" in lines and legend == list(lines)
+    assert not {"classic", "systematic", "cfs"} & set(lines)
+
+    results["cfs"] = results["cfs"][:-1] + [results["cfs"][-1] + 0.5]
+    fig = experiments.figure(100, "slowdown", results)
+    lines = _lines(fig)
+    plt.close(fig)
+    assert set(lines) == {"uncoded", "classic = systematic", "cfs", "compfs", "ideal"}
+    styles = [style[:2] for style in lines.values()]
+    assert len(set(styles)) == len(styles)
+    assert lines["classic = systematic"][2] > lines["cfs"][2]
+
+
+def test_merged_groups():
+    assert experiments.merged({"a": [1.0, 2.0], "b": [1.0, 2.0 + 1e-12], "c": [1.0, 3.0],
+                               "d": [1.0, 3.0]}) == {"a = b": [1.0, 2.0], "c = d": [1.0, 3.0]}
+
+
+def test_replot_measured_from_saved_data(tmp_path):
+    """A measured run keeps its data next to each PNG (JSON), and replot_measured redraws
+    the plots from it without measuring; without saved data it draws nothing."""
+    import json
+    assert experiments.replot_measured(tmp_path) == []
+    values = experiments.MEASURED_SWEEPS["pieces"][1]
+    saved = tmp_path / "measured_n6_pieces.json"
+    saved.write_text(json.dumps({"measured": _fake(values, sim.SCHEMES),
+                                 "predicted": _fake(values)}))
+    paths = experiments.replot_measured(tmp_path)
+    assert paths == [str(tmp_path / "measured_n6_pieces.png")]
+    assert (tmp_path / "measured_n6_pieces.png").read_bytes()[:4] == b"\x89PNG"
