@@ -4,6 +4,8 @@ Local workers come from a fork server (runtime/pool.py) that imports exactly wha
 imports; remote ones run ``ffcode worker --connect ENDPOINT``. Every wait is bounded, and
 closing (also on an exception, Ctrl-C, or garbage collection) kills every local process.
 """
+from __future__ import annotations
+
 import logging
 import numbers
 import os
@@ -12,6 +14,7 @@ import shutil
 import time
 import weakref
 from collections import Counter
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -27,6 +30,7 @@ from ffcode.runtime.faults import Faults
 from ffcode.runtime.jobs import Plan
 from ffcode.runtime.master import JobRun
 from ffcode.runtime.pool import LocalPool
+from ffcode.runtime.report import Report
 from ffcode.runtime.wire import Header, Kind
 
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
@@ -71,8 +75,10 @@ class Cluster:
     before it is read, and a job whose packets would be larger fails with a clear error.
     """
 
-    def __init__(self, n_workers=4, endpoint=None, *, key=None, clients=None,
-                 insecure=False, start_timeout=60.0, lost_after=2.0, max_message=MAX_MESSAGE):
+    def __init__(self, n_workers: int = 4, endpoint: str | None = None, *,
+                 key: str | None = None, clients: str | None = None, insecure: bool = False,
+                 start_timeout: float = 60.0, lost_after: float = 2.0,
+                 max_message: int = MAX_MESSAGE) -> None:
         if os.environ.get(pool.IN_POOL):
             raise ClusterError("A Cluster cannot start inside ffcode's worker processes: "
                                "they run your script to find the functions defined in it, "
@@ -144,13 +150,14 @@ class Cluster:
 
     # -- the pool ---------------------------------------------------------------------------
 
-    def live(self) -> list:
+    def live(self) -> list[WorkerHandle]:
         """The connected workers not given up on: local ones in slot order, remote ones in
         the order they connected."""
         return sorted((h for h in self._handles.values() if h.lost is None),
                       key=lambda h: h.order)
 
-    def wait(self, count=None, timeout=None):
+    def wait(self, count: int | None = None,
+             timeout: float | None = None) -> list[WorkerHandle]:
         """Block until ``count`` workers (default n_workers) are connected; local workers
         that were lost are replaced first. ClusterError after ``timeout`` seconds."""
         self._check_open()
@@ -295,8 +302,10 @@ class Cluster:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    def run(self, code, *inputs, scheme="compfs", pieces=4, faults=None, timeout=600.0,
-            seed=None, progress=None, verify="auto", adversaries=0):
+    def run(self, code: Code, *inputs, scheme: str = "compfs", pieces: int = 4,
+            faults: Faults | None = None, timeout: float = 600.0, seed: int | None = None,
+            progress: Callable[[int, int], None] | None = None,
+            verify: bool | str = "auto", adversaries: int = 0) -> tuple[Any, Report]:
         """Run one coded job on the cluster's workers; returns (output, report).
 
         scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
@@ -385,7 +394,7 @@ class Cluster:
         if self._closed:
             raise ClusterError("This cluster is closed.")
 
-    def close(self):
+    def close(self) -> None:
         """Shut every worker down (remote ones are told to exit) and release the socket."""
         if self._closed:
             return

@@ -338,7 +338,8 @@ def test_remote_workers_cannot_import_the_masters_script(bounded, monkeypatch):
             cluster.run(code, [F.random((4, 2), seed=j) for j in range(2)], scheme="classic")
 
 
-def test_interactive_f_refused():
+@pytest.mark.bounded(40)
+def test_interactive_f_refused(bounded):
     """In an interactive session (python -c) there is no script to run again."""
     code = textwrap.dedent("""
         import ffcode
