@@ -5,68 +5,160 @@
   ffcode keys DIR NAME                a CURVE key pair for encrypted, authenticated tcp
   ffcode experiment --out DIR         simulated runtimes of every scheme, tables and plots
   ffcode demo                         exact GF(p) arithmetic checked against Python integers
+
+Mistakes are one 'ffcode: error: ...' line and exit status 2; -v logs what the master and
+the workers do.
 """
 import argparse
+import logging
 import sys
 
-from ffcode import _validate
+from ffcode import __version__, runs
+from ffcode.runtime.errors import ClusterError
+
+_handler = None                             # the log handler main installed last
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Shows each flag's default, unless its help already says it or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default is None or action.default is False or \
+                action.default == argparse.SUPPRESS or not action.option_strings:
+            return text
+        return text + " (default %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, its errors one line named 'ffcode' (or 'ffcode worker') after the usage."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{_prog(self.prog)}: error: {message}\n")
+
+
+def _prog(command) -> str:
+    return "ffcode worker" if command.split()[1:2] == ["worker"] else "ffcode"
+
+
+class _Lines(logging.Formatter):
+    """'ffcode: warning: ...', and with -v the time first."""
+
+    def __init__(self, prog, verbose):
+        super().__init__("%(asctime)s " if verbose else "")
+        self.prog, self.verbose = prog, verbose
+
+    def format(self, record):
+        line = f"{self.prog}: {record.levelname.lower()}: {record.getMessage()}"
+        return (self.formatTime(record, "%H:%M:%S") + " " + line) if self.verbose else line
+
+
+def configure_logging(prog, verbose):
+    """Log ffcode's messages to stderr as lines of prog: WARNING and up, INFO with -v. Only
+    the command line does this: the library never configures logging."""
+    global _handler
+    logger = logging.getLogger("ffcode")
+    if _handler is not None:
+        logger.removeHandler(_handler)
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(_Lines(prog, verbose))
+    logger.addHandler(_handler)
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+    logger.propagate = False
+
+
+def build(argv):
+    """(the parser, its subcommands' parsers by name)."""
+    parser = Parser(prog="ffcode", description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"ffcode {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log what the master and the workers do (default: warnings only)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name, help):
+        sub = commands.add_parser(name, help=help, description=help,
+                                  formatter_class=HelpFormatter)
+        sub.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                         help="log what the master and the workers do (default: warnings "
+                              "only)")
+        return sub
+
+    runs.add_arguments(command("run", "a coded job over worker processes"))
+    worker = command("worker", "serve a master at ENDPOINT")
+    if "worker" in argv:                    # imports the runtime only for this command
+        from ffcode.runtime import worker as worker_process
+        worker_process.add_arguments(worker)
+    keys = command("keys", "write NAME.key and NAME.key_secret (mode 0600) into DIR")
+    keys.add_argument("dir", help="the directory (made if missing)")
+    keys.add_argument("name", help="the key pair's name")
+    keys.add_argument("--force", action="store_true", help="replace an existing pair "
+                      "(default: refuse)")
+    experiment = command("experiment", "simulated runtime of every scheme vs stragglers, "
+                         "slowdown, pieces and link rate; PNGs")
+    experiment.add_argument("--out", default="plots", help="directory for the PNGs")
+    experiment.add_argument("--sizes", type=runs.at_least(1), nargs="+", default=[100, 1000],
+                            metavar="N", help="numbers of workers (default 100 1000)")
+    experiment.add_argument("--seeds", type=runs.at_least(1), default=3,
+                            help="runs averaged per point")
+    experiment.add_argument("--measured", action="store_true", help="also measure the sweeps "
+                            "on 6 local worker processes, about a minute (default: simulated "
+                            "only)")
+    demo = command("demo", "an exact GF(p) product and solve, checked against Python "
+                           "integers")
+    demo.add_argument("--p", type=runs.int_expression, default=2**31 - 1, metavar="P",
+                      help="prime modulus, e.g. 65521 or 2**61-1 (default 2**31-1)")
+    demo.add_argument("--n", type=runs.at_least(1), default=1024, help="matrix size")
+    demo.add_argument("--seed", type=runs.at_least(0), default=0, help="seed of the data")
+    return parser, commands.choices
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="ffcode", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    from ffcode import runs
-    runs.add_arguments(commands.add_parser(
-        "run", help="a coded job over worker processes (see ffcode run -h)"))
-    worker = commands.add_parser("worker", help="serve a master at ENDPOINT")
-    keys = commands.add_parser("keys", help="write NAME.key and NAME.key_secret into DIR")
-    keys.add_argument("dir")
-    keys.add_argument("name")
-    experiment = commands.add_parser("experiment", help="simulated runtime of every scheme "
-                                     "vs stragglers, slowdown, pieces and link rate; PNGs")
-    experiment.add_argument("--out", default="plots", help="directory for the PNGs "
-                            "(default ./plots)")
-    experiment.add_argument("--sizes", type=int, nargs="+", default=[100, 1000],
-                            metavar="N", help="numbers of workers (default 100 1000)")
-    experiment.add_argument("--seeds", type=int, default=3, help="runs averaged per point")
-    experiment.add_argument("--measured", action="store_true", help="also measure the sweeps "
-                            "on 6 local worker processes (about a minute)")
-    demo = commands.add_parser("demo", help="an exact GF(p) product and solve, checked "
-                                            "against Python integers")
-    demo.add_argument("--p", type=int, default=2**31 - 1, help="prime modulus (default 2**31-1)")
-    demo.add_argument("--n", type=int, default=1024, help="matrix size (default 1024)")
-    demo.add_argument("--seed", type=int, default=0)
     if argv is None:
         argv = sys.argv[1:]
-    if argv[:1] == ["worker"]:              # imports the runtime only for this command
-        from ffcode.runtime import worker as worker_process
-        worker_process.add_arguments(worker)
+    parser, commands = build(argv)
     args = parser.parse_args(argv)
+    prog = _prog(f"ffcode {args.command}")
+    configure_logging(prog, args.verbose)
     try:
-        if args.command == "run":
-            return runs.run(args)
-        if args.command == "worker":
-            return worker_process.run(args)
-        if args.command == "experiment":
-            from ffcode import experiments
-            if min(args.sizes) < 1 or args.seeds < 1:
-                raise ValueError("--sizes and --seeds must be at least 1")
-            for path in experiments.run(args.out, args.sizes, args.seeds, args.measured):
-                print(path)
-            return 0
-        if args.command == "keys":
-            from ffcode.runtime import keys as curve
-            for path in curve.generate(args.dir, args.name):
-                print(path)
-            return 0
-        from ffcode import demo as demo_job
-        return demo_job.run(args.p, _validate.integer(args.n, "n"), args.seed)
+        return _dispatch(args)
+    except FileExistsError as e:
+        return _fail(prog, f"{e.filename} exists already: pass --force to replace the pair")
     except (ValueError, TypeError) as e:
-        parser.error(str(e))
+        (commands["worker"] if args.command == "worker" else parser).error(str(e))
+    except MemoryError:
+        return _fail(prog, "not enough memory for these sizes: try a smaller --n")
+    except (ClusterError, OSError) as e:
+        return _fail(prog, str(e))
     except KeyboardInterrupt:               # the cluster has already shut its workers down
-        print("ffcode: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+
+
+def _fail(prog, message) -> int:
+    """One error line (the problem is not the command line's shape: no usage)."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _dispatch(args) -> int:
+    if args.command == "run":
+        return runs.run(args)
+    if args.command == "worker":
+        from ffcode.runtime import worker as worker_process
+        return worker_process.run(args)
+    if args.command == "experiment":
+        from ffcode import experiments
+        for path in experiments.run(args.out, args.sizes, args.seeds, args.measured):
+            print(path)
+        return 0
+    if args.command == "keys":
+        from ffcode.runtime import keys
+        for path in keys.generate(args.dir, args.name, force=args.force):
+            print(path)
+        return 0
+    from ffcode import demo
+    return demo.run(args.p, args.n, args.seed)
 
 
 if __name__ == "__main__":

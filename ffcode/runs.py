@@ -1,88 +1,206 @@
 """``ffcode run matmul|matvec|lcc``: a real coded job over a cluster, one scheme or all of
 them on the same injected stragglers (``--compare``), with a live rank bar, a summary and
-an exactness check against direct computation."""
+an exactness check against direct computation.
+
+Every flag is checked before a worker starts; a flag the job would ignore is refused."""
+import argparse
+import json
+import logging
+import os
+import re
+import socket
 import sys
 import time
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from ffcode import __version__, functions
 from ffcode._field import GF
 from ffcode.codes import LCC, MDS, MatDot, PolynomialCode
+from ffcode.codes.lcc import is_row_linear
 
+SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
+KEYS = "ffcode-keys"
+log = logging.getLogger(__name__)
+
+# -- argument types ----------------------------------------------------------------------------
+
+_TERM = re.compile(r"\s*([+-])?\s*(\d+)(?:\s*\*\*\s*(\d+))?\s*")
+
+
+def int_expression(text: str) -> int:
+    """An integer written as a sum of terms INT or INT**INT ("2**61-1", "2**31 - 1",
+    "65521"), parsed without eval; exponents up to 4096."""
+    total, at = 0, 0
+    while at < len(text) or at == 0:
+        match = _TERM.match(text, at)
+        if not match or (at and not match.group(1)):
+            raise argparse.ArgumentTypeError(f"not an integer like 65521 or 2**61-1: {text!r}")
+        sign, base, exponent = match.groups()
+        if exponent is not None and int(exponent) > 4096:
+            raise argparse.ArgumentTypeError(f"exponent {exponent} too large in {text!r}")
+        term = int(base) ** int(exponent) if exponent is not None else int(base)
+        total += -term if sign == "-" else term
+        at = match.end()
+    return total
+
+
+def at_least(least: int):
+    """An argparse type: an integer expression >= least."""
+    def parse(text):
+        value = int_expression(text)
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
+        return value
+    parse.__name__ = "integer"              # argparse names the type in its messages
+    return parse
+
+
+def seconds(text) -> float:
+    """An argparse type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+# -- the flags ---------------------------------------------------------------------------------
 
 def add_arguments(parser):
     parser.add_argument("job", choices=["matmul", "matvec", "lcc"],
                         help="matmul: C = A @ B (PolynomialCode, or MatDot with --s); matvec: "
                              "y = A @ x (MDS); lcc: f(X_1..X_k) with Lagrange coded computing")
-    parser.add_argument("--n", type=int, default=2048, help="matrix size n (A is n x n; "
-                        "for lcc each X_j is n x 64) (default 2048)")
-    parser.add_argument("--p", type=int, default=2**31 - 1, help="prime (default 2**31-1)")
-    parser.add_argument("--workers", type=int, default=6, help="N workers (default 6)")
+    parser.add_argument("--n", type=at_least(1), default=2048, help="matrix size n (A is n x "
+                        "n; for lcc each X_j is n x 64)")
+    parser.add_argument("--p", type=int_expression, default=2**31 - 1, metavar="P",
+                        help="prime modulus, e.g. 65521 or 2**61-1 (default 2**31-1)")
+    parser.add_argument("--workers", type=at_least(1), default=6, metavar="N",
+                        help="N workers")
     code = parser.add_argument_group("code")
-    code.add_argument("--a", type=int, default=2, help="matmul: A in a row blocks (default 2)")
-    code.add_argument("--b", type=int, default=2, help="matmul: B in b column blocks "
+    code.add_argument("--a", type=at_least(1), help="matmul: A in a row blocks (default 2)")
+    code.add_argument("--b", type=at_least(1), help="matmul: B in b column blocks "
                       "(default 2); R = a*b")
-    code.add_argument("--s", type=int, default=None, help="matmul with MatDot instead: inner "
-                      "dimension in s blocks, R = 2s-1")
-    code.add_argument("--k", type=int, default=None, help="matvec: A in k row blocks "
+    code.add_argument("--s", type=at_least(1), help="matmul with MatDot instead of "
+                      "PolynomialCode: inner dimension in s blocks, R = 2s-1 (default: "
+                      "PolynomialCode)")
+    code.add_argument("--k", type=at_least(1), help="matvec: A in k row blocks "
                       "(default 4); lcc: k data blocks (default 2)")
-    code.add_argument("--t", type=int, default=1, help="lcc: privacy against t workers "
-                      "(default 1)")
-    code.add_argument("--f", default="ffcode.functions:square", help="lcc: f as "
-                      "'package.module:function', called as f(F, X) (default square)")
-    code.add_argument("--degree", type=int, default=2, help="lcc: degree of f (default 2)")
+    code.add_argument("--t", type=at_least(0), help="lcc: privacy against t colluding "
+                      "workers (default 1)")
+    code.add_argument("--f", help="lcc: f as 'package.module:function', called as f(F, X) "
+                      "(default ffcode.functions:square)")
+    code.add_argument("--degree", type=at_least(1), help="lcc: total degree of f "
+                      "(default 2)")
     code.add_argument("--row-linear", action="store_true", help="lcc: f is linear in the "
-                      "rows of X (needed for compfs)")
+                      "rows of X, f(G @ X) = G @ f(X) for every matrix G mixing the rows (as "
+                      "f(X) = X @ W; an elementwise square is not); needed for compfs, and "
+                      "tested on random data (default: not)")
     run = parser.add_argument_group("run")
-    run.add_argument("--scheme", default="compfs",
-                     choices=["uncoded", "classic", "systematic", "cfs", "compfs"])
+    run.add_argument("--scheme", choices=SCHEMES, help="how results travel (default compfs, "
+                     "or cfs when f is not row-linear)")
     run.add_argument("--compare", action="store_true", help="run every scheme on the same "
-                     "injected faults and print a table with ratios against classic")
-    run.add_argument("--pieces", type=int, default=4, help="m pieces per result (default 4)")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--timeout", type=float, default=600.0, help="seconds per job")
-    run.add_argument("--report", metavar="FILE", help="write the report(s) as JSON")
-    run.add_argument("--no-progress", action="store_true", help="no live rank bar")
-    faults = parser.add_argument_group("injected faults (worker indices are 0-based)")
-    faults.add_argument("--stragglers", type=int, default=3, help="the last K workers are "
-                        "--slowdown times slower (default 3)")
-    faults.add_argument("--slowdown", type=float, default=4.0, help="(default 4)")
-    faults.add_argument("--slow", action="append", default=[], metavar="W:FACTOR",
-                        help="worker W computes FACTOR times slower")
-    faults.add_argument("--delay", metavar="SHIFT:MEAN", help="every piece pauses SHIFT + "
-                        "Exponential(MEAN) seconds (shifted-exponential model)")
-    faults.add_argument("--link", action="append", default=[], metavar="W:MBPS",
-                        help="cap worker W's link at MBPS megabytes per second")
-    faults.add_argument("--crash", action="append", default=[], metavar="W:J",
-                        help="worker W dies after sending J packets")
-    faults.add_argument("--hang", action="append", default=[], metavar="W:J",
-                        help="worker W freezes after sending J packets")
-    faults.add_argument("--corrupt", action="append", default=[], metavar="W:MODE",
-                        help="worker W is malicious: MODE random (garbage payloads), piece "
-                             "(one element of its first piece off by one) or shape (a row "
-                             "too many)")
-    run.add_argument("--adversaries", type=int, default=0, metavar="A",
+                     "injected faults and print a table with ratios against classic "
+                     "(default: one scheme)")
+    run.add_argument("--pieces", type=at_least(1), help="m pieces per result, for "
+                     "systematic, cfs and compfs (default 4)")
+    run.add_argument("--seed", type=at_least(0), default=0, help="seed of the data, the "
+                     "encoding and the injected faults")
+    run.add_argument("--timeout", type=seconds, default=600.0, metavar="S",
+                     help="seconds per job")
+    run.add_argument("--start-timeout", type=seconds, default=60.0, metavar="S",
+                     help="seconds to wait for the workers to connect")
+    run.add_argument("--report", metavar="FILE", help="write the report as JSON: the "
+                     "report object, or with --compare {schema, ffcode, date, runs: "
+                     "[reports]} (default: none)")
+    run.add_argument("--no-progress", action="store_true", help="no live rank bar (default: "
+                     "a bar on a terminal)")
+    run.add_argument("--adversaries", type=at_least(0), default=0, metavar="A",
                      help="decode despite up to A malicious workers and name them "
                           "(every scheme but uncoded stops as soon as what arrived decides "
                           "the output: R + A results when all agree, R + 2A at most)")
     run.add_argument("--no-verify", action="store_true", help="do not check the output "
-                     "(Freivalds) before accepting it")
-    cluster = parser.add_argument_group("cluster (default: local worker processes)")
-    cluster.add_argument("--endpoint", help="listen on tcp://HOST:PORT and wait for "
-                         "'ffcode worker --connect' workers")
-    cluster.add_argument("--key", help="CURVE: the master's secret key file")
-    cluster.add_argument("--clients", help="CURVE: directory of authorised worker public keys")
+                     "(Freivalds) before accepting it (default: checked where cheap)")
+    faults = parser.add_argument_group("injected faults (worker indices are 0-based)")
+    faults.add_argument("--stragglers", type=at_least(0), default=3, metavar="K",
+                        help="the last K "
+                        "workers are --slowdown times slower")
+    faults.add_argument("--slowdown", type=float, help="the stragglers' factor (default 4)")
+    faults.add_argument("--slow", action="append", default=[], metavar="W:FACTOR",
+                        help="worker W computes FACTOR times slower (default: none)")
+    faults.add_argument("--delay", metavar="SHIFT:MEAN", help="every piece pauses SHIFT + "
+                        "Exponential(MEAN) seconds (shifted-exponential model; default none)")
+    faults.add_argument("--link", action="append", default=[], metavar="W:MBPS",
+                        help="cap worker W's link at MBPS megabytes per second (default: "
+                             "none)")
+    faults.add_argument("--crash", action="append", default=[], metavar="W:J",
+                        help="worker W dies after sending J packets (default: none)")
+    faults.add_argument("--hang", action="append", default=[], metavar="W:J",
+                        help="worker W freezes after sending J packets (default: none)")
+    faults.add_argument("--corrupt", action="append", default=[], metavar="W:MODE",
+                        help="worker W is malicious: MODE random (garbage payloads), piece "
+                             "(one element of its first piece off by one) or shape (a row "
+                             "too many) (default: none)")
+    cluster = parser.add_argument_group(
+        "cluster (default: local worker processes)",
+        "With --endpoint tcp://HOST:PORT the master waits for workers started with\n"
+        "'ffcode worker --connect'. They authenticate with CURVE keys: --key and --clients\n"
+        f"if given, else a key directory (--keys, default ./{KEYS}) made on first use and\n"
+        "reused; the one command each worker needs is printed.")
+    cluster.add_argument("--endpoint", help="listen on tcp://HOST:PORT (PORT * for any free "
+                         "one) or ipc://PATH and wait for 'ffcode worker --connect' workers "
+                         "(default: local workers)")
+    cluster.add_argument("--key", help="CURVE: the master's secret key file, with --clients "
+                         "(default: from --keys)")
+    cluster.add_argument("--clients", help="CURVE: directory of authorised worker public "
+                         "keys (default: from --keys)")
+    cluster.add_argument("--keys", metavar="DIR", help="CURVE key directory: master.key, "
+                         "master.key_secret, worker.key, worker.key_secret and clients/ "
+                         f"(default ./{KEYS})")
+    cluster.add_argument("--insecure", action="store_true", help="no encryption and no "
+                         "authentication: anyone who reaches the endpoint can join as a "
+                         "worker; for trusted networks only (default: CURVE)")
 
 
-def _pairs(values, name, kind):
-    out = {}
-    for value in values:
-        worker, sep, amount = value.partition(":")
-        try:
-            out[int(worker)] = kind(amount)
-        except ValueError:
-            raise ValueError(f"--{name} wants W:VALUE, not {value!r}") from None
-    return out
+# (flag, jobs it is for): the others are refused rather than ignored
+JOB_FLAGS = [("a", "matmul"), ("b", "matmul"), ("s", "matmul"), ("k", "matvec and lcc"),
+             ("t", "lcc"), ("f", "lcc"), ("degree", "lcc"), ("row_linear", "lcc")]
+DEFAULTS = {"a": 2, "b": 2, "t": 1, "f": "ffcode.functions:square", "degree": 2, "pieces": 4,
+            "slowdown": 4.0}
+
+
+def _flag(name) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def settle(args):
+    """Refuse flags the job would ignore and contradictions, then fill in the defaults that
+    depend on the job (in place; returns args)."""
+    for name, jobs in JOB_FLAGS:
+        if getattr(args, name) not in (None, False) and args.job not in jobs:
+            raise ValueError(f"{_flag(name)} is for {jobs}, not {args.job}.")
+    if args.s is not None and (args.a is not None or args.b is not None):
+        raise ValueError("--a and --b are for PolynomialCode: MatDot (--s) splits only the "
+                         "inner dimension.")
+    if args.compare and args.scheme is not None:
+        raise ValueError("--compare runs every scheme: leave out --scheme.")
+    if args.pieces is not None and args.scheme in ("uncoded", "classic"):
+        raise ValueError(f"--pieces is for systematic, cfs and compfs: {args.scheme} sends "
+                         f"whole results.")
+    if args.slowdown is not None and args.stragglers == 0:
+        raise ValueError("--slowdown is the stragglers' factor, and --stragglers is 0: use "
+                         "--slow W:FACTOR for one worker.")
+    if args.adversaries and args.scheme == "uncoded":
+        raise ValueError("--adversaries needs redundancy, which --scheme uncoded has none of.")
+    for name, value in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if args.k is None:
+        args.k = {"matvec": 4, "lcc": 2}.get(args.job)
+    return args
 
 
 def faults_from(args):
@@ -90,8 +208,7 @@ def faults_from(args):
     if not 0 <= args.stragglers <= args.workers:
         raise ValueError(f"--stragglers must be between 0 and --workers ({args.workers}), "
                          f"not {args.stragglers}")
-    slowdown = {w: args.slowdown for w in range(args.workers - args.stragglers, args.workers)
-                if args.stragglers > 0}
+    slowdown = {w: args.slowdown for w in range(args.workers - args.stragglers, args.workers)}
     slowdown.update(_pairs(args.slow, "slow", float))
     delay = None
     if args.delay:
@@ -109,25 +226,120 @@ def faults_from(args):
     return faults
 
 
+def _pairs(values, name, kind):
+    out = {}
+    for value in values:
+        worker, sep, amount = value.partition(":")
+        try:
+            out[int(worker)] = kind(amount)
+        except ValueError:
+            raise ValueError(f"--{name} wants W:VALUE, not {value!r}") from None
+    return out
+
+
 def job_from(args):
-    """(code, inputs, the exact output by direct computation, a description)."""
+    """(code, inputs, the exact output by direct computation, a description) of settled
+    args."""
     F, n, N = GF(args.p), args.n, args.workers
-    if n < 1 or N < 1:
-        raise ValueError("--n and --workers must be at least 1")
     if args.job == "matmul":
-        A, B = F.random((n, n), seed=args.seed), F.random((n, n), seed=args.seed + 1)
         code = (MatDot(F, args.s, N) if args.s is not None else
                 PolynomialCode(F, args.a, args.b, N))
+        A, B = F.random((n, n), seed=args.seed), F.random((n, n), seed=args.seed + 1)
         return code, (A, B), F.matmul(A, B), f"C = A @ B, {n}x{n}"
     if args.job == "matvec":
+        code = MDS(F, args.k, N)
         A, x = F.random((n, n), seed=args.seed), F.random(n, seed=args.seed + 1)
-        k = 4 if args.k is None else args.k
-        return MDS(F, k, N), (A, x), F.matmul(A, x), f"y = A @ x, {n}x{n}"
-    k = 2 if args.k is None else args.k
-    code = LCC(F, k, args.t, args.f, args.degree, N, row_linear=args.row_linear)
-    X = [F.random((n, 64), seed=args.seed + j) for j in range(k)]
-    return code, (X,), [code.f(F, x) for x in X], f"f(X_j) for {k} blocks {n}x64, f = {args.f}"
+        return code, (A, x), F.matmul(A, x), f"y = A @ x, {n}x{n}"
+    f = functions.load(args.f)
+    if args.row_linear and not is_row_linear(F, f, (64,)):
+        raise ValueError(f"--row-linear: f = {args.f} is not row-linear: f(G @ X) != G @ f(X) "
+                         f"for a random G mixing the rows of a random X (row-linear means "
+                         f"linear in the rows, as f(X) = X @ W; an elementwise square is "
+                         f"not). Leave out --row-linear.")
+    code = LCC(F, args.k, args.t, args.f, args.degree, N, row_linear=args.row_linear)
+    X = [F.random((n, 64), seed=args.seed + j) for j in range(args.k)]
+    return (code, (X,), [code.f(F, x) for x in X],
+            f"f(X_j) for {args.k} blocks {n}x64, f = {args.f}")
 
+
+def schemes_for(args, code) -> list:
+    """The schemes to run, saying why any default or --compare leaves one out."""
+    linear = code.row_linear
+    if args.compare:
+        schemes = list(SCHEMES)
+        if not linear:
+            schemes.remove("compfs")
+            print(f"  compfs left out: it needs a row-linear f, and f = {args.f} is not "
+                  f"(see --row-linear)")
+        if args.adversaries:
+            schemes.remove("uncoded")
+            print("  uncoded left out: it has no redundancy to correct wrong results with")
+        return schemes
+    if args.scheme is None:
+        if linear:
+            return ["compfs"]
+        print(f"  scheme cfs: the default compfs needs a row-linear f, and f = {args.f} is "
+              f"not (see --row-linear)")
+        return ["cfs"]
+    if args.scheme == "compfs" and not linear:
+        raise ValueError(f"--scheme compfs needs a row-linear f (linear in the rows: f(G @ X) "
+                         f"= G @ f(X), as f(X) = X @ W), and f = {args.f} is not declared so: "
+                         f"pass --row-linear if it is, or use --scheme cfs.")
+    return [args.scheme]
+
+
+# -- the cluster -------------------------------------------------------------------------------
+
+def cluster_options(args):
+    """(Cluster keyword arguments, the arguments a worker needs after --connect or None for
+    local workers, a note on the keys or None). Without --key/--clients a tcp endpoint gets
+    the key directory --keys, made on first use and reused after."""
+    given = [flag for flag in ("key", "clients", "keys", "insecure") if getattr(args, flag)]
+    if args.endpoint is None:
+        if given:
+            raise ValueError(f"{_flag(given[0])} is for --endpoint: local workers need no "
+                             f"keys.")
+        return {}, None, None
+    scheme = urlsplit(args.endpoint).scheme
+    if scheme not in ("tcp", "ipc"):
+        raise ValueError(f"--endpoint must look like tcp://HOST:PORT or ipc://PATH, not "
+                         f"{args.endpoint!r}.")
+    if (args.key is None) != (args.clients is None):
+        raise ValueError("--key and --clients go together (CURVE).")
+    if args.insecure and len(given) > 1:
+        raise ValueError("--insecure is instead of CURVE keys: leave out --key, --clients "
+                         "and --keys.")
+    if args.keys and args.key:
+        raise ValueError("--keys names a key directory instead of --key and --clients: give "
+                         "one or the other.")
+    if args.insecure:
+        return {"insecure": True}, [], "  no encryption, no authentication (--insecure)"
+    if args.key:
+        public = re.sub(r"_secret$", "", args.key)
+        return ({"key": args.key, "clients": args.clients},
+                ["--key", "WORKER.key_secret", "--server-key", public], None)
+    if scheme == "ipc":
+        return {}, [], None
+    from ffcode.runtime import keys
+    directory = args.keys or KEYS
+    master_public, master_secret, made = keys.pair(directory, "master")
+    worker_public, worker_secret, made_worker = keys.pair(directory, "worker")
+    clients = os.path.join(directory, "clients")
+    keys.authorise(worker_public, clients)
+    return ({"key": master_secret, "clients": clients},
+            ["--key", worker_secret, "--server-key", master_public],
+            f"  CURVE keys {'made in' if made or made_worker else 'from'} {directory}/")
+
+
+def _worker_command(endpoint, worker_args) -> str:
+    parts = urlsplit(endpoint)
+    host = parts.hostname or ""
+    if host in ("0.0.0.0", "::", "*"):     # listening everywhere: workers need a name
+        endpoint = f"tcp://{socket.gethostname()}:{parts.port}"
+    return " ".join(["ffcode worker --connect", endpoint, *worker_args])
+
+
+# -- running -----------------------------------------------------------------------------------
 
 class RankBar:
     """A one-line live bar on stderr (only on a terminal)."""
@@ -156,56 +368,79 @@ def _exact(output, expected):
 
 
 def run(args) -> int:
+    """Run the job as the (parsed) arguments say: 0 when every scheme's output is exact, 1
+    when one failed or was wrong; ValueError for bad arguments, ClusterError when the
+    cluster cannot start, both before any job."""
     from ffcode.runtime import Cluster, ClusterError
-    code, inputs, expected, what = job_from(args)
-    faults = faults_from(args)
+    settle(args)
     if args.report:
-        _write(args.report, [])             # refuse an unwritable path before any work
-    schemes = ["uncoded", "classic", "systematic", "cfs", "compfs"] if args.compare else \
-        [args.scheme]
-    if args.compare and not code.row_linear:
-        schemes.remove("compfs")
-    if args.compare and args.adversaries:
-        schemes.remove("uncoded")           # no redundancy to correct with
+        _check_writable(args.report)
+    faults = faults_from(args)
+    code, inputs, expected, what = job_from(args)
+    R, N = code.recovery_threshold, code.n_workers
+    if R + 2 * args.adversaries > N:
+        raise ValueError(f"--adversaries {args.adversaries} needs R + 2A = "
+                         f"{R + 2 * args.adversaries} workers; the code has R = {R} and "
+                         f"--workers {N}.")
+    if R == N:
+        log.warning("the code has no redundancy (N = R = %d): every worker is needed", N)
+    options, worker_args, note = cluster_options(args)
     print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, m = {args.pieces}")
+    if note:
+        print(note)
+    schemes = schemes_for(args, code)
     print(f"  injected: {_describe(faults)}")
     if args.adversaries:
         print(f"  correcting up to {args.adversaries} wrong workers")
     start = time.perf_counter()
-    with Cluster(args.workers, args.endpoint, key=args.key, clients=args.clients) as cluster:
-        cluster.wait()
+    runs = []                               # (scheme, report or None, exact, error)
+    with Cluster(args.workers, args.endpoint, start_timeout=args.start_timeout,
+                 **options) as cluster:
+        if worker_args is not None:
+            print(f"  waiting for {args.workers} workers at {cluster.endpoint} (up to "
+                  f"{args.start_timeout:g} s); start each with:\n"
+                  f"    {_worker_command(cluster.endpoint, worker_args)}", flush=True)
+            if "--server-key" in worker_args:
+                print("  (on another host the worker needs those two key files there)",
+                      flush=True)
+        try:
+            cluster.wait()
+        except ClusterError as e:
+            if worker_args is None:
+                raise
+            raise ClusterError(f"{e} Wait longer with --start-timeout S.") from None
         print(f"  {args.workers} workers ready at {cluster.endpoint} in "
               f"{time.perf_counter() - start:.2f} s")
-        reports, ok = [], True
         for scheme in schemes:
-            bar = RankBar(scheme, not args.no_progress)
-            try:
-                output, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
-                                             faults=faults, timeout=args.timeout,
-                                             seed=args.seed, progress=bar,
-                                             verify=False if args.no_verify else "auto",
-                                             adversaries=args.adversaries)
-            except ClusterError as e:
-                bar.close()
-                print(f"  {scheme}: FAILED: {e}")
-                ok = False
-                reports.append(getattr(e, "report", None))
-                continue
-            bar.close()
-            exact = _exact(output, expected)
-            ok = ok and exact
-            reports.append(report)
-            if not args.compare:
-                print(f"  {report.summary()}")
-                print(f"  output equals direct computation: {'yes' if exact else 'NO'}")
-            report.exact = exact            # shown in the table and written to the JSON
+            runs.append(_one(cluster, args, scheme, code, inputs, expected, faults))
     if args.compare:
-        _table(schemes, reports)
+        _table(runs)
     if args.report:
-        _write(args.report, [r for r in reports if r is not None])
-        print(f"  report written to {args.report}")
+        _write(args.report, runs, args.compare)
+    ok = all(exact for _, _, exact, _ in runs)
     print("run", "passed" if ok else "FAILED")
     return 0 if ok else 1
+
+
+def _one(cluster, args, scheme, code, inputs, expected, faults):
+    """One scheme's job: (scheme, report or None, exact, error message or None)."""
+    from ffcode.runtime import ClusterError
+    bar = RankBar(scheme, not args.no_progress)
+    try:
+        output, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
+                                     faults=faults, timeout=args.timeout, seed=args.seed,
+                                     progress=bar, verify=False if args.no_verify else "auto",
+                                     adversaries=args.adversaries)
+    except ClusterError as e:
+        bar.close()
+        print(f"  {scheme}: FAILED: {e}")
+        return scheme, getattr(e, "report", None), False, str(e)
+    bar.close()
+    exact = _exact(output, expected)
+    if not args.compare:
+        print(f"  {report.summary()}")
+        print(f"  output equals direct computation: {'yes' if exact else 'NO'}")
+    return scheme, report, exact, None
 
 
 def _describe(faults) -> str:
@@ -222,28 +457,52 @@ def _describe(faults) -> str:
     return "; ".join(parts) or "nothing"
 
 
-def _table(schemes, reports):
-    classic = next((r.total for s, r in zip(schemes, reports) if s == "classic" and r), None)
+def _table(runs):
+    classic = next((r.total for s, r, exact, _ in runs if s == "classic" and exact), None)
     print(f"  {'scheme':<11}{'total s':>9}{'vs classic':>12}{'compute s':>11}{'decode s':>10}"
           f"{'used':>6}{'wasted':>8}  exact  per-worker used")
-    for scheme, r in zip(schemes, reports):
-        if r is None or not hasattr(r, "exact"):
+    for scheme, r, exact, error in runs:
+        if error is not None:
             print(f"  {scheme:<11}   failed")
             continue
         ratio = f"{classic / r.total:.2f}x" if classic else "-"
         print(f"  {scheme:<11}{r.total:>9.3f}{ratio:>12}{r.compute:>11.3f}{r.decode:>10.3f}"
-              f"{r.used:>6}{r.wasted:>8}  {'yes' if r.exact else 'NO ':<5}  "
+              f"{r.used:>6}{r.wasted:>8}  {'yes' if exact else 'NO ':<5}  "
               f"{[w.used for w in r.workers]}"
               + (f"  wrong: {r.wrong}" if r.wrong else ""))
     print("  (vs classic: classic's total time / the scheme's; above 1x is faster)")
 
 
-def _write(path, reports):
-    import json
-    data = [dict(r.to_dict(), exact=getattr(r, "exact", None)) for r in reports]
+def _check_writable(path):
+    """Refuse a report path that cannot be written, before any work (and without making
+    the file)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    problem = ("no such directory" if not os.path.isdir(directory) else
+               "it is a directory" if os.path.isdir(path) else
+               "permission denied" if not os.access(path if os.path.exists(path) else
+                                                    directory, os.W_OK) else None)
+    if problem:
+        raise ValueError(f"cannot write the report to {path!r}: {problem}")
+
+
+def _write(path, runs, compare):
+    """The report object (one scheme) or {schema, ffcode, date, runs: [...]} (--compare);
+    each report gains ``exact`` (the output equals direct computation; null when the job
+    failed) and ``error`` (why it failed, or null)."""
+    from ffcode.runtime.report import SCHEMA, utc_now
+    entries = [dict(report.to_dict(), exact=exact if error is None else None, error=error)
+               for _, report, exact, error in runs if report is not None]
+    if compare:
+        data = {"schema": SCHEMA, "ffcode": __version__, "date": utc_now(), "runs": entries}
+    elif entries:
+        data = entries[0]
+    else:
+        print(f"  no report written: the job failed before it ran ({runs[0][3]})")
+        return
     try:
         with open(path, "w") as f:
-            json.dump(data[0] if len(data) == 1 else data, f, indent=1)
+            json.dump(data, f, indent=1)
             f.write("\n")
     except OSError as e:
         raise ValueError(f"cannot write the report to {path!r}: {e.strerror}") from None
+    print(f"  report written to {path}")

@@ -148,11 +148,15 @@ class Worker:
         self.dealer = self.context.socket(zmq.DEALER)
         self.dealer.linger = 1000
         self.dealer.sndhwm = self.dealer.rcvhwm = ZMQ_HWM
-        if key is not None:
-            keys.client(self.dealer, key, server_key)
-        self.monitor = self.dealer.get_monitor_socket(
-            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | REFUSED)
-        self.dealer.connect(endpoint)
+        try:
+            if key is not None:
+                keys.client(self.dealer, key, server_key)
+            self.monitor = self.dealer.get_monitor_socket(
+                zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | REFUSED)
+            self.dealer.connect(endpoint)
+        except (ValueError, zmq.ZMQError):  # bad keys or endpoint: nothing left open
+            self.context.destroy(linger=0)
+            raise
         self.pipe = self.context.socket(zmq.PAIR)
         self.pipe.rcvhwm = 2
         self.pipe.bind(PIPE)
@@ -371,8 +375,10 @@ def parse(argv):
 def add_arguments(parser):
     parser.add_argument("--connect", required=True, metavar="ENDPOINT",
                         help="the master's endpoint, e.g. tcp://HOST:5555")
-    parser.add_argument("--key", help="this worker's CURVE secret key file (with --server-key)")
-    parser.add_argument("--server-key", help="the master's CURVE public key file")
+    parser.add_argument("--key", help="this worker's CURVE secret key file, with --server-key "
+                        "(default: none, for a master started with --insecure)")
+    parser.add_argument("--server-key", help="the master's CURVE public key file (default: "
+                        "none)")
     parser.add_argument("--timeout", type=_seconds, default=60.0, metavar="S",
                         help="give up (exit status 2) if no master answers within S seconds; "
                              "0 waits forever (default 60)")
@@ -394,7 +400,7 @@ def run(args) -> int:
     the master went away or refused us, 2 when no master answered (an error line)."""
     sys.setswitchinterval(5e-4)     # the main thread answers a stop without waiting 5 ms
     if (args.key is None) != (args.server_key is None):
-        raise SystemExit("ffcode worker: --key and --server-key go together (CURVE).")
+        raise ValueError("--key and --server-key go together (CURVE).")
     try:
         worker = Worker(args.connect, args.slot, args.key, args.server_key,
                         int(args.buffer * (1 << 20)), args.parent,

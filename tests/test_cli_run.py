@@ -1,10 +1,13 @@
-"""``ffcode run`` and ``ffcode worker`` end to end: every scheme's table and report, the
-injected-fault flags, argument errors (status 2), Ctrl-C with no process left behind, and
-workers started from the command line serving a Cluster."""
-import argparse
+"""``ffcode run`` and ``ffcode worker`` end to end: every default passes, every scheme's
+table and report (JSON with the settings), the injected-fault flags, a tcp master with the
+key directory it makes and the workers it asks for, bounded waits on both sides with one
+error line, Ctrl-C with no process left behind, and the workers' logs. (Argument errors
+without workers: test_cli.py.)"""
 import json
 import os
 import signal
+import socket
+import stat
 import subprocess
 import sys
 import time
@@ -13,16 +16,18 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import MDS, PolynomialCode, cli, runs
+from ffcode import MDS, PolynomialCode, cli
 from ffcode.runtime import Cluster
 
 from helpers import descendants
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
-REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encode", "compute",
-               "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
-               "wasted_after_stop", "stale",
-               "rejected", "workers", "received", "used", "wasted", "exact"}
+REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
+               "needed", "rank", "encode", "compute", "decode", "total", "verify", "verified",
+               "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
+               "workers", "received", "used", "wasted", "exact", "error"}
+SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
+                 "verify"}
 WORKER_KEYS = {"worker", "host", "pid", "share_sent", "packets", "compute", "done", "stopped",
                "lost", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]
@@ -55,6 +60,9 @@ def table_rows(out) -> dict:
 
 def check_report(entry, scheme, needed, n_workers=4):
     assert set(entry) == REPORT_KEYS
+    assert entry["schema"] == 1 and entry["ffcode"] == ffcode.__version__
+    assert set(entry["settings"]) == SETTINGS_KEYS and entry["settings"]["scheme"] == scheme
+    assert entry["exact"] is True and entry["error"] is None
     assert entry["scheme"] == scheme and entry["n_workers"] == n_workers
     assert entry["needed"] == needed and entry["rank"] == needed and entry["used"] == needed
     assert entry["pieces"] == (1 if scheme in ("uncoded", "classic") else 4)
@@ -80,7 +88,8 @@ def check_report(entry, scheme, needed, n_workers=4):
 ], ids=["matmul", "matdot", "matvec", "matvec p=2**61-1"])
 def test_compare(bounded, capsys, tmp_path, job, extra, needed):
     """--compare runs every scheme, prints a table row each (exact: yes), 'run passed', and
-    --report writes a JSON list of the five reports in order."""
+    --report writes one JSON object {schema, ffcode, date, runs} with the five reports in
+    order."""
     path = tmp_path / "report.json"
     status, out = run_cli(capsys, job, *SMALL, *extra, "--compare", "--report", str(path))
     assert status == 0, out
@@ -93,23 +102,27 @@ def test_compare(bounded, capsys, tmp_path, job, extra, needed):
     assert f"report written to {path}" in out
     assert out.rstrip().endswith("run passed")
     data = json.loads(path.read_text())
-    assert isinstance(data, list) and [d["scheme"] for d in data] == SCHEMES
-    for entry in data:
+    assert list(data) == ["schema", "ffcode", "date", "runs"] and data["schema"] == 1
+    assert [d["scheme"] for d in data["runs"]] == SCHEMES
+    for entry in data["runs"]:
         check_report(entry, entry["scheme"], needed[entry["scheme"]])
+        assert entry["settings"]["p"] == (2**61 - 1 if "--p" in extra else 2**31 - 1)
 
 
 @pytest.mark.bounded(60)
 def test_compare_lcc_skips_compfs(bounded, capsys, tmp_path):
-    """lcc --compare with f = square (not row-linear) runs every scheme but compfs."""
+    """lcc --compare with f = square (not row-linear) runs every scheme but compfs, and says
+    so."""
     path = tmp_path / "lcc.json"
     status, out = run_cli(capsys, "lcc", *SMALL, "--t", "0", "--compare", "--report", str(path))
     assert status == 0, out
     assert "f = ffcode.functions:square" in out
+    assert "compfs left out: it needs a row-linear f" in out
     rows = table_rows(out)
     assert list(rows) == SCHEMES[:4]
     assert all("yes" in words for words in rows.values())
     assert "run passed" in out
-    data = json.loads(path.read_text())
+    data = json.loads(path.read_text())["runs"]
     assert [d["scheme"] for d in data] == SCHEMES[:4]
     for entry in data:       # k = 2 blocks; R = (k + t - 1) * 2 + 1 = 3
         check_report(entry, entry["scheme"], {"uncoded": 2, "classic": 3}.get(
@@ -133,15 +146,27 @@ def test_compare_lcc_row_linear(bounded, capsys, tmp_path, monkeypatch):
 
 
 @pytest.mark.bounded(60)
-def test_row_linear_claim_for_square_is_caught(bounded, capsys):
-    """--row-linear with f = square (not linear) makes compfs decode a wrong output: the
-    runtime's verification refuses it (it never reaches the user) and the run fails with
-    status 1."""
-    status, out = run_cli(capsys, "lcc", *SMALL, "--t", "0", "--row-linear", "--scheme",
-                          "compfs")
-    assert status == 1
-    assert "compfs: FAILED: The decoded output failed its check" in out
-    assert out.rstrip().endswith("run FAILED")
+@pytest.mark.parametrize("job", ["matmul", "matvec", "lcc"])
+@pytest.mark.parametrize("compare", [[], ["--compare"]], ids=["one", "compare"])
+def test_defaults_pass(bounded, capsys, job, compare):
+    """Every job passes with its defaults (only a small --n): lcc's default f, the square, is
+    not row-linear, so its default scheme is cfs (said so) and --compare leaves compfs out."""
+    status, out = run_cli(capsys, job, "--n", "64", *compare)
+    assert status == 0, out
+    assert out.rstrip().endswith("run passed")
+    if job == "lcc":
+        assert ("compfs left out" if compare else "scheme cfs: the default compfs") in out
+    elif not compare:
+        assert "  compfs: " in out
+
+
+@pytest.mark.bounded(60)
+def test_no_redundancy_warning(bounded, capsys):
+    status = cli.main(["run", "matvec", *SMALL, "--k", "4", "--stragglers", "0"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.out
+    assert "ffcode: warning: the code has no redundancy (N = R = 4): every worker is " \
+           "needed" in captured.err.splitlines()
 
 
 # -- one scheme ----------------------------------------------------------------------------------
@@ -233,82 +258,15 @@ def test_adversaries_flag(bounded, capsys):
         assert "wrong:" not in words or words[-2:] == ["wrong:", "[1]"], words
 
 
-# -- argument errors ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("args, message", [
-    (["--slow", "x"], "--slow wants W:VALUE, not 'x'"),
-    (["--slow", "1"], "--slow wants W:VALUE, not '1'"),
-    (["--slow", "1:0.5"], "slowdown"),
-    (["--crash", "2:x"], "--crash wants W:VALUE, not '2:x'"),
-    (["--hang", "a:1"], "--hang wants W:VALUE"),
-    (["--link", "0:0"], "link_rate"),
-    (["--delay", "a:b"], "--delay wants SHIFT:MEAN seconds, not 'a:b'"),
-    (["--delay", "-1:0"], "delay"),
-    (["--workers", "0"], "--n and --workers must be at least 1"),
-    (["--n", "0"], "--n and --workers must be at least 1"),
-    (["--p", "91"], "prime"),
-    (["--scheme", "fast"], "invalid choice: 'fast'"),
-    (["--n", "ten"], "invalid int value: 'ten'"),
-    (["--adversaries", "-1"], "non-negative"),
-])
-def test_bad_flags_exit_2(capsys, args, message):
-    """Malformed flags are refused before any process starts: status 2, the problem named."""
-    before = descendants()
-    with pytest.raises(SystemExit) as e:
-        cli.main(["run", "matvec", "--n", "32", "--workers", "4", "--no-progress", *args])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert "usage: ffcode" in err and message in err, err
-    assert descendants() == before
-
-
-@pytest.mark.bounded(60)
-def test_fault_beyond_workers_exit_2(bounded, capsys):
-    """--link 9:5 with 4 workers is refused (status 2, naming worker 9 and the range)."""
-    with pytest.raises(SystemExit) as e:
-        cli.main(["run", "matvec", *SMALL, "--link", "9:5"])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert "names workers [9], but the job has workers 0..3" in err
-
-
-def parse_run(*args):
-    """The Namespace 'ffcode run' parses from args (nothing runs)."""
-    parser = argparse.ArgumentParser()
-    runs.add_arguments(parser)
-    return parser.parse_args(list(args))
-
-
-def test_k_given_is_used():
-    """--k sets the code's k for matvec and lcc; without it, 4 and 2."""
-    for job, k, R in [("matvec", None, 4), ("matvec", 3, 3), ("lcc", None, 5), ("lcc", 3, 7)]:
-        extra = [] if k is None else ["--k", str(k)]
-        code, inputs, expected, what = runs.job_from(parse_run(job, "--n", "8", "--workers",
-                                                               "8", *extra))
-        assert code.recovery_threshold == R, (job, k)
-
-
-@pytest.mark.parametrize("job", ["matvec", "lcc"])
-def test_k_zero_is_refused(job):
-    with pytest.raises(ValueError):
-        runs.job_from(parse_run(job, "--n", "8", "--workers", "8", "--k", "0"))
-
-
-def test_too_many_stragglers_named(capsys):
-    with pytest.raises(SystemExit) as e:
-        cli.main(["run", "matvec", "--n", "32", "--workers", "4", "--no-progress",
-                  "--stragglers", "5"])
-    assert e.value.code == 2
-    assert "--stragglers" in capsys.readouterr().err
-
-
 @pytest.mark.bounded(60)
 def test_unwritable_report_path(bounded, capsys, tmp_path):
+    """An unwritable --report path is refused before any worker starts, and no file made."""
     with pytest.raises(SystemExit) as e:
         cli.main(["run", "matvec", *SMALL, "--stragglers", "0", "--report",
                   str(tmp_path / "missing" / "report.json")])
     assert e.value.code == 2
+    assert "cannot write the report to" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
 
 
 # -- Ctrl-C --------------------------------------------------------------------------------------
@@ -402,18 +360,21 @@ def test_master_killed(bounded, tmp_path, sig):
 @pytest.mark.bounded(60)
 def test_worker_command_serves_cluster(bounded, tmp_path):
     """Two 'ffcode worker --connect' processes serve a tcp Cluster on loopback: jobs are exact,
-    and both workers exit with status 0 once the cluster closes."""
+    and both workers exit with status 0 once the cluster closes. The one started with -v logs
+    its connection, each job's start and end, and its exit; the other prints nothing."""
     F = ffcode.GF(2**31 - 1)
     A, B = F.random((64, 40), seed=1), F.random((40, 24), seed=2)
     x = F.random(40, seed=3)
     procs = []
     try:
-        with Cluster(endpoint="tcp://127.0.0.1:*", n_workers=2, start_timeout=30) as cluster:
+        with Cluster(endpoint="tcp://127.0.0.1:*", n_workers=2, start_timeout=30,
+                     insecure=True) as cluster:
             assert cluster.endpoint.startswith("tcp://127.0.0.1:")
-            procs = [subprocess.Popen(ffcode_command("worker", "--connect", cluster.endpoint),
+            procs = [subprocess.Popen(ffcode_command(*verbose, "worker", "--connect",
+                                                     cluster.endpoint),
                                       cwd=tmp_path, env=subprocess_env(),
                                       stderr=subprocess.PIPE, text=True)
-                     for _ in range(2)]
+                     for verbose in (["-v"], [])]
             handles = cluster.wait(timeout=30)
             assert sorted(h.pid for h in handles) == sorted(p.pid for p in procs)
             output, report = cluster.run(PolynomialCode(F, 2, 1, 2), A, B, pieces=2, seed=1,
@@ -425,6 +386,18 @@ def test_worker_command_serves_cluster(bounded, tmp_path):
             assert np.array_equal(output, F.matmul(A, x))
         for proc in procs:
             assert proc.wait(10) == 0
+        logged = [line.split(" ", 1)[1] for line in procs[0].stderr.read().splitlines()]
+        assert logged[:2] == [f"ffcode worker: info: connecting to {cluster.endpoint} "
+                              f"(giving up after 60 s)",
+                              f"ffcode worker: info: connected to the master at "
+                              f"{cluster.endpoint}"]
+        for epoch, op, pieces, send in [(1, "matmul", 2, "pieces"), (2, "matmul", 3, "random")]:
+            assert f"ffcode worker: info: job {epoch} started: {op} in GF({F.p}), {pieces} " \
+                   f"pieces, sending {send}" in logged
+            assert any(line.startswith(f"ffcode worker: info: job {epoch} ") and (
+                "stopped after" in line or "done:" in line) for line in logged), logged
+        assert logged[-1] == "ffcode worker: info: the master said shut down: exiting"
+        assert procs[1].stderr.read() == ""
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -433,15 +406,106 @@ def test_worker_command_serves_cluster(bounded, tmp_path):
             proc.stderr.close()
 
 
-def test_worker_key_without_server_key():
-    """'ffcode worker' refuses --key without --server-key before connecting anywhere."""
-    with pytest.raises(SystemExit) as e:
-        cli.main(["worker", "--connect", "tcp://127.0.0.1:9", "--key", "x.key_secret"])
-    assert "--key and --server-key go together" in str(e.value.code)
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
-def test_worker_needs_connect(capsys):
-    with pytest.raises(SystemExit) as e:
-        cli.main(["worker"])
-    assert e.value.code == 2
-    assert "--connect" in capsys.readouterr().err
+@pytest.mark.bounded(30)
+def test_worker_gives_up_without_a_master(bounded, tmp_path):
+    """'ffcode worker --connect' to a port where no master listens: a warning after 5 s (it
+    says what it waits for), then after --timeout one error line and status 2."""
+    endpoint = f"tcp://127.0.0.1:{free_port()}"
+    start = time.monotonic()
+    proc = subprocess.run(ffcode_command("worker", "--connect", endpoint, "--timeout", "6"),
+                          cwd=tmp_path, env=subprocess_env(), capture_output=True, text=True,
+                          timeout=25)
+    assert 6 <= time.monotonic() - start < 20
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"ffcode worker: warning: no master at {endpoint} yet; still trying for 1 s",
+        f"ffcode worker: error: no master answered at {endpoint} within 6 s (is 'ffcode run "
+        f"... --endpoint' listening there?)"]
+
+
+# -- a tcp master ----------------------------------------------------------------------------
+
+
+@pytest.mark.bounded(60)
+def test_master_waits_with_a_bound(bounded, capsys):
+    """A tcp master says at once what it waits for and the command a worker needs, and after
+    --start-timeout fails with one error line, status 2."""
+    status = cli.main(["run", "matvec", *SMALL, "--endpoint", "tcp://127.0.0.1:*",
+                       "--insecure", "--start-timeout", "1"])
+    assert status == 2
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    waiting = next(i for i, line in enumerate(lines) if "waiting for" in line)
+    endpoint = lines[waiting].split(" at ")[1].split()[0]
+    assert endpoint.startswith("tcp://127.0.0.1:") and endpoint[-1].isdigit()
+    assert lines[waiting] == f"  waiting for 4 workers at {endpoint} (up to 1 s); start " \
+                             f"each with:"
+    assert lines[waiting + 1] == f"    ffcode worker --connect {endpoint}"
+    assert captured.err.splitlines()[-1] == (
+        f"ffcode: error: Only 0 of 4 workers connected to {endpoint} within 1 s. Wait longer "
+        f"with --start-timeout S.")
+    assert "Traceback" not in captured.err
+
+
+@pytest.mark.bounded(30)
+def test_port_in_use(bounded, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status = cli.main(["run", "matvec", *SMALL, "--k", "3", "--endpoint",
+                           f"tcp://127.0.0.1:{port}", "--insecure"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith(
+        f"ffcode: error: Cannot listen on tcp://127.0.0.1:{port}: Address already in use"), err
+
+
+@pytest.mark.bounded(90)
+def test_remote_run_with_its_key_directory(bounded, tmp_path):
+    """'ffcode run --endpoint tcp://127.0.0.1:*' without keys makes ./ffcode-keys, prints the
+    one command a worker needs; two workers started with it (CURVE) serve the job, which
+    passes; the report says the run's settings."""
+    master = subprocess.Popen(ffcode_command("run", "matvec", "--n", "64", "--workers", "2",
+                                             "--k", "1", "--stragglers", "0", "--no-progress",
+                                             "--endpoint", "tcp://127.0.0.1:*",
+                                             "--start-timeout", "40", "--report", "r.json"),
+                              cwd=tmp_path, env=subprocess_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    workers, seen = [], []
+    try:
+        for line in master.stdout:
+            seen.append(line)
+            if line.startswith("    ffcode worker --connect"):
+                break
+        assert any("CURVE keys made in ffcode-keys/" in line for line in seen), seen
+        command = seen[-1].split()
+        assert command[4:] == ["--key", "ffcode-keys/worker.key_secret", "--server-key",
+                               "ffcode-keys/master.key"]
+        assert stat.S_IMODE(os.stat(tmp_path / "ffcode-keys/master.key_secret").st_mode) \
+            == 0o600
+        workers = [subprocess.Popen(ffcode_command(*command[1:]), cwd=tmp_path,
+                                    env=subprocess_env(), stderr=subprocess.PIPE, text=True)
+                   for _ in range(2)]
+        out = master.stdout.read()
+        assert master.wait(30) == 0, (seen, out, master.stderr.read())
+        assert "output equals direct computation: yes" in out and "run passed" in out
+        for worker in workers:
+            assert worker.wait(10) == 0
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert report["settings"]["scheme"] == "compfs" and report["settings"]["p"] == 2**31 - 1
+    finally:
+        for proc in workers + [master]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        close(master)
+        for worker in workers:
+            worker.stderr.close()
