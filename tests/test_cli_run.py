@@ -161,6 +161,18 @@ def test_defaults_pass(bounded, capsys, job, compare):
 
 
 @pytest.mark.bounded(60)
+def test_verbose_logs_the_master(bounded, capsys):
+    """-v shows the master's INFO lines ('ffcode: info: ...', after the time) on stderr;
+    without it stderr stays empty."""
+    assert cli.main(["run", "matvec", *SMALL, "--k", "3"]) == 0
+    assert capsys.readouterr().err == ""
+    assert cli.main(["-v", "run", "matvec", *SMALL, "--k", "3"]) == 0
+    logged = [line.split(" ", 1)[1] for line in capsys.readouterr().err.splitlines()]
+    assert logged and all(line.startswith("ffcode: info: ") for line in logged), logged
+    assert any(line.startswith("ffcode: info: job 1") for line in logged), logged
+
+
+@pytest.mark.bounded(60)
 def test_no_redundancy_warning(bounded, capsys):
     status = cli.main(["run", "matvec", *SMALL, "--k", "4", "--stragglers", "0"])
     captured = capsys.readouterr()
