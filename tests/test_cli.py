@@ -4,6 +4,7 @@ master, 'ffcode keys', and logging set up by the command line only."""
 import argparse
 import logging
 import os
+import socket
 import stat
 
 import pytest
@@ -233,6 +234,14 @@ def test_key_directory_made_then_reused(tmp_path):
     assert runs._worker_command("tcp://127.0.0.1:5555", worker_args) == (
         f"ffcode worker --connect tcp://127.0.0.1:5555 --key {directory}/worker.key_secret "
         f"--server-key {directory}/master.key")
+
+
+def test_worker_command_names_the_host():
+    """A master listening on every interface prints a command with its host name."""
+    assert runs._worker_command("tcp://0.0.0.0:5555", ["--key", "k"]) == (
+        f"ffcode worker --connect tcp://{socket.gethostname()}:5555 --key k")
+    assert runs._worker_command("tcp://10.0.0.2:5555", []) == (
+        "ffcode worker --connect tcp://10.0.0.2:5555")
 
 
 def test_key_directory_default_and_insecure(tmp_path, monkeypatch):

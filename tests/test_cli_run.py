@@ -227,11 +227,17 @@ def test_fault_flags(bounded, capsys, tmp_path):
 
 
 @pytest.mark.bounded(60)
-def test_crash_fails_uncoded_only(bounded, capsys):
+def test_crash_fails_uncoded_only(bounded, capsys, tmp_path):
     """With worker 3 crashing in every job, --compare fails uncoded (naming worker 3) and the
-    coded schemes (R = 3) still decode exactly on a replaced worker pool: status 1."""
+    coded schemes (R = 3) still decode exactly on a replaced worker pool: status 1. The
+    report keeps the failed run, with its error and exact null."""
+    path = tmp_path / "r.json"
     status, out = run_cli(capsys, "matvec", *SMALL, "--k", "3", "--stragglers", "0",
-                          "--crash", "3:0", "--compare")
+                          "--crash", "3:0", "--compare", "--report", str(path))
+    runs = json.loads(path.read_text())["runs"]
+    assert [r["scheme"] for r in runs] == SCHEMES
+    assert runs[0]["exact"] is None and runs[0]["error"].startswith("results 3/4")
+    assert all(r["exact"] is True and r["error"] is None for r in runs[1:])
     assert status == 1
     assert "uncoded: FAILED: results 3/4" in out and "worker 3 lost" in out
     rows = table_rows(out)
