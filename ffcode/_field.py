@@ -1,15 +1,19 @@
 """The prime field GF(p): canonical elements in [0, p) held in plain numpy arrays."""
+from __future__ import annotations
+
 import functools
+from typing import Sequence
 
 import numpy as np
 
 from ffcode import _linalg, _matmul, _validate
+from ffcode._types import ArrayLike, Int, Seed, Shape
 from ffcode._ext import elementwise, structured
 
 MAX_P = 2**63
 
 
-def GF(p) -> "PrimeField":
+def GF(p: Int) -> PrimeField:
     """The prime field of order p, for any prime 2 <= p < 2**63 (one object per p).
 
     Examples
@@ -24,7 +28,7 @@ def GF(p) -> "PrimeField":
 
 
 @functools.lru_cache(maxsize=None)
-def _field(p: int) -> "PrimeField":
+def _field(p: int) -> PrimeField:
     return PrimeField(p)
 
 
@@ -35,7 +39,7 @@ class PrimeField:
     use :meth:`asarray` to reduce arbitrary integers first.
     """
 
-    def __init__(self, p):
+    def __init__(self, p: Int) -> None:
         p = _validate.integer(p, "p")
         if not 2 <= p < MAX_P:
             raise ValueError(f"Argument 'p' must be in [2, 2**63), not {p}.")
@@ -44,7 +48,7 @@ class PrimeField:
         self.p = p
         self.dtype = np.dtype(np.uint32 if p < 2**32 else np.uint64)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"GF({self.p})"
 
     def __reduce__(self):
@@ -52,11 +56,11 @@ class PrimeField:
 
     # -- creating elements -------------------------------------------------------------------
 
-    def random(self, shape=(), seed=None) -> np.ndarray:
+    def random(self, shape: Shape = (), seed: Seed = None) -> np.ndarray:
         """Uniformly random elements; seed is anything numpy.random.default_rng accepts."""
         return np.random.default_rng(seed).integers(0, self.p, size=shape, dtype=self.dtype)
 
-    def asarray(self, x) -> np.ndarray:
+    def asarray(self, x: ArrayLike) -> np.ndarray:
         """Reduce integers (any integer dtype, negatives and Python big ints included) mod p.
 
         >>> GF(7).asarray([-1, 7, 2**70]).tolist()
@@ -80,7 +84,7 @@ class PrimeField:
             reduced = a.astype(np.int64) % np.int64(self.p)
         return np.asarray(reduced, dtype=self.dtype)
 
-    def elements(self, x, name: str = "x") -> np.ndarray:
+    def elements(self, x: ArrayLike, name: str = "x") -> np.ndarray:
         """x as an array of this field's dtype, after checking every element is in [0, p)."""
         a = _validate.integer_array(x, name)
         if a.size:
@@ -111,23 +115,23 @@ class PrimeField:
         kernel(_flat(a), out.reshape(-1), self.p)
         return out
 
-    def add(self, a, b) -> np.ndarray:
+    def add(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         """a + b, elementwise with broadcasting."""
         return self._binary(elementwise.add, a, b)
 
-    def sub(self, a, b) -> np.ndarray:
+    def sub(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         """a - b, elementwise with broadcasting."""
         return self._binary(elementwise.sub, a, b)
 
-    def mul(self, a, b) -> np.ndarray:
+    def mul(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         """a * b, elementwise with broadcasting."""
         return self._binary(elementwise.mul, a, b)
 
-    def neg(self, a) -> np.ndarray:
+    def neg(self, a: ArrayLike) -> np.ndarray:
         """-a, elementwise."""
         return self._unary(elementwise.neg, a)
 
-    def inv(self, a) -> np.ndarray:
+    def inv(self, a: ArrayLike) -> np.ndarray:
         """1 / a, elementwise; ZeroDivisionError if any element is 0.
 
         >>> GF(7).inv([1, 2, 3]).tolist()
@@ -141,13 +145,13 @@ class PrimeField:
 
     # -- matrices ----------------------------------------------------------------------------
 
-    def matrix(self, x, name: str) -> np.ndarray:
+    def matrix(self, x: ArrayLike, name: str) -> np.ndarray:
         """x as a 2-D array of field elements."""
         a = self.elements(x, name)
         _validate.ndim(a, (2,), name)
         return a
 
-    def matmul(self, A, B) -> np.ndarray:
+    def matmul(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
         """A @ B for a matrix A and a matrix or vector B, exactly (BLAS speed, see _matmul)."""
         A = self.matrix(A, "A")
         B = self.elements(B, "B")
@@ -160,7 +164,7 @@ class PrimeField:
         _matmul.matmul_into(self.p, A, B2, out)
         return out if B.ndim == 2 else out[:, 0]
 
-    def combine(self, W, arrays) -> np.ndarray:
+    def combine(self, W: ArrayLike, arrays: Sequence[ArrayLike]) -> np.ndarray:
         """Linear combinations of equally shaped arrays: out[i] = sum_j W[i, j] * arrays[j].
 
         The product W @ stack(arrays), without stacking the arrays into one copy where the
@@ -182,12 +186,12 @@ class PrimeField:
         out = _matmul.combine(self.p, W, arrays, self.dtype)
         return out.reshape((W.shape[0],) + arrays[0].shape)
 
-    def rank(self, A) -> int:
+    def rank(self, A: ArrayLike) -> int:
         """The rank of matrix A."""
         M = np.array(self.matrix(A, "A"), order="C")
         return _linalg.echelon(self.p, M, M.shape[1], reduced=False)[0]
 
-    def rref(self, A) -> np.ndarray:
+    def rref(self, A: ArrayLike) -> np.ndarray:
         """The reduced row echelon form of matrix A.
 
         >>> GF(5).rref([[2, 4, 1], [1, 2, 4]]).tolist()
@@ -197,7 +201,7 @@ class PrimeField:
         _linalg.echelon(self.p, M, M.shape[1], reduced=True)
         return M
 
-    def solve(self, A, B) -> np.ndarray:
+    def solve(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
         """X with A @ X = B for a square A (numpy.linalg.LinAlgError if A is singular)."""
         A = self.matrix(A, "A")
         if A.shape[0] != A.shape[1]:
@@ -210,14 +214,14 @@ class PrimeField:
         X = _linalg.solve(self.p, A, B if B.ndim == 2 else B[:, None])
         return X if B.ndim == 2 else X[:, 0]
 
-    def matinv(self, A) -> np.ndarray:
+    def matinv(self, A: ArrayLike) -> np.ndarray:
         """The inverse of a square matrix A (numpy.linalg.LinAlgError if A is singular)."""
         A = self.matrix(A, "A")
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"Argument 'A' must be square, not of shape {A.shape}.")
         return _linalg.solve(self.p, A, np.eye(A.shape[0], dtype=self.dtype))
 
-    def vandermonde(self, points, ncols) -> np.ndarray:
+    def vandermonde(self, points: ArrayLike, ncols: Int) -> np.ndarray:
         """V[i, j] = points[i] ** j.
 
         >>> GF(7).vandermonde([2, 3], 4).tolist()
@@ -232,7 +236,7 @@ class PrimeField:
         structured.vandermonde(_flat(points), out, self.p)
         return out
 
-    def points(self, x, name: str) -> np.ndarray:
+    def points(self, x: ArrayLike, name: str) -> np.ndarray:
         """x as a 1-D array of pairwise distinct field elements (evaluation points)."""
         a = self.elements(x, name)
         _validate.ndim(a, (1,), name)
@@ -242,7 +246,7 @@ class PrimeField:
                              f"{values[counts > 1][0]} appears {counts.max()} times.")
         return _flat(a)
 
-    def vandermonde_inverse(self, points) -> np.ndarray:
+    def vandermonde_inverse(self, points: ArrayLike) -> np.ndarray:
         """The inverse of vandermonde(points, len(points)) for distinct points, in O(n**2).
 
         Row d, column j is the z**d coefficient of the Lagrange basis polynomial of point j,
@@ -257,7 +261,7 @@ class PrimeField:
         structured.vandermonde_inverse(points, out, np.empty(2 * n + 1, np.uint64), self.p)
         return out
 
-    def lagrange(self, nodes, targets) -> np.ndarray:
+    def lagrange(self, nodes: ArrayLike, targets: ArrayLike) -> np.ndarray:
         """L[t, j] = l_j(targets[t]) for the Lagrange basis l_j of the distinct nodes.
 
         L @ values evaluates the polynomial through (nodes, values) at the targets.
@@ -280,7 +284,7 @@ class PrimeField:
         """(p - 1) // 2: the largest magnitude a signed integer can have and survive mod p."""
         return (self.p - 1) // 2
 
-    def to_signed(self, y) -> np.ndarray:
+    def to_signed(self, y: ArrayLike) -> np.ndarray:
         """Elements as int64 in [-(p-1)/2, (p-1)/2]: values above (p-1)/2 mean negatives.
 
         >>> GF(7).to_signed([0, 3, 4, 6]).tolist()
@@ -291,7 +295,7 @@ class PrimeField:
         signed[y > self.max_signed] -= self.p
         return signed
 
-    def from_real(self, x, scale) -> np.ndarray:
+    def from_real(self, x: ArrayLike, scale: float) -> np.ndarray:
         """Reals as signed fixed-point elements: round(x * scale) mod p.
 
         A product of two such arrays carries scale**2, so decode it with to_real(y, scale**2).
@@ -323,7 +327,7 @@ class PrimeField:
                              f"Use a smaller scale or a larger p.")
         return np.asarray(values % self.p, dtype=self.dtype)
 
-    def to_real(self, y, scale) -> np.ndarray:
+    def to_real(self, y: ArrayLike, scale: float) -> np.ndarray:
         """Signed fixed-point elements back to float64: to_signed(y) / scale."""
         return self.to_signed(y) / _scale(scale)
 

@@ -32,13 +32,19 @@ wrong output. Only checking the output (ffcode.verify) catches that.
 >>> output.tolist(), bad
 ([3, 7, 11, 15], [4])
 """
+from __future__ import annotations
+
 import math
+from collections.abc import Mapping, Sequence
 from itertools import combinations
+from typing import Optional
 
 import numpy as np
 
 from ffcode import _linalg, _matmul, _validate
 from ffcode._ext.rankbasis import RankBasis
+from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes._base import Code
 from ffcode.decoder import Decoder
 from ffcode.pieces import Packet
@@ -49,7 +55,8 @@ class DecodingError(ValueError):
     code can correct."""
 
 
-def decode(code, results, adversaries, seed=None):
+def decode(code: Code, results: Mapping[int, ArrayLike], adversaries: Int,
+           seed: Seed = None) -> tuple[Output, list[int]]:
     """(code.decode's output, the sorted indices of the workers found wrong) from a
     {worker: local result} mapping of at least R + 2 * adversaries workers, up to
     ``adversaries`` of them wrong. DecodingError when the results cannot be explained with
@@ -74,7 +81,8 @@ def decode(code, results, adversaries, seed=None):
     return code.decode(good), sorted(bad)
 
 
-def locate(p, points, projected, R, errors):
+def locate(p: int, points: Sequence[int], projected: Sequence[Sequence[int]], R: int,
+           errors: int) -> Optional[set[int]]:
     """The positions of the wrong results, or None: ``projected[i]`` holds the projections
     of the result at ``points[i]`` (one per round), and in every round one polynomial of
     degree < R must agree with all but at most ``errors`` of them, at the same positions
@@ -94,7 +102,8 @@ def rounds(p: int) -> int:
     return math.ceil(60 / math.log2(p / 2)) if p > 4 else 60
 
 
-def projections(F, shape, rng):
+def projections(F: PrimeField, shape: tuple[int, ...], rng: np.random.Generator
+                ) -> Optional[tuple[np.ndarray, np.ndarray]]:
     """rounds(p) random pairs (r_j, s_j) for arrays of ``shape`` seen as rows x rest, as
     two matrices (r_j the rows of the first, s_j of the second); None for empty arrays."""
     rows = shape[0] if shape else 1
@@ -105,7 +114,8 @@ def projections(F, shape, rng):
     return F.random((k, rows), rng), F.random((k, size // rows), rng)
 
 
-def project(F, y, pairs) -> list:
+def project(F: PrimeField, y: np.ndarray,
+            pairs: Optional[tuple[np.ndarray, np.ndarray]]) -> list[int]:
     """[r_j^T y s_j for every pair]: random bilinear functionals of y, all in one pass over
     it (the row-combination kernel); a nonzero change of y changes each with probability at
     least 1 - 2/p."""
@@ -206,7 +216,8 @@ class RobustDecoder:
     (True, [3, 7, 11, 15], [4])
     """
 
-    def __init__(self, code, pieces, adversaries, result_shape=None, seed=None):
+    def __init__(self, code: Code, pieces: Int, adversaries: Int,
+                 result_shape: Optional[Sequence[Int]] = None, seed: Seed = None) -> None:
         self._check = Decoder(code, pieces, result_shape)    # checks packets as it would
         self.code, self.F, self.pieces = code, code.F, self._check.pieces
         if result_shape is None and code._result_rows() is None:
@@ -234,7 +245,7 @@ class RobustDecoder:
         self.wrong = []
         self._output = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"RobustDecoder({self.code!r}, pieces={self.pieces}, adversaries="
                 f"{self.adversaries}, kept={self.rank}/{self.needed})")
 
@@ -248,10 +259,11 @@ class RobustDecoder:
 
     pending = 0
 
-    def eliminate(self, count=1) -> int:
+    def eliminate(self, count: Int = 1) -> int:
+        """Nothing to reduce: packets are kept as they come (Decoder's interface)."""
         return 0
 
-    def add(self, packet) -> bool:
+    def add(self, packet: Packet) -> bool:
         """Take one packet; True if it was kept."""
         worker, index, coeffs, shape = self._check.checked_header(packet)
         if (worker, index) in self._seen or self.complete:
@@ -323,7 +335,7 @@ class RobustDecoder:
                 self._full.add(removed)
         return removed in self._full
 
-    def result(self):
+    def result(self) -> Output:
         """The decoded output, exactly what code.decode returns (ValueError before
         complete)."""
         if not self.complete:

@@ -18,12 +18,13 @@ reduced in place in the row it was staged in).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ffcode import _matmul, _validate
 from ffcode._ext import rankbasis
+from ffcode._types import Int, Output
 from ffcode.codes._base import Code
 from ffcode.pieces import Packet, pieces_count
 
@@ -60,7 +61,7 @@ class Decoder:
     (4, 4, [3, 7, 11, 15])
     """
 
-    def __init__(self, code: Code, pieces: int, result_shape: Optional[Sequence[int]] = None,
+    def __init__(self, code: Code, pieces: Int, result_shape: Optional[Sequence[Int]] = None,
                  defer: bool = False, buffer: Optional[np.ndarray] = None):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
@@ -190,7 +191,7 @@ class Decoder:
         """Innovative packets whose payloads still wait for elimination (defer=True)."""
         return len(self._pending)
 
-    def eliminate(self, count: int = 1) -> int:
+    def eliminate(self, count: Int = 1) -> int:
         """Reduce up to ``count`` pending payloads, oldest first; returns how many."""
         count = _validate.integer(count, "count")
         done = 0
@@ -257,7 +258,7 @@ class Decoder:
             raise ValueError(f"Packet rows must be non-negative, not {rows}.")
         return rows
 
-    def result(self) -> Any:
+    def result(self) -> Output:
         """The decoded output, exactly what code.decode returns (ValueError before the rank
         reaches m·R)."""
         if not self.complete:

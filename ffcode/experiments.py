@@ -8,7 +8,7 @@ import json
 import math
 import os
 import statistics
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 from ffcode import sim
 from ffcode._field import GF
@@ -27,7 +27,7 @@ SWEEPS = {
 }
 
 
-def model(n_workers, seed=0, **changes):
+def model(n_workers: int, seed: int = 0, **changes: float) -> sim.Model:
     """The simulated setting, BASE with changes. A share's work and bytes stay fixed: with
     m pieces each piece is 4/m of a BASE piece."""
     p = dict(BASE, **changes)
@@ -40,7 +40,7 @@ def model(n_workers, seed=0, **changes):
                      piece_bytes=(1 << 20) * scale, seed=seed)
 
 
-def sweep(n_workers, name, seeds=3) -> dict:
+def sweep(n_workers: int, name: str, seeds: int = 3) -> dict[str, list[float]]:
     """{scheme: [mean seconds over seeds, per value]} with the values varied."""
     _, values = SWEEPS[name]
     out = {}
@@ -51,7 +51,8 @@ def sweep(n_workers, name, seeds=3) -> dict:
     return out
 
 
-def table(n_workers, name, results, sweeps=SWEEPS, kind="simulated") -> str:
+def table(n_workers: int, name: str, results: dict[str, list[float]], sweeps: dict = SWEEPS,
+          kind: str = "simulated") -> str:
     label, values = sweeps[name]
     lines = [f"N = {n_workers}, {kind}, varying the {label}: seconds (classic / scheme in "
              f"brackets)",
@@ -82,7 +83,8 @@ MEASURED_SWEEPS = {
 _N, _R, _SIZE = 6, 4, 256
 
 
-def measured_sweep(cluster, name, values=None, seed=0):
+def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = None,
+                   seed: int = 0) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """({scheme: measured seconds}, {scheme: predicted seconds}) per value of the parameter:
     first share sent to decodable (report.compute), one run per point."""
     from ffcode.runtime import Faults
@@ -139,7 +141,7 @@ def fixed_parameters(n_workers: int, name: str, measured: bool = False,
             f"Exp({p['mean'] * 1e3:g} ms)) of work{mean}")
 
 
-def merged(results: dict) -> dict:
+def merged(results: dict[str, list[float]]) -> dict[str, list[float]]:
     """The series with those equal at every point merged: {"classic = cfs": times, ...}."""
     groups = []
     for scheme, times in results.items():
@@ -152,12 +154,14 @@ def merged(results: dict) -> dict:
     return {" = ".join(group): results[group[0]] for group in groups}
 
 
-def _same(a, b) -> bool:
+def _same(a: Sequence[float], b: Sequence[float]) -> bool:
     return len(a) == len(b) and all(x == y or math.isclose(x, y, rel_tol=1e-9)
                                     for x, y in zip(a, b))
 
 
-def figure(n_workers, name, results, predicted=None, sweeps=SWEEPS, seeds=None):
+def figure(n_workers: int, name: str, results: dict[str, list[float]],
+           predicted: Optional[dict[str, list[float]]] = None, sweeps: dict = SWEEPS,
+           seeds: Optional[int] = None) -> Any:
     """The matplotlib figure of one sweep: every scheme's runtime against the parameter
     (with ``predicted``: measured, the simulator's prediction dotted), its title naming
     the fixed parameters."""
@@ -199,7 +203,9 @@ def figure(n_workers, name, results, predicted=None, sweeps=SWEEPS, seeds=None):
     return figure
 
 
-def plot(n_workers, name, results, path, predicted=None, sweeps=SWEEPS, seeds=None):
+def plot(n_workers: int, name: str, results: dict[str, list[float]], path: Any,
+         predicted: Optional[dict[str, list[float]]] = None, sweeps: dict = SWEEPS,
+         seeds: Optional[int] = None) -> None:
     """Writes the sweep's figure as a PNG at path."""
     import matplotlib.pyplot as plt
     drawn = figure(n_workers, name, results, predicted, sweeps, seeds)
@@ -207,7 +213,8 @@ def plot(n_workers, name, results, path, predicted=None, sweeps=SWEEPS, seeds=No
     plt.close(drawn)
 
 
-def run(out_dir, sizes=(100, 1000), seeds=3, measured=False) -> list:
+def run(out_dir: str, sizes: Sequence[int] = (100, 1000), seeds: int = 3,
+        measured: bool = False) -> list[str]:
     """Every sweep at every N (and measured on 6 local workers): prints the tables, writes
     the PNGs; returns their paths."""
     os.makedirs(out_dir, exist_ok=True)
@@ -233,7 +240,7 @@ def run(out_dir, sizes=(100, 1000), seeds=3, measured=False) -> list:
     return paths
 
 
-def replot_measured(out_dir) -> list:
+def replot_measured(out_dir: Any) -> list[str]:
     """Redraws the measured plots from the data a measured run saved next to them (JSON),
     without measuring again; returns the PNGs' paths."""
     paths = []

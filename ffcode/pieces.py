@@ -12,7 +12,7 @@ import numpy as np
 from ffcode import _matmul, _validate
 from ffcode._blocks import split_rows
 from ffcode._field import PrimeField
-from ffcode._types import ArrayLike, Seed
+from ffcode._types import ArrayLike, Int, Seed
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,11 @@ class Packet:
     decoder needs when the code cannot tell it and m > 1 (a piece of r rows may come from
     a result of m·(r - 1) + 1 to m·r rows). A plain record: ``Decoder.add`` checks
     everything in it."""
-    worker: int
-    index: int
+    worker: Int
+    index: Int
     coeffs: np.ndarray
     payload: np.ndarray
-    rows: Optional[int] = None
+    rows: Optional[Int] = None
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,14 @@ class PieceShare:
     rest: tuple
 
 
-def pieces_count(pieces: int) -> int:
+def pieces_count(pieces: Int) -> int:
     pieces = _validate.integer(pieces, "pieces")
     if pieces < 1:
         raise ValueError(f"Argument 'pieces' must be at least 1, not {pieces}.")
     return pieces
 
 
-def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: int, worker: int,
+def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: Int, worker: Int,
                   seed: Seed = None, systematic: bool = False) -> Iterator[Packet]:
     """The m = pieces packets of one finished worker's local result, one at a time.
 

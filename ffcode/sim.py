@@ -25,13 +25,18 @@ against it.
 >>> {s: round(t, 2) for s, t in compare(model).items()}
 {'uncoded': 1.07, 'classic': 1.6, 'systematic': 1.6, 'cfs': 1.6, 'compfs': 0.8, 'ideal': 0.43}
 """
+from __future__ import annotations
+
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from ffcode import _validate
+from ffcode._types import ArrayLike
 
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
 EXACT_UP_TO = 512           # m·R up to which the simulator runs the real rank tracking
@@ -44,7 +49,7 @@ class ShiftedExponential:
     shift: float
     mean: float
 
-    def draw(self, rng, shape):
+    def draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         return self.shift + (rng.exponential(self.mean, shape) if self.mean else
                              np.zeros(shape))
 
@@ -55,7 +60,7 @@ class Pareto:
     scale: float
     alpha: float
 
-    def draw(self, rng, shape):
+    def draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         return self.scale * (1 + rng.pareto(self.alpha, shape))
 
 
@@ -63,9 +68,9 @@ class Pareto:
 class Replay:
     """Measured piece times: ``times[i]`` lists worker i's, reused cyclically (for example
     from a runtime report, ``Replay.from_report``, or a CSV, ``Replay.from_csv``)."""
-    times: tuple
+    times: tuple[tuple[float, ...], ...]
 
-    def draw(self, rng, shape):
+    def draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         n, m = shape
         if not self.times or any(len(t) == 0 for t in self.times):
             raise ValueError("Replay needs at least one piece time for every worker.")
@@ -73,8 +78,9 @@ class Replay:
         return np.array([[row[j % len(row)] for j in range(m)] for row in rows], float)
 
     @classmethod
-    def from_report(cls, report):
-        """The compute seconds of every packet of a compfs run's report (one per piece)."""
+    def from_report(cls, report: Any) -> Replay:
+        """The compute seconds of every packet of a compfs run's report (one per piece): an
+        ffcode.Report or its JSON as a dict."""
         workers = report["workers"] if isinstance(report, Mapping) else \
             [vars(w) for w in report.workers]
         times = [tuple(p["compute"] for p in sorted(w["packets"], key=lambda p: p["index"])
@@ -82,7 +88,7 @@ class Replay:
         return cls(tuple(t for t in times if t))
 
     @classmethod
-    def from_csv(cls, path):
+    def from_csv(cls, path: Union[str, os.PathLike]) -> Replay:
         """Rows ``worker,piece,seconds`` (a header line is skipped)."""
         rows = {}
         with open(path) as f:
@@ -94,6 +100,13 @@ class Replay:
         return cls(tuple(tuple(s for _, s in sorted(rows[w])) for w in sorted(rows)))
 
 
+# The piece-time distributions a Model draws from.
+Distribution = Union[ShiftedExponential, Pareto, Replay]
+# One value for every worker, or {worker: value} (the rest get the default); a Model keeps
+# it as an array of one value per worker.
+PerWorker = Union[float, Mapping[int, float], np.ndarray]
+
+
 @dataclass
 class Model:
     """A simulated cluster and job; ``slowdown`` and ``link_rate`` map workers to values
@@ -102,20 +115,21 @@ class Model:
     n_workers: int
     recovery_threshold: int
     pieces: int
-    piece_time: object = ShiftedExponential(1.0, 0.0)
-    slowdown: object = 1.0
-    link_rate: object = math.inf
+    piece_time: Distribution = ShiftedExponential(1.0, 0.0)
+    slowdown: PerWorker = 1.0
+    link_rate: PerWorker = math.inf
     master_rate: float = math.inf
     piece_bytes: float = 1 << 20
     seed: int = 0
-    pause: object = None
-    uncoded_work: float = None
+    pause: Optional[Distribution] = None
+    uncoded_work: Optional[float] = None
 
     @classmethod
-    def from_faults(cls, n_workers, recovery_threshold, pieces, compute, faults, **kwargs):
-        """The model of a runtime job with ``ffcode.Faults``: ``compute`` seconds per piece
-        (a number, or per worker and piece), the faults' slowdowns, links and exactly the
-        pauses the workers will draw."""
+    def from_faults(cls, n_workers: int, recovery_threshold: int, pieces: int,
+                    compute: ArrayLike, faults: Any, **kwargs: Any) -> Model:
+        """The model of a runtime job with ``faults`` (an ``ffcode.Faults``): ``compute``
+        seconds per piece (a number, or per worker and piece), the faults' slowdowns, links
+        and exactly the pauses the workers will draw."""
         compute = np.broadcast_to(np.asarray(compute, float), (n_workers, pieces))
         pauses = [faults.for_worker(i, pieces)["delays"] for i in range(n_workers)]
         return cls(n_workers, recovery_threshold, pieces,
@@ -123,7 +137,7 @@ class Model:
                    pause=Replay(tuple(map(tuple, pauses))), slowdown=dict(faults.slowdown),
                    link_rate={w: r for w, r in faults.link_rate.items()}, **kwargs)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.n_workers = _validate.integer(self.n_workers, "n_workers")
         self.recovery_threshold = _validate.integer(self.recovery_threshold,
                                                     "recovery_threshold")
@@ -174,7 +188,7 @@ class Model:
         return out
 
 
-def simulate(model, scheme) -> float:
+def simulate(model: Model, scheme: str) -> float:
     """Seconds until the master can decode with this scheme (inf if it never can)."""
     if scheme == "ideal":
         return _ideal(model)
@@ -201,7 +215,7 @@ def simulate(model, scheme) -> float:
     return math.inf if done is None else float(taken[done])
 
 
-def compare(model) -> dict:
+def compare(model: Model) -> dict[str, float]:
     """Every scheme's time, and the ideal bound, on the same model."""
     return {scheme: simulate(model, scheme) for scheme in SCHEMES + ("ideal",)}
 

@@ -1,10 +1,17 @@
 """MatDot code (Dutta et al. 2019) for matrix products C = A B split along the inner
 dimension."""
+from __future__ import annotations
+
+from typing import Optional, Union, overload
+
 import numpy as np
 
 from ffcode import _validate
 from ffcode._blocks import split_columns, split_rows
+from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Int, Seed
 from ffcode.codes._base import ProductCode
+from ffcode.pieces import PieceShare
 
 
 class MatDot(ProductCode):
@@ -21,14 +28,26 @@ class MatDot(ProductCode):
     [[1, 2], [3, 4]]
     """
 
-    def __init__(self, F, s, n_workers, points=None, signed=False):
+    def __init__(self, F: PrimeField, s: Int, n_workers: Int,
+                 points: Optional[ArrayLike] = None, signed: bool = False) -> None:
         s = _validate.integer(s, "s")
         if s < 1:
             raise ValueError(f"Argument 's' must be at least 1, not {s}.")
         super().__init__(F, n_workers, 2 * s - 1, points, signed)
         self.s = s
 
-    def encode(self, A, B, pieces=None, seed=None) -> list:
+    @overload
+    def encode(self, A: ArrayLike, B: ArrayLike, pieces: None = None,
+               seed: Seed = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        ...
+
+    @overload
+    def encode(self, A: ArrayLike, B: ArrayLike, pieces: Int,
+               seed: Seed = None) -> list[PieceShare]:
+        ...
+
+    def encode(self, A: ArrayLike, B: ArrayLike, pieces: Optional[Int] = None, seed: Seed = None
+               ) -> Union[list[tuple[np.ndarray, np.ndarray]], list[PieceShare]]:
         """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (rows, ceil(inner / s))
         and (ceil(inner / s), cols); with pieces=m, PieceShares for computation at full
         speed (random combinations of A~'s row pieces, from seed)."""

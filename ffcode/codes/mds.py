@@ -1,7 +1,16 @@
 """MDS code for matrix–vector (or matrix–matrix) products y = A x."""
+from __future__ import annotations
+
+from typing import Optional, Union, overload
+
+import numpy as np
+
 from ffcode import _validate
 from ffcode._blocks import split_rows
+from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Int, Seed
 from ffcode.codes._base import Code, magnitude
+from ffcode.pieces import PieceShare
 
 
 class MDS(Code):
@@ -20,7 +29,8 @@ class MDS(Code):
     [3, 7, 11]
     """
 
-    def __init__(self, F, k, n_workers, points=None, signed=False):
+    def __init__(self, F: PrimeField, k: Int, n_workers: Int,
+                 points: Optional[ArrayLike] = None, signed: bool = False) -> None:
         k = _validate.integer(k, "k")
         if k < 1:
             raise ValueError(f"Argument 'k' must be at least 1, not {k}.")
@@ -28,7 +38,16 @@ class MDS(Code):
         self.k = k
         self.signed = bool(signed)
 
-    def encode(self, A, pieces=None, seed=None) -> list:
+    @overload
+    def encode(self, A: ArrayLike, pieces: None = None, seed: Seed = None) -> list[np.ndarray]:
+        ...
+
+    @overload
+    def encode(self, A: ArrayLike, pieces: Int, seed: Seed = None) -> list[PieceShare]:
+        ...
+
+    def encode(self, A: ArrayLike, pieces: Optional[Int] = None,
+               seed: Seed = None) -> Union[list[np.ndarray], list[PieceShare]]:
         """The n_workers shares of A, each a (ceil(rows / k), cols) matrix; with pieces=m,
         PieceShares for computation at full speed (random combinations from seed)."""
         m = self._pieces(pieces)
@@ -39,11 +58,11 @@ class MDS(Code):
         shares = self._encode_blocks(self.F.vandermonde(self.points, self.k), blocks)
         return self._finish(shares, m, seed)
 
-    def compute(self, share, x):
+    def compute(self, share: ArrayLike, x: ArrayLike) -> np.ndarray:
         """The worker's exact share @ x for a vector or matrix x."""
         return self.F.matmul(self.F.matrix(share, "share"), self.checked_x(x))
 
-    def checked_x(self, x, A=None):
+    def checked_x(self, x: ArrayLike, A: Optional[np.ndarray] = None) -> np.ndarray:
         """x as field elements (a vector or matrix), refused if signed data could wrap with
         A (by default the encoded A)."""
         x = self.F.elements(x, "x")

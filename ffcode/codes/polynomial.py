@@ -1,7 +1,16 @@
 """Polynomial code (Yu, Maddah-Ali, Avestimehr 2017) for matrix products C = A B."""
+from __future__ import annotations
+
+from typing import Optional, Union, overload
+
+import numpy as np
+
 from ffcode import _validate
 from ffcode._blocks import split_columns, split_rows
+from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Int, Seed
 from ffcode.codes._base import ProductCode
+from ffcode.pieces import PieceShare
 
 
 class PolynomialCode(ProductCode):
@@ -18,7 +27,8 @@ class PolynomialCode(ProductCode):
     [[1, 2], [3, 4]]
     """
 
-    def __init__(self, F, a, b, n_workers, points=None, signed=False):
+    def __init__(self, F: PrimeField, a: Int, b: Int, n_workers: Int,
+                 points: Optional[ArrayLike] = None, signed: bool = False) -> None:
         a, b = _validate.integer(a, "a"), _validate.integer(b, "b")
         for name, value in (("a", a), ("b", b)):
             if value < 1:
@@ -26,7 +36,18 @@ class PolynomialCode(ProductCode):
         super().__init__(F, n_workers, a * b, points, signed)
         self.a, self.b = a, b
 
-    def encode(self, A, B, pieces=None, seed=None) -> list:
+    @overload
+    def encode(self, A: ArrayLike, B: ArrayLike, pieces: None = None,
+               seed: Seed = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        ...
+
+    @overload
+    def encode(self, A: ArrayLike, B: ArrayLike, pieces: Int,
+               seed: Seed = None) -> list[PieceShare]:
+        ...
+
+    def encode(self, A: ArrayLike, B: ArrayLike, pieces: Optional[Int] = None, seed: Seed = None
+               ) -> Union[list[tuple[np.ndarray, np.ndarray]], list[PieceShare]]:
         """The n_workers shares: pairs (A~(x_i), B~(x_i)) of shapes (ceil(rows / a), inner)
         and (inner, ceil(cols / b)); with pieces=m, PieceShares for computation at full
         speed (random combinations of A~'s row pieces, from seed)."""
