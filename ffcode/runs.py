@@ -15,8 +15,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ffcode import __version__, functions
-from ffcode._field import GF
+from ffcode import GF, __version__, functions
 from ffcode.codes import LCC, MDS, MatDot, PolynomialCode
 from ffcode.codes.lcc import is_row_linear
 
@@ -33,9 +32,9 @@ def int_expression(text: str) -> int:
     """An integer written as a sum of terms INT or INT**INT ("2**61-1", "2**31 - 1",
     "65521"), parsed without eval; exponents up to 4096."""
     total, at = 0, 0
-    while at < len(text) or at == 0:
+    while True:
         match = _TERM.match(text, at)
-        if not match or (at and not match.group(1)):
+        if not match or (at and not match.group(1)):    # terms after the first need a sign
             raise argparse.ArgumentTypeError(f"not an integer like 65521 or 2**61-1: {text!r}")
         sign, base, exponent = match.groups()
         if exponent is not None and int(exponent) > 4096:
@@ -43,7 +42,8 @@ def int_expression(text: str) -> int:
         term = int(base) ** int(exponent) if exponent is not None else int(base)
         total += -term if sign == "-" else term
         at = match.end()
-    return total
+        if at == len(text):
+            return total
 
 
 def at_least(least: int):
@@ -314,11 +314,12 @@ def cluster_options(args):
                          "one or the other.")
     if args.insecure:
         return {"insecure": True}, [], "  no encryption, no authentication (--insecure)"
-    if args.key:
-        public = re.sub(r"_secret$", "", args.key)
+    if args.key:                            # the master's public key, never its secret
+        public = args.key[:-len("_secret")] if args.key.endswith(".key_secret") else \
+            "MASTER.key"
         return ({"key": args.key, "clients": args.clients},
                 ["--key", "WORKER.key_secret", "--server-key", public], None)
-    if scheme == "ipc":
+    if scheme == "ipc" and not args.keys:   # a local socket file: CURVE only when asked
         return {}, [], None
     from ffcode.runtime import keys
     directory = args.keys or KEYS
@@ -477,12 +478,15 @@ def _check_writable(path):
     """Refuse a report path that cannot be written, before any work (and without making
     the file)."""
     directory = os.path.dirname(os.path.abspath(path))
-    problem = ("no such directory" if not os.path.isdir(directory) else
-               "it is a directory" if os.path.isdir(path) else
-               "permission denied" if not os.access(path if os.path.exists(path) else
-                                                    directory, os.W_OK) else None)
-    if problem:
-        raise ValueError(f"cannot write the report to {path!r}: {problem}")
+    if not os.path.isdir(directory):
+        problem = "no such directory"
+    elif os.path.isdir(path):
+        problem = "it is a directory"
+    elif not os.access(path if os.path.exists(path) else directory, os.W_OK):
+        problem = "permission denied"
+    else:
+        return
+    raise ValueError(f"cannot write the report to {path!r}: {problem}")
 
 
 def _write(path, runs, compare):

@@ -255,6 +255,11 @@ def test_key_directory_default_and_insecure(tmp_path, monkeypatch):
         "matvec", "--endpoint", "tcp://h:1", "--key", "m.key_secret", "--clients", "c"))
     assert options == {"key": "m.key_secret", "clients": "c"}
     assert worker_args[-2:] == ["--server-key", "m.key"]
+    _, worker_args, _ = runs.cluster_options(parse_run(
+        "matvec", "--endpoint", "tcp://h:1", "--key", "secret", "--clients", "c"))
+    assert worker_args[-2:] == ["--server-key", "MASTER.key"]      # never the secret file
+    assert runs.cluster_options(parse_run("matvec", "--endpoint", "ipc:///tmp/x")) == (
+        {}, [], None)
 
 
 def test_keys_command(capsys, tmp_path):
