@@ -405,8 +405,9 @@ def test_load_refuses(path, error, message):
 
 
 def test_path_of_refuses():
-    """Lambdas, local functions, functions of __main__ and functions whose path leads to
-    another object cannot be named for worker processes."""
+    """Lambdas, local functions, functions of __main__ that the script does not define
+    (here pytest's) and functions whose path leads to another object cannot be named for
+    worker processes."""
     def local(F, X):
         return X
 
@@ -417,7 +418,7 @@ def test_path_of_refuses():
     assert impostor.__module__ == "ffcode.functions" and impostor.__qualname__ == "square"
     for f, message in [(lambda F, X: X, "cannot be imported by worker processes"),
                        (local, "cannot be imported by worker processes"),
-                       (main, "cannot be imported by worker processes"),
+                       (main, "Cannot import '__main__:double'"),
                        (impostor, "does not import as the same function")]:
         with pytest.raises(ValueError, match=message):
             functions.path_of(f)
