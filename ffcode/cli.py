@@ -122,8 +122,6 @@ def main(argv=None) -> int:
     configure_logging(prog, args.verbose)
     try:
         return _dispatch(args)
-    except FileExistsError as e:
-        return _fail(prog, f"{e.filename} exists already: pass --force to replace the pair")
     except (ValueError, TypeError) as e:
         (commands["worker"] if args.command == "worker" else parser).error(str(e))
     except MemoryError:
@@ -154,7 +152,12 @@ def _dispatch(args) -> int:
         return 0
     if args.command == "keys":
         from ffcode.runtime import keys
-        for path in keys.generate(args.dir, args.name, force=args.force):
+        try:
+            paths = keys.generate(args.dir, args.name, force=args.force)
+        except FileExistsError as e:
+            raise OSError(f"{e.filename} exists already: pass --force to replace the "
+                          f"pair") from None
+        for path in paths:
             print(path)
         return 0
     from ffcode import demo

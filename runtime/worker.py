@@ -415,7 +415,7 @@ def run(args) -> int:
         print(f"ffcode worker: error: {e}", file=sys.stderr)
         status = 2
     except KeyboardInterrupt:
-        pass
+        log.info("interrupted: exiting")
     worker.close()
     sys.stderr.flush()
     os._exit(status)                    # the compute thread may be inside a long product
