@@ -242,6 +242,16 @@ def job_from(args):
     args."""
     F, n, N = GF(args.p), args.n, args.workers
     if args.job == "matmul":
+        R, flags = ((2 * args.s - 1, "--s") if args.s is not None else
+                    (args.a * args.b, "--a and --b"))
+    elif args.job == "matvec":
+        R, flags = args.k, "--k"
+    else:
+        R, flags = (args.k + args.t - 1) * args.degree + 1, "--k, --t and --degree"
+    if N < R:
+        raise ValueError(f"--workers {N} is fewer than the code's recovery threshold R = {R} "
+                         f"(from {flags}): give at least {R} workers.")
+    if args.job == "matmul":
         code = (MatDot(F, args.s, N) if args.s is not None else
                 PolynomialCode(F, args.a, args.b, N))
         A, B = F.random((n, n), seed=args.seed), F.random((n, n), seed=args.seed + 1)
@@ -289,6 +299,16 @@ def schemes_for(args, code) -> list:
 
 
 # -- the cluster -------------------------------------------------------------------------------
+
+def _largest_part(expected) -> int:
+    """What the master must take in one message part for this job: a packet is a piece of
+    one worker's result, never larger than the output (for LCC, one block's), and a
+    control message is at most 1 MiB. Tighter than the default, it bounds what any peer
+    can make the master hold."""
+    from ffcode.runtime import wire
+    outputs = expected if isinstance(expected, list) else [expected]
+    return max([wire.MAX_META_BYTES] + [output.nbytes for output in outputs])
+
 
 def cluster_options(args):
     """(Cluster keyword arguments, the arguments a worker needs after --connect or None for
@@ -396,7 +416,7 @@ def run(args) -> int:
     start = time.perf_counter()
     runs = []                               # (scheme, report or None, exact, error)
     with Cluster(args.workers, args.endpoint, start_timeout=args.start_timeout,
-                 **options) as cluster:
+                 max_message=_largest_part(expected), **options) as cluster:
         if worker_args is not None:
             print(f"  waiting for {args.workers} workers at {cluster.endpoint} (up to "
                   f"{args.start_timeout:g} s); start each with:\n"

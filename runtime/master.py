@@ -116,8 +116,8 @@ class JobRun:
         elif header.kind == Kind.DONE:
             timeline.done = self.clock()
             self.finished.add(i)
-        elif header.kind == Kind.STOPPED:
-            timeline.stopped = self.clock()
+        elif header.kind == Kind.STOPPED:             # the worker's clock, as in _drain
+            timeline.stopped = header.sent - self.wall
         elif header.kind == Kind.FAILED:
             try:
                 meta, _ = wire.read_control(frames)

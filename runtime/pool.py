@@ -13,6 +13,7 @@ spawn start method brings them: a worker that needs one runs the script once und
 ``__mp_main__``, so that its ``if __name__ == "__main__":`` block stays off.
 """
 import json
+import logging
 import multiprocessing.spawn
 import os
 import re
@@ -27,6 +28,7 @@ _BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ['FFCODE_SYS_
          "from ffcode.runtime.pool import serve; serve(sys.argv[1], sys.argv[2])")
 IN_POOL = "FFCODE_POOL"             # set in the pool's processes: no Cluster starts there
 _MAIN = "FFCODE_MAIN"               # how the master's __main__ is found again
+_LOG_LEVEL = "FFCODE_LOG_LEVEL"     # the master's level for ffcode's loggers
 _PRIVATE = re.compile(r"ffcode-(\d+)-\w+")
 
 
@@ -81,7 +83,8 @@ def import_main():
 class LocalPool:
     def __init__(self, endpoint, directory):
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1", **{IN_POOL: "1", _MAIN: json.dumps(_main_module())},
+                   MKL_NUM_THREADS="1", **{IN_POOL: "1", _MAIN: json.dumps(_main_module()),
+                                           _LOG_LEVEL: str(_level())},
                    FFCODE_SYS_PATH=json.dumps([os.path.abspath(p) for p in sys.path]))
         self.server = subprocess.Popen([sys.executable, "-c", _BOOT, endpoint, directory],
                                        env=env, stdin=subprocess.PIPE, start_new_session=True)
@@ -154,9 +157,26 @@ class LocalPool:
         self.server.wait()
 
 
+def _level() -> int:
+    return logging.getLogger("ffcode").getEffectiveLevel()
+
+
+class _Lines(logging.Formatter):
+    def format(self, record):
+        return f"ffcode worker {record.process}: {record.levelname.lower()}: " \
+               f"{record.getMessage()}"
+
+
 def serve(endpoint, directory):
     """The fork server's loop: one worker per slot number read from stdin; when stdin closes
-    (the master closed the pool, or died), the master's directory goes too."""
+    (the master closed the pool, or died), the master's directory goes too. Its workers log
+    to stderr at the master's level."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Lines())
+    logger = logging.getLogger("ffcode")
+    logger.addHandler(handler)
+    logger.setLevel(int(os.environ.get(_LOG_LEVEL, logging.WARNING)))
+    logger.propagate = False
     from ffcode.runtime import worker    # numpy, zmq and ffcode, imported once before forking
     worker.warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)      # the kernel reaps exited workers

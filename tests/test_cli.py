@@ -149,7 +149,12 @@ def test_bad_numbers_refused(capsys, args, message):
     ("matvec", ["--endpoint", "tcp://127.0.0.1:5555", "--keys", "d", "--key", "k",
                 "--clients", "c"], "--keys names a key directory instead"),
     ("matvec", ["--n", "10000000"], "not enough memory for these sizes: try a smaller --n"),
-    ("lcc", ["--workers", "4"], "recovery threshold"),
+    ("lcc", ["--workers", "4"], "--workers 4 is fewer than the code's recovery threshold R "
+                                "= 5 (from --k, --t and --degree)"),
+    ("matvec", ["--workers", "3"], "--workers 3 is fewer than the code's recovery threshold "
+                                   "R = 4 (from --k)"),
+    ("matmul", ["--s", "3", "--workers", "4"], "R = 5 (from --s): give at least 5 workers"),
+    ("matmul", ["--a", "3", "--workers", "4"], "R = 6 (from --a and --b)"),
     ("lcc", ["--f", "nowhere:f"], "Cannot import 'nowhere:f'"),
 ])
 def test_flags_refused(capsys, tmp_path, monkeypatch, job, args, message):
