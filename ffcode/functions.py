@@ -6,21 +6,31 @@ so that worker processes can import the same f; and two ready-made ones.
 >>> f(GF(7), [3, 4]).tolist(), path_of(f)
 ([2, 2], 'ffcode.functions:square')
 """
+from __future__ import annotations
+
 import importlib
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ffcode._field import PrimeField
+    from ffcode._types import ArrayLike
 
 
-def square(F, X):
+def square(F: PrimeField, X: ArrayLike) -> np.ndarray:
     """X * X elementwise (degree 2)."""
     return F.mul(X, X)
 
 
-def cube(F, X):
+def cube(F: PrimeField, X: ArrayLike) -> np.ndarray:
     """X * X * X elementwise (degree 3)."""
     return F.mul(F.mul(X, X), X)
 
 
-def load(path: str):
+def load(path: str) -> Callable:
     """The function named by "package.module:function" (TypeError/ValueError otherwise)."""
     if not isinstance(path, str):
         raise TypeError(f"A function path must be a string, not {type(path).__name__}.")
@@ -38,7 +48,7 @@ def load(path: str):
     return f
 
 
-def path_of(f) -> str:
+def path_of(f: Callable) -> str:
     """The import path of a module-level function, checked to lead back to f itself. A
     function of the user's script is "__main__:name": local worker processes find it by
     running the script again (as multiprocessing does), which an interactive session has

@@ -1,12 +1,15 @@
 """What every polynomial code shares: evaluation points, the encoding product, result
 checks, and decoding as one small matrix times the stacked local results."""
-from collections.abc import Mapping
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 from ffcode import _matmul, _validate
 from ffcode._blocks import rows_of, split_rows
 from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Output
 from ffcode.pieces import Packet, PieceShare, pieces_count
 
 
@@ -97,7 +100,7 @@ class Code:
             out.append(PieceShare(worker, G, blocks, rest))
         return out
 
-    def compute_pieces(self, share, *args):
+    def compute_pieces(self, share: PieceShare, *args: ArrayLike) -> Iterator[Packet]:
         """The packets of a PieceShare, each yielded the moment its block is computed."""
         if not isinstance(share, PieceShare):
             raise TypeError(f"Argument 'share' must be a PieceShare from encode(..., "
@@ -132,7 +135,7 @@ class Code:
 
     # -- decoding ------------------------------------------------------------------------------
 
-    def decode(self, results):
+    def decode(self, results: Mapping[int, ArrayLike]) -> Output:
         """The exact output from a {worker_index: local_result} mapping of at least
         recovery_threshold distinct workers. Every result is checked; the lowest worker
         indices are used when there are more than needed."""
@@ -193,7 +196,7 @@ class Code:
                              f"Use a larger prime or a smaller fixed-point scale.")
 
 
-def magnitude(F, x) -> int:
+def magnitude(F: PrimeField, x: ArrayLike) -> int:
     """max |x| for elements read as signed integers (0 for empty x)."""
     signed = F.to_signed(x)
     return int(np.abs(signed).max()) if signed.size else 0
@@ -228,7 +231,7 @@ class ProductCode(Code):
             raise TypeError(f"Argument 'share' must be the pair (A share, B share) that "
                             f"encode made, not {type(share).__name__}.")
 
-    def compute(self, share):
+    def compute(self, share: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """The worker's exact product of its two shares."""
         self._check_pair(share)
         return self.F.matmul(*share)

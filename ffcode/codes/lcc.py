@@ -1,11 +1,16 @@
 """Lagrange coded computing (Yu et al. 2019): f(X_1), ..., f(X_k) for a polynomial f, with
 t-privacy from uniformly random masks."""
+from __future__ import annotations
+
 import os
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ffcode import _validate, functions
 from ffcode._blocks import rows_of
+from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Int, Seed
 from ffcode.codes._base import Code, magnitude
 
 
@@ -38,8 +43,11 @@ class LCC(Code):
     [[9], [16]]
     """
 
-    def __init__(self, F, k, t, f, degree, n_workers, points=None, betas=None, signed=False,
-                 result_bound=None, row_linear=False):
+    def __init__(self, F: PrimeField, k: Int, t: Int, f: Callable | str, degree: Int,
+                 n_workers: Int, points: ArrayLike | None = None,
+                 betas: ArrayLike | None = None, signed: bool = False,
+                 result_bound: Callable[[int], int] | None = None,
+                 row_linear: bool = False) -> None:
         k, t = _validate.integer(k, "k"), _validate.integer(t, "t")
         degree = _validate.integer(degree, "degree")
         for name, value, least in (("k", k, 1), ("t", t, 0), ("degree", degree, 1)):
@@ -76,7 +84,8 @@ class LCC(Code):
             raise ValueError("Arguments 'betas' and 'points' must be disjoint.")
         return betas
 
-    def encode(self, blocks, seed=None, pieces=None) -> list:
+    def encode(self, blocks: Sequence[ArrayLike], seed: Seed = None,
+               pieces: Int | None = None) -> list:
         """The n_workers shares u(points[i]) of k equally shaped blocks.
 
         The masks come from the operating system's CSPRNG (os.urandom) unless a seed is
@@ -101,7 +110,7 @@ class LCC(Code):
         shares = self._encode_blocks(self.encoding_matrix, X + masks)
         return self._finish(shares, m, rng)
 
-    def checked_blocks(self, blocks) -> list:
+    def checked_blocks(self, blocks: Sequence[ArrayLike]) -> list[np.ndarray]:
         """The k data blocks as equally shaped arrays of field elements, refused when
         signed data could wrap around."""
         if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__"):
@@ -119,7 +128,7 @@ class LCC(Code):
             self._check_magnitude(int(self.result_bound(M)), "result_bound(|X|)")
         return X
 
-    def compute(self, share):
+    def compute(self, share: ArrayLike) -> np.ndarray:
         """The worker's f(F, share), checked to be field elements."""
         return self.F.elements(self.f(self.F, self.F.elements(share, "share")), "f(F, share)")
 
@@ -138,7 +147,7 @@ class LCC(Code):
         return rows_of(blocks)
 
 
-def is_row_linear(F, f, trailing=(), seed=None) -> bool:
+def is_row_linear(F: PrimeField, f: Callable, trailing: tuple = (), seed: Seed = None) -> bool:
     """Whether f(F, G @ X) == G @ f(F, X) for a random 2 x 3 matrix G and a random X of 3
     rows and the given trailing shape: a check of linearity in the rows that a nonlinear
     polynomial f of degree d passes with probability at most (d + 1) / p per output element.
@@ -165,7 +174,7 @@ def _name(f) -> str:
         return repr(f)
 
 
-def secure_random(F, size: int) -> np.ndarray:
+def secure_random(F: PrimeField, size: int) -> np.ndarray:
     """size uniform elements of F from os.urandom, by rejection of the top partial range."""
     word = np.dtype(np.uint32 if F.dtype == np.uint32 else np.uint64)
     span = 2 ** (8 * word.itemsize)
