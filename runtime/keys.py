@@ -5,6 +5,8 @@ Key files use pyzmq's certificate format (``zmq.auth.load_certificate`` reads th
 key file is created readable by its owner only (mode 0600, never wider, not even for a
 moment) and is never overwritten unless asked to.
 """
+from __future__ import annotations
+
 import os
 
 import zmq
@@ -13,7 +15,7 @@ import zmq.auth
 _BANNER = "#   ZeroMQ CURVE {} Certificate, written by ffcode\n"
 
 
-def generate(directory, name, force=False):
+def generate(directory: str, name: str, force: bool = False) -> tuple[str, str]:
     """Write NAME.key (public) and NAME.key_secret (secret, mode 0600) into directory
     (created mode 0700 if missing); returns their paths. FileExistsError (naming the file)
     if either exists, unless force=True replaces them. Copy a worker's .key into the
@@ -30,13 +32,13 @@ def generate(directory, name, force=False):
     return public_file, secret_file
 
 
-def paths(directory, name):
+def paths(directory: str, name: str) -> tuple[str, str]:
     """(NAME.key, NAME.key_secret) in directory."""
     base = os.path.join(directory, name)
     return base + ".key", base + ".key_secret"
 
 
-def pair(directory, name):
+def pair(directory: str, name: str) -> tuple[str, str, bool]:
     """The key pair NAME in directory: reused when both files exist, generated when neither
     does; returns (public file, secret file, whether it was generated). ValueError when only
     one of the two exists (a pair cannot be completed)."""
@@ -52,7 +54,7 @@ def pair(directory, name):
     return (*generate(directory, name), True)
 
 
-def authorise(public_file, clients_dir) -> str:
+def authorise(public_file: str, clients_dir: str) -> str:
     """Put a copy of a worker's public key file into the master's clients directory (made
     if missing) unless it is already there; returns the copy's path. ValueError when a
     different key sits under that name."""

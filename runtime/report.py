@@ -1,5 +1,7 @@
 """What happened in one job: per-worker timelines, times, packets used and wasted, and the
 messages rejected, as a Python object and as JSON."""
+from __future__ import annotations
+
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -116,7 +118,7 @@ class Report:
             worker.update(used=timeline.used, wasted=timeline.wasted)
         return out
 
-    def to_json(self, path=None) -> str:
+    def to_json(self, path: str | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=1)
         if path is not None:
             with open(path, "w") as f:
