@@ -25,6 +25,7 @@ SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role b
 CHUNK_BYTES = 4 << 20      # float64 scratch per column chunk of a wide product
 MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
 ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
+ROWCOMB64_PER_PRODUCT = 4  # the same from 2**31, where rowcomb's 128-bit sums cost more
 FEW_ROWS = 4               # a few output rows: rowcomb beats stacking and converting, any k
 
 _scratch = threading.local()
@@ -178,7 +179,7 @@ def combine(p: int, W: np.ndarray, rows: list, dtype) -> np.ndarray:
     without stacking them into one copy where rowcomb serves: (m, L)."""
     rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
     out = np.empty((W.shape[0], rows[0].shape[0]), dtype)
-    if _rowcomb_serves(p, W.shape[1]) or p < 2**31 and W.shape[0] <= FEW_ROWS:
+    if _rowcomb_serves(p, W.shape[1]) or W.shape[0] <= FEW_ROWS:
         _combine_rows(p, W, rows, out, 0)
     else:
         matmul_into(p, W, np.stack(rows), out)
@@ -186,14 +187,17 @@ def combine(p: int, W: np.ndarray, rows: list, dtype) -> np.ndarray:
 
 
 def _rowcomb_serves(p: int, k: int) -> bool:
-    return p < 2**31 and 0 < k < ROWCOMB_PER_PRODUCT * len(scheme(p, k).products)
+    per_product = ROWCOMB_PER_PRODUCT if p < 2**31 else ROWCOMB64_PER_PRODUCT
+    return 0 < k < per_product * len(scheme(p, k).products)
 
 
 def _combine_rows(p: int, A: np.ndarray, rows: list, out: np.ndarray, mode: int) -> None:
-    """The short-inner-dimension product in Cython (rowcomb) into any out."""
+    """The short-inner-dimension product in Cython (rowcomb) into any out: AVX2 Shoup
+    products below 2**31, lazily reduced 128-bit sums from there."""
+    kernel = rowcomb.combine_rows_31 if p < 2**31 else rowcomb.combine_rows_64
     if out.flags.c_contiguous:
-        rowcomb.combine_rows_31(A, rows, out, p, mode)
+        kernel(A, rows, out, p, mode)
     else:
         contiguous = np.ascontiguousarray(out) if mode else np.empty(out.shape, out.dtype)
-        rowcomb.combine_rows_31(A, rows, contiguous, p, mode)
+        kernel(A, rows, contiguous, p, mode)
         out[...] = contiguous

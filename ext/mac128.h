@@ -1,0 +1,40 @@
+/* acc[j] += w * y[j] into 128-bit sums, for y of 32- or 64-bit elements and w < 2**64.
+ *
+ * One 64 x 64 -> 128-bit multiply and an add with carry per element. Kept out of line:
+ * inlined into the loop nest around it, the compiler runs short of registers and keeps the
+ * row pointer in memory, which costs more than the arithmetic. Four independent sums per
+ * step keep the multiplier busy.
+ */
+#ifndef FFCODE_MAC128_H
+#define FFCODE_MAC128_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define FFCODE_NOINLINE __attribute__((noinline))
+#else
+#define FFCODE_NOINLINE
+#endif
+
+typedef unsigned __int128 ffcode_u128;
+
+#define FFCODE_MAC128(name, elem)                                                          \
+    static FFCODE_NOINLINE void name(ffcode_u128 *acc, const elem *y, ptrdiff_t n,         \
+                                     uint64_t w)                                           \
+    {                                                                                      \
+        ptrdiff_t j = 0;                                                                   \
+        for (; j + 4 <= n; j += 4) {                                                       \
+            acc[j] += (ffcode_u128)w * y[j];                                               \
+            acc[j + 1] += (ffcode_u128)w * y[j + 1];                                       \
+            acc[j + 2] += (ffcode_u128)w * y[j + 2];                                       \
+            acc[j + 3] += (ffcode_u128)w * y[j + 3];                                       \
+        }                                                                                  \
+        for (; j < n; j++)                                                                 \
+            acc[j] += (ffcode_u128)w * y[j];                                               \
+    }
+
+FFCODE_MAC128(mac128_u32, uint32_t)
+FFCODE_MAC128(mac128_u64, uint64_t)
+
+#endif
