@@ -2,8 +2,9 @@
 # directly as m linear combinations of B's rows. This is the shape of encoding and decoding
 # a polynomial code (a workers-by-blocks matrix times the stacked data blocks): few flops
 # per output element, so the limb products through BLAS would be bound by their float64
-# passes over memory, while this kernel reads B once and writes out once. B's rows are
-# separate arrays, so results held apart never need stacking into one copy.
+# passes over memory, while this kernel reads B once and writes out once. B's rows may be
+# separate arrays, so results held apart never need stacking into one copy, or one matrix
+# (taking thousands of rows one by one would cost more than combining them).
 #
 # combine_rows_31 serves p < 2**31 (AVX2 Shoup products, shoup32.h), combine_rows_64 every
 # p < 2**63 (matmul uses it from 2**31 on) with lazily reduced 128-bit sums (mac128.h). Both
@@ -23,30 +24,48 @@ cdef extern from "mac128.h" nogil:
 DEF CHUNK = 1024    # columns per pass: a k x CHUNK slab of B stays in cache across A's rows
 
 
-def combine_rows_31(const uint32_t[:, :] A, list rows, uint32_t[:, ::1] out, uint32_t p,
+cdef int _row_pointers(rows, Py_ssize_t n, const elem_t **B, list views) except -1:
+    """B[t] = the start of B's row t, for rows a list of 1-D contiguous arrays or a
+    C-contiguous matrix; views keeps their buffers alive while B points into them."""
+    cdef const elem_t[::1] row
+    cdef const elem_t[:, ::1] matrix
+    cdef Py_ssize_t t
+    if isinstance(rows, list):
+        for t in range(len(rows)):
+            row = rows[t]
+            if row.shape[0] != n:
+                raise ValueError("combine_rows: a row has the wrong length")
+            views.append(row)
+            B[t] = &row[0] if n else NULL
+    else:
+        matrix = rows
+        if matrix.shape[1] != n:
+            raise ValueError("combine_rows: a row has the wrong length")
+        views.append(matrix)
+        for t in range(matrix.shape[0]):
+            B[t] = &matrix[t, 0] if n else NULL
+    return 0
+
+
+def combine_rows_31(const uint32_t[:, :] A, rows, uint32_t[:, ::1] out, uint32_t p,
                     int mode):
     """out = A @ B (mode 0), out + A @ B (mode 1) or out - A @ B (mode -1) for p < 2**31,
-    where B's k rows are the 1-D contiguous uint32 arrays in rows, each out.shape[1] long.
+    where B's k rows, each out.shape[1] long, are the 1-D contiguous uint32 arrays in the
+    list rows, or rows is B, a C-contiguous uint32 matrix.
     """
     cdef Py_ssize_t m = A.shape[0], k = A.shape[1], n = out.shape[1]
     cdef Py_ssize_t i, t, j, j0, width
     cdef uint32_t w
     cdef uint32_t acc[CHUNK]
-    cdef const uint32_t[::1] row
     cdef const uint32_t **B
     if p >= 2**31 or len(rows) != k or out.shape[0] != m or mode not in (-1, 0, 1):
         raise ValueError("combine_rows_31: operands do not fit together")
-    views = []                  # keeps every row's buffer alive while B points into it
+    views = []
     B = <const uint32_t **>malloc(max(k, 1) * sizeof(uint32_t *))
     if B == NULL:
         raise MemoryError()
     try:
-        for t in range(k):
-            row = rows[t]
-            if row.shape[0] != n:
-                raise ValueError("combine_rows_31: a row has the wrong length")
-            views.append(row)
-            B[t] = &row[0] if n else NULL
+        _row_pointers(rows, n, B, views)
         with nogil:
             for j0 in range(0, n, CHUNK):
                 width = min(CHUNK, n - j0)
@@ -75,11 +94,10 @@ cdef inline uint64_t _reduce128(uint128_t x, uint64_t c, uint64_t csh, uint64_t 
                   mulmod_shoup(<uint64_t>x, 1, onesh, p), p)
 
 
-def combine_rows_64(const elem_t[:, :] A, list rows, elem_t[:, ::1] out, uint64_t p,
-                    int mode):
+def combine_rows_64(const elem_t[:, :] A, rows, elem_t[:, ::1] out, uint64_t p, int mode):
     """out = A @ B (mode 0), out + A @ B (mode 1) or out - A @ B (mode -1) for p < 2**63,
-    where B's k rows are the 1-D contiguous arrays in rows (A's dtype), each out.shape[1]
-    long, and every element is canonical.
+    with B's rows as for combine_rows_31, all of A's dtype (uint32 or uint64), every element
+    canonical.
 
     Each output element is a 128-bit sum of products below (p - 1)**2, reduced to
     lo + (hi * 2**64 mod p) < 2**64 + p every ``fold`` terms: as many as provably never
@@ -92,7 +110,6 @@ def combine_rows_64(const elem_t[:, :] A, list rows, elem_t[:, ::1] out, uint64_
     cdef uint128_t bound
     cdef uint128_t *acc
     cdef uint128_t *a
-    cdef const elem_t[::1] row
     cdef const elem_t **B
     if elem_t is uint32_t:
         fits = p <= 2**32
@@ -108,18 +125,13 @@ def combine_rows_64(const elem_t[:, :] A, list rows, elem_t[:, ::1] out, uint64_
     fold = <Py_ssize_t>bound if bound < <uint128_t>max(k, 1) else max(k, 1)
     c = <uint64_t>(((<uint128_t>1) << 64) % p)
     csh, onesh = shoup(c, p), shoup(1, p)
-    views = []                  # keeps every row's buffer alive while B points into it
+    views = []
     B = <const elem_t **>malloc(max(k, 1) * sizeof(elem_t *))
     acc = <uint128_t *>malloc(max(m * chunk, 1) * sizeof(uint128_t))
     try:
         if B == NULL or acc == NULL:
             raise MemoryError()
-        for t in range(k):
-            row = rows[t]
-            if row.shape[0] != n:
-                raise ValueError("combine_rows_64: a row has the wrong length")
-            views.append(row)
-            B[t] = &row[0] if n else NULL
+        _row_pointers(rows, n, B, views)
         with nogil:
             j0 = 0
             while j0 < n:

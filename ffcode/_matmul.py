@@ -155,7 +155,7 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
         return
     mode = (-1 if negate else 1) if accumulate else 0
     if _rowcomb_serves(p, k):
-        _combine_rows(p, A, list(np.ascontiguousarray(B)), out, mode)
+        _combine_rows(p, A, np.ascontiguousarray(B), out, mode)
         return
     s = scheme(p, k)
     fa = s.left.split(p, A, "left")
@@ -174,15 +174,19 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
                                    mode if start == 0 else (-1 if negate else 1))
 
 
-def combine(p: int, W: np.ndarray, rows: list, dtype) -> np.ndarray:
-    """W @ (the rows stacked) mod p for W (m, k) and k >= 1 flat arrays of one length L,
-    without stacking them into one copy where rowcomb serves: (m, L)."""
-    rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
+def combine(p: int, W: np.ndarray, rows, dtype) -> np.ndarray:
+    """W @ (the rows stacked) mod p for W (m, k) and k >= 1 arrays of one size L (flattened),
+    without stacking them into one copy where rowcomb serves, or W @ rows for a (k, L)
+    matrix rows: (m, L)."""
+    if isinstance(rows, np.ndarray) and rows.ndim == 2:
+        rows = np.ascontiguousarray(rows)
+    else:
+        rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
     out = np.empty((W.shape[0], rows[0].shape[0]), dtype)
     if _rowcomb_serves(p, W.shape[1]) or W.shape[0] <= FEW_ROWS:
         _combine_rows(p, W, rows, out, 0)
     else:
-        matmul_into(p, W, np.stack(rows), out)
+        matmul_into(p, W, rows if isinstance(rows, np.ndarray) else np.stack(rows), out)
     return out
 
 
@@ -191,7 +195,7 @@ def _rowcomb_serves(p: int, k: int) -> bool:
     return 0 < k < per_product * len(scheme(p, k).products)
 
 
-def _combine_rows(p: int, A: np.ndarray, rows: list, out: np.ndarray, mode: int) -> None:
+def _combine_rows(p: int, A: np.ndarray, rows, out: np.ndarray, mode: int) -> None:
     """The short-inner-dimension product in Cython (rowcomb) into any out: AVX2 Shoup
     products below 2**31, lazily reduced 128-bit sums from there."""
     kernel = rowcomb.combine_rows_31 if p < 2**31 else rowcomb.combine_rows_64

@@ -57,7 +57,7 @@ def _project(F, R, M) -> np.ndarray:
     """R @ M for R with a few rows and a checked matrix M, as combinations of M's rows."""
     if not M.shape[0]:
         return np.zeros((R.shape[0], M.shape[1]), F.dtype)
-    return _matmul.combine(F.p, R, list(M), F.dtype)
+    return _matmul.combine(F.p, R, M, F.dtype)
 
 
 CHEAP = 0.05                # "cheap": the check's multiply-adds at most 5 % of the job's

@@ -311,3 +311,27 @@ def test_few_rows_any_inner_dimension(p, rowcomb_calls):
         assert rowcomb_calls == [k]
         flat = np.stack([a.reshape(-1) for a in arrays])
         assert_field_array(F, got.reshape(m, -1), to_galois(p, W) @ to_galois(p, flat))
+
+
+@pytest.mark.parametrize("p", [65521, 2**31 - 1] + WIDE_PRIMES)
+@pytest.mark.parametrize("mode", [0, 1, -1])
+def test_rows_as_one_matrix(p, mode):
+    """Both kernels take B itself (C-contiguous) as well as the list of its rows, with the
+    same result; _matmul.combine passes a matrix on whole."""
+    kernel = getattr(rowcomb, kernel_name(p))
+    A, B = rand(p, (3, 40), 1), rand(p, (40, 1031), 2)
+    B[::3] = p - 1
+    start = rand(p, (3, 1031), 3)
+    from_rows, from_matrix = start.copy(), start.copy()
+    kernel(A, list(B), from_rows, p, mode)
+    kernel(A, B, from_matrix, p, mode)
+    assert np.array_equal(from_rows, from_matrix)
+    expected = (start.astype(object) + mode * obj_matmul(p, A, B)) % p if mode else \
+        obj_matmul(p, A, B)
+    assert np.array_equal(from_matrix.astype(object), expected)
+    with pytest.raises(ValueError, match="wrong length"):
+        kernel(A, B[:, :-1].copy(), from_matrix, p, mode)
+    with pytest.raises(ValueError, match="contiguous"):
+        kernel(A, np.asfortranarray(B), from_matrix, p, mode)
+    got = _matmul.combine(p, A, np.asfortranarray(B), A.dtype)     # copied to C order
+    assert np.array_equal(got.astype(object), obj_matmul(p, A, B))
