@@ -37,4 +37,19 @@ typedef unsigned __int128 ffcode_u128;
 FFCODE_MAC128(mac128_u32, uint32_t)
 FFCODE_MAC128(mac128_u64, uint64_t)
 
+/* acc[j] = lo + (hi * 2**64 mod p) < 2**64 + p for acc[j] = hi * 2**64 + lo, p < 2**63:
+ * Shoup's product hi * c for c = 2**64 mod p, csh = floor(c * 2**64 / p), whose wrapped
+ * difference is in [0, 2p) and corrected once (the same as modp.pxd's mulmod_shoup). */
+static FFCODE_NOINLINE void fold128(ffcode_u128 *acc, ptrdiff_t n, uint64_t c, uint64_t csh,
+                                    uint64_t p)
+{
+    for (ptrdiff_t j = 0; j < n; j++) {
+        uint64_t hi = (uint64_t)(acc[j] >> 64);
+        uint64_t q = (uint64_t)(((ffcode_u128)csh * hi) >> 64);
+        uint64_t r = c * hi - q * p;
+        r = r >= p ? r - p : r;
+        acc[j] = (ffcode_u128)(uint64_t)acc[j] + r;
+    }
+}
+
 #endif

@@ -20,6 +20,7 @@ cdef extern from "shoup32.h" nogil:
 cdef extern from "mac128.h" nogil:
     void mac128_u32(uint128_t *acc, const uint32_t *y, Py_ssize_t n, uint64_t w)
     void mac128_u64(uint128_t *acc, const uint64_t *y, Py_ssize_t n, uint64_t w)
+    void fold128(uint128_t *acc, Py_ssize_t n, uint64_t c, uint64_t csh, uint64_t p)
 
 DEF CHUNK = 1024    # columns per pass: a k x CHUNK slab of B stays in cache across A's rows
 
@@ -144,10 +145,7 @@ def combine_rows_64(const elem_t[:, :] A, rows, elem_t[:, ::1] out, uint64_t p, 
                 for t in range(k):      # each row of B once per pass, for all of A's rows
                     if since == fold:
                         for i in range(m):
-                            a = acc + i * chunk
-                            for j in range(width):
-                                a[j] = <uint64_t>a[j] + <uint128_t>mulmod_shoup(
-                                    <uint64_t>(a[j] >> 64), c, csh, p)
+                            fold128(acc + i * chunk, width, c, csh, p)
                         since = 0
                     for i in range(m):
                         w = A[i, t]
