@@ -1,4 +1,9 @@
-/* acc[j] += w * y[j] into 128-bit sums, for y of 32- or 64-bit elements and w < 2**64.
+/* acc[j] += w * y[j] into 128-bit sums, for y of 32- or 64-bit elements and w < 2**64,
+ * and the fold that brings such sums back below 2**64 + p.
+ *
+ * No AVX2 here: it has no 64 x 64-bit multiply, and emulating one from 32 x 32-bit lanes
+ * (four vpmuludq and the carries for four terms) costs about as many instructions per term
+ * as the scalar mulx with an add-with-carry.
  *
  * One 64 x 64 -> 128-bit multiply and an add with carry per element. Kept out of line:
  * inlined into the loop nest around it, the compiler runs short of registers and keeps the
