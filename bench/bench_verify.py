@@ -17,7 +17,7 @@ For p = 2**31 - 1 and 2**61 - 1 and an n x n product C = A @ B (n = 2048; 512 wi
 Times in one run are comparable; the machine is noisy, so compare ratios, not absolute
 times across runs.
 
-    python bench/bench_verify.py            # about a minute on 2 cores
+    python bench/bench_verify.py            # about 80 s on 2 cores
     python bench/bench_verify.py --quick    # 512 x 512, fewer repeats: a few seconds
 """
 import argparse
