@@ -25,6 +25,7 @@ SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role b
 CHUNK_BYTES = 4 << 20      # float64 scratch per column chunk of a wide product
 MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
 ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
+ROWCOMB64_PER_PRODUCT = 4  # the same from 2**31, where rowcomb's 128-bit sums cost more
 FEW_ROWS = 4               # a few output rows: rowcomb beats stacking and converting, any k
 
 _scratch = threading.local()
@@ -154,7 +155,7 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
         return
     mode = (-1 if negate else 1) if accumulate else 0
     if _rowcomb_serves(p, k):
-        _combine_rows(p, A, list(np.ascontiguousarray(B)), out, mode)
+        _combine_rows(p, A, np.ascontiguousarray(B), out, mode)
         return
     s = scheme(p, k)
     fa = s.left.split(p, A, "left")
@@ -173,27 +174,34 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
                                    mode if start == 0 else (-1 if negate else 1))
 
 
-def combine(p: int, W: np.ndarray, rows: list, dtype) -> np.ndarray:
-    """W @ (the rows stacked) mod p for W (m, k) and k >= 1 flat arrays of one length L,
-    without stacking them into one copy where rowcomb serves: (m, L)."""
-    rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
+def combine(p: int, W: np.ndarray, rows, dtype) -> np.ndarray:
+    """W @ (the rows stacked) mod p for W (m, k) and k >= 1 arrays of one size L (flattened),
+    without stacking them into one copy where rowcomb serves, or W @ rows for a (k, L)
+    matrix rows: (m, L)."""
+    if isinstance(rows, np.ndarray) and rows.ndim == 2:
+        rows = np.ascontiguousarray(rows)
+    else:
+        rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
     out = np.empty((W.shape[0], rows[0].shape[0]), dtype)
-    if _rowcomb_serves(p, W.shape[1]) or p < 2**31 and W.shape[0] <= FEW_ROWS:
+    if _rowcomb_serves(p, W.shape[1]) or W.shape[0] <= FEW_ROWS:
         _combine_rows(p, W, rows, out, 0)
     else:
-        matmul_into(p, W, np.stack(rows), out)
+        matmul_into(p, W, rows if isinstance(rows, np.ndarray) else np.stack(rows), out)
     return out
 
 
 def _rowcomb_serves(p: int, k: int) -> bool:
-    return p < 2**31 and 0 < k < ROWCOMB_PER_PRODUCT * len(scheme(p, k).products)
+    per_product = ROWCOMB_PER_PRODUCT if p < 2**31 else ROWCOMB64_PER_PRODUCT
+    return 0 < k < per_product * len(scheme(p, k).products)
 
 
-def _combine_rows(p: int, A: np.ndarray, rows: list, out: np.ndarray, mode: int) -> None:
-    """The short-inner-dimension product in Cython (rowcomb) into any out."""
+def _combine_rows(p: int, A: np.ndarray, rows, out: np.ndarray, mode: int) -> None:
+    """The short-inner-dimension product in Cython (rowcomb) into any out: AVX2 Shoup
+    products below 2**31, lazily reduced 128-bit sums from there."""
+    kernel = rowcomb.combine_rows_31 if p < 2**31 else rowcomb.combine_rows_64
     if out.flags.c_contiguous:
-        rowcomb.combine_rows_31(A, rows, out, p, mode)
+        kernel(A, rows, out, p, mode)
     else:
         contiguous = np.ascontiguousarray(out) if mode else np.empty(out.shape, out.dtype)
-        rowcomb.combine_rows_31(A, rows, contiguous, p, mode)
+        kernel(A, rows, contiguous, p, mode)
         out[...] = contiguous

@@ -1,9 +1,12 @@
 """Checking a decoded output before trusting it, at a fraction of the cost of computing it.
 
 Products use Freivalds' check: for a random matrix R with a few rows, R @ C must equal
-(R @ A) @ B. A wrong C passes one random column with probability at most 1/p, so the number
-of columns is chosen to push that to 2**-FAILURE_BITS. Row-linear LCC outputs are checked
-the same way on a random projection of the rows: R^T f(X) = f(R^T X).
+(R @ A) @ B. A wrong C passes one random row of R with probability at most 1/p, so the
+number of rows is chosen to push that to 2**-FAILURE_BITS: one row from p > 2**60 on. Row-linear
+LCC outputs are checked the same way on a random projection of the rows: R f(X) = f(R X).
+Every product of the check has a few output rows, which the row-combination kernels compute
+exactly at every prime (p < 2**63) in time linear in the data read, so the check costs
+O((m k + k n + m n) rounds) multiply-adds against the m k n of C = A @ B.
 
 >>> from ffcode import GF
 >>> F = GF(65521)
@@ -14,6 +17,10 @@ the same way on a random projection of the rows: R^T f(X) = f(R^T X).
 >>> C[2, 3] = F.add(C[2, 3], 1)
 >>> product(F, A, B, C, seed=0)
 False
+>>> from ffcode import PolynomialCode
+>>> G = GF(2**61 - 1)
+>>> rounds(G.p), cheap(PolynomialCode(G, 2, 2, 4), [np.zeros((2048, 2048), G.dtype)] * 2)
+(1, True)
 """
 import math
 
@@ -28,7 +35,7 @@ FAILURE_BITS = 60           # a wrong output passes with probability at most 2**
 
 
 def rounds(p: int) -> int:
-    """Random columns needed for a failure probability of at most 2**-FAILURE_BITS."""
+    """Random rows of R needed for a failure probability of at most 2**-FAILURE_BITS."""
     return math.ceil(FAILURE_BITS / math.log2(p))
 
 
@@ -40,28 +47,31 @@ def product(F, A, B, C, seed=None) -> bool:
     if A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
         raise ValueError(f"Shapes do not match C = A @ B: A {A.shape}, B {B.shape}, "
                          f"C {C.shape}.")
-    # Projected from the left, R^T C = (R^T A) B: each side a few combinations of rows,
-    # the short-inner-dimension products F.combine is fastest at.
+    # Projected from the left, R C = (R A) B: each side a few combinations of rows, the
+    # few-output-row products the row-combination kernels are fastest at, at every prime.
     R = F.random((rounds(F.p), A.shape[0]), seed)
-    if not A.shape[0] or not B.shape[1]:
-        return True
-    def combine(W, M):          # rows of M, checked above, combined by W
-        return _matmul.combine(F.p, W, list(M), F.dtype)
+    return np.array_equal(_project(F, R, C), _project(F, _project(F, R, A), B))
 
-    left = combine(R, C)
-    right = combine(combine(R, A), B) if B.shape[0] else np.zeros_like(left)
-    return np.array_equal(left, right)
+
+def _project(F, R, M) -> np.ndarray:
+    """R @ M for R with a few rows and a checked matrix M, as combinations of M's rows."""
+    if not M.shape[0]:
+        return np.zeros((R.shape[0], M.shape[1]), F.dtype)
+    return _matmul.combine(F.p, R, M, F.dtype)
 
 
 CHEAP = 0.05                # "cheap": the check's multiply-adds at most 5 % of the job's
 
 
 def cheap(code, inputs) -> bool:
-    """Whether checking this job's output costs at most CHEAP of computing it (counted in
-    multiply-adds; only below 2**31, where the check runs in the fast row-combination
-    kernel)."""
+    """Whether checking this job's output costs at most CHEAP of computing it, counted in
+    multiply-adds, at every prime: the check's products have rounds(p) output rows, which
+    the row-combination kernels compute in time linear in the data they read, so it takes
+    rounds(p) (m k + k n + m n) multiply-adds against the job's m k n. rounds(p) is 60 at
+    p = 2, 2 at 2**31 - 1 and 1 from 2**60 on: square products are cheap from n = 60 rounds(p),
+    row-linear LCC blocks from 20 rounds(p) rows (f on rounds(p) rows instead of all)."""
     F = code.F
-    if F.p >= 2**31 or not checkable(code):
+    if not checkable(code):
         return False
     k = rounds(F.p)
     if isinstance(code, (ProductCode, MDS)):
@@ -123,8 +133,8 @@ def output(code, inputs, out, seed=None) -> bool:
         if X.ndim < 1 or Y.ndim < 1 or Y.shape[0] != X.shape[0]:
             return False
         R = F.random((rounds(F.p), X.shape[0]), rng)
-        projected = F.matmul(R, X.reshape(X.shape[0], -1)).reshape((-1,) + X.shape[1:])
+        projected = _project(F, R, X.reshape(X.shape[0], -1)).reshape((-1,) + X.shape[1:])
         if not np.array_equal(F.elements(code.f(F, projected), "f(F, R X)").reshape(-1),
-                              F.matmul(R, Y.reshape(Y.shape[0], -1)).reshape(-1)):
+                              _project(F, R, Y.reshape(Y.shape[0], -1)).reshape(-1)):
             return False
     return True

@@ -1,6 +1,7 @@
-"""Short inner dimensions for p < 2**31: matmul's row-combination kernel (ext/rowcomb.pyx) on
-both sides of the switch to the BLAS schemes, with worst-case values, accumulate/negate
-modes and strided operands."""
+"""Short inner dimensions and few output rows: matmul's row-combination kernels
+(ext/rowcomb.pyx: combine_rows_31 below 2**31, combine_rows_64 up to 2**63) on both sides of
+the switch to the BLAS schemes, with worst-case values, accumulate/negate modes and strided
+operands."""
 import numpy as np
 import pytest
 
@@ -10,17 +11,26 @@ from ffcode._ext import rowcomb
 
 from helpers import assert_field_array, obj_matmul, rand, to_galois
 
-ROWCOMB_PRIMES = [2, 3, 65521, 1048573, 2**31 - 1]
+SMALL_PRIMES = [2, 3, 65521, 1048573, 2**31 - 1]
+# Just above 2**31 (uint32 elements, products above 2**62), the largest uint32 prime, a
+# Mersenne prime and the largest prime below 2**63 (a fold every 4 terms).
+WIDE_PRIMES = [2**31 + 11, 2**32 - 5, 2**61 - 1, 2**63 - 25]
+ROWCOMB_PRIMES = SMALL_PRIMES + WIDE_PRIMES
+
+
+def kernel_name(p):
+    return "combine_rows_31" if p < 2**31 else "combine_rows_64"
 
 
 def takes_rowcomb(p, k):
     """Whether matmul's documented rule sends an inner dimension k to rowcomb."""
-    return p < 2**31 and k < _matmul.ROWCOMB_PER_PRODUCT * len(_matmul.scheme(p, k).products)
+    per_product = _matmul.ROWCOMB_PER_PRODUCT if p < 2**31 else _matmul.ROWCOMB64_PER_PRODUCT
+    return k < per_product * len(_matmul.scheme(p, k).products)
 
 
 def combine_takes_rowcomb(p, k, m):
     """F.combine's rule: matmul's, or any k when the output has at most FEW_ROWS rows."""
-    return takes_rowcomb(p, k) or p < 2**31 and m <= _matmul.FEW_ROWS
+    return takes_rowcomb(p, k) or m <= _matmul.FEW_ROWS
 
 
 def inner_dimensions(p):
@@ -29,22 +39,23 @@ def inner_dimensions(p):
     return range(1, last + 4)
 
 
-def call_rowcomb(A, B, out, p, mode):
-    """combine_rows_31 on A, the rows of B, and out."""
-    rowcomb.combine_rows_31(A, [np.ascontiguousarray(r) for r in B], out, p, mode)
+def call_rowcomb(A, B, out, p, mode, kernel="combine_rows_31"):
+    """A rowcomb kernel on A, the rows of B, and out."""
+    getattr(rowcomb, kernel)(A, [np.ascontiguousarray(r) for r in B], out, p, mode)
 
 
 @pytest.fixture
 def rowcomb_calls(monkeypatch):
-    """Records the inner dimension of every call matmul makes to combine_rows_31."""
+    """Records the inner dimension of every call matmul makes to a rowcomb kernel; the
+    kernel must be the one for p (checked by the calls' p)."""
     calls = []
-    real = rowcomb.combine_rows_31
+    for name in ("combine_rows_31", "combine_rows_64"):
+        def spy(A, rows, out, p, mode, real=getattr(rowcomb, name), name=name):
+            assert name == kernel_name(p), (name, p)
+            calls.append(A.shape[1])
+            return real(A, rows, out, p, mode)
 
-    def spy(A, *args):
-        calls.append(A.shape[1])
-        return real(A, *args)
-
-    monkeypatch.setattr(rowcomb, "combine_rows_31", spy)
+        monkeypatch.setattr(rowcomb, name, spy)
     return calls
 
 
@@ -94,7 +105,7 @@ def test_extreme_values(p):
 def test_matmul_into_modes(p, negate):
     """out += A @ B and out -= A @ B into a strided view of a larger array (the rest untouched),
     with strided, Fortran and reversed A and B, and out = A @ B into the same view."""
-    dtype = np.uint32
+    dtype = ffcode.GF(p).dtype
     for k in (1, 3, 8):
         A0, B0 = rand(p, (5, k), 1), rand(p, (k, 9), 2)
         A0[0, :] = p - 1
@@ -122,7 +133,7 @@ def test_matmul_into_modes(p, negate):
             assert np.array_equal(big[mask], untouched[mask])
 
 
-@pytest.mark.parametrize("p", [3, 2**31 - 1])
+@pytest.mark.parametrize("p", [3, 2**31 - 1, 2**32 - 5, 2**61 - 1])
 def test_matmul_into_fortran_out(p):
     """A Fortran-ordered out (not C-contiguous) accumulates too."""
     A, B = rand(p, (6, 4), 6), rand(p, (4, 5), 7)
@@ -166,7 +177,7 @@ def test_combine_rows_31_empty(mode):
     assert np.array_equal(out, before if mode else np.zeros_like(out))
 
 
-@pytest.mark.parametrize("p", [2, 3, 65521, 2**31 - 1])
+@pytest.mark.parametrize("p", [2, 3, 65521, 2**31 - 1] + WIDE_PRIMES)
 def test_zero_sized_products(p):
     """F.matmul with a zero dimension and a short inner dimension."""
     F = ffcode.GF(p)
@@ -175,10 +186,10 @@ def test_zero_sized_products(p):
         assert_field_array(F, F.matmul(A, B), obj_matmul(p, A, B))
 
 
-@pytest.mark.parametrize("p", [3, 65521, 2**31 - 1, 2**61 - 1])
+@pytest.mark.parametrize("p", [3, 65521, 2**31 - 1, 2**32 - 5, 2**61 - 1, 2**63 - 25])
 def test_field_combine(p, rowcomb_calls):
     """F.combine(W, arrays) is W @ stack(arrays) reshaped, through rowcomb for short k or
-    few output rows (p < 2**31) and through the BLAS schemes otherwise."""
+    few output rows (at every prime) and through the BLAS schemes otherwise."""
     F = ffcode.GF(p)
     for k, m in ((1, 4), (5, 4), (40, 4), (40, 5)):
         rowcomb_calls.clear()
@@ -206,3 +217,121 @@ def test_field_combine_bad_arguments():
         F.combine(rand(F.p, (1, 1), 1), [np.array([F.p])])
     with pytest.raises(ValueError, match="2-D"):
         F.combine(rand(F.p, 2, 1), [rand(F.p, 4, 2)] * 2)
+
+
+def test_wide_primes_are_primes():
+    """The primes the 64-bit kernel is tested at are primes (GF checks), with uint32
+    elements below 2**32."""
+    for p in WIDE_PRIMES:
+        assert ffcode.GF(p).dtype == (np.uint32 if p < 2**32 else np.uint64)
+
+
+@pytest.mark.parametrize("p", WIDE_PRIMES)
+@pytest.mark.parametrize("mode", [0, 1, -1])
+def test_combine_rows_64_against_python_ints(p, mode):
+    """Random entries mixed with p - 1 and 1, a strided A, one pass and several (the column
+    chunk is 4096 // m) with tails that are not a multiple of the unrolling, k long enough
+    for many folds of the 128-bit sums at 2**63 - 25 (every 4 terms) and 2**61 - 1 (64)."""
+    rng = np.random.default_rng(p % 997)
+    for m, k, n in [(1, 1, 1), (1, 2, 4101), (3, 7, 4099), (2, 300, 33), (5, 9, 9),
+                    (4, 130, 1030)]:
+        A_big = rand(p, (2 * m, 3 * k), (m, k))
+        B, out = rand(p, (k, n), (k, n)), rand(p, (m, n), n)
+        A_big[rng.random(A_big.shape) < 0.3] = p - 1
+        A_big[rng.random(A_big.shape) < 0.1] = 1
+        B[rng.random(B.shape) < 0.3] = p - 1
+        A = A_big[::2, ::3]
+        assert not A.flags.c_contiguous or m == k == 1
+        before = out.astype(object)
+        call_rowcomb(A, B, out, p, mode, "combine_rows_64")
+        expected = (before + mode * obj_matmul(p, A, B)) % p if mode else obj_matmul(p, A, B)
+        assert out.dtype == ffcode.GF(p).dtype
+        assert np.array_equal(out.astype(object), expected), (m, k, n)
+
+
+@pytest.mark.parametrize("p", WIDE_PRIMES)
+@pytest.mark.parametrize("mode", [0, 1, -1])
+def test_combine_rows_64_worst_case(p, mode):
+    """Every element p - 1 (out too): the largest products and sums the lazy reduction must
+    hold, across the fold boundaries; with mode -1 the multiplier p - 1 comes from A = 1."""
+    for k in (1, 3, 4, 5, 8, 63, 64, 65, 129, 257):
+        A = np.full((2, k), 1 if mode < 0 else p - 1, rand(p, 1, 0).dtype)
+        B = np.full((k, 13), p - 1, A.dtype)
+        out = np.full((2, 13), p - 1, A.dtype)
+        call_rowcomb(A, B, out, p, mode, "combine_rows_64")
+        # (p - 1)**2 = 1: each entry is k (mode 0), p - 1 + k (mode 1), p - 1 + k (mode -1)
+        expected = k % p if mode == 0 else (p - 1 + k) % p
+        assert np.array_equal(out.astype(object), np.full((2, 13), expected, object)), k
+
+
+@pytest.mark.parametrize("mode", [0, 1, -1])
+def test_combine_rows_64_empty(mode):
+    """Zero columns, zero rows and no inner terms, as for combine_rows_31."""
+    for p in (2**32 - 5, 2**61 - 1):
+        out = rand(p, (4, 0), 0)
+        call_rowcomb(rand(p, (4, 3), 1), rand(p, (3, 0), 0), out, p, mode, "combine_rows_64")
+        assert out.shape == (4, 0)
+        out = rand(p, (0, 5), 0)
+        call_rowcomb(rand(p, (0, 3), 1), rand(p, (3, 5), 2), out, p, mode, "combine_rows_64")
+        assert out.shape == (0, 5)
+        out = rand(p, (2, 5), 3)
+        before = out.copy()
+        call_rowcomb(rand(p, (2, 0), 0), rand(p, (0, 5), 0), out, p, mode, "combine_rows_64")
+        assert np.array_equal(out, before if mode else np.zeros_like(out))
+
+
+def test_combine_rows_64_rejects_what_does_not_fit():
+    A, B, out = rand(2**61 - 1, (2, 3), 1), rand(2**61 - 1, (3, 5), 2), rand(2**61 - 1, (2, 5), 3)
+    for p in (2**63 + 29, 2**64 - 59, 1):
+        with pytest.raises(ValueError, match="do not fit"):
+            rowcomb.combine_rows_64(A, list(B), out, p, 0)
+    small = [x.astype(np.uint32) for x in (A % 7, B % 7, out % 7)]
+    with pytest.raises(ValueError, match="do not fit"):      # uint32 cannot hold p - 1
+        rowcomb.combine_rows_64(small[0], list(small[1]), small[2], 2**32 + 15, 0)
+    with pytest.raises(ValueError, match="do not fit"):
+        rowcomb.combine_rows_64(A, list(B[:2]), out, 2**61 - 1, 0)
+    with pytest.raises(ValueError, match="do not fit"):
+        rowcomb.combine_rows_64(A, list(B), out, 2**61 - 1, 2)
+    with pytest.raises(ValueError, match="wrong length"):
+        rowcomb.combine_rows_64(A, [B[0], B[1], B[2, :4]], out, 2**61 - 1, 0)
+    with pytest.raises(ValueError, match="dtype mismatch"):  # one dtype for all operands
+        rowcomb.combine_rows_64(A.astype(np.uint32), list(B), out, 2**61 - 1, 0)
+
+
+@pytest.mark.parametrize("p", WIDE_PRIMES)
+def test_few_rows_any_inner_dimension(p, rowcomb_calls):
+    """F.combine with up to FEW_ROWS output rows takes the 64-bit kernel for any k, from
+    non-contiguous arrays, against galois."""
+    F = ffcode.GF(p)
+    for m, k in ((1, 1), (2, 150), (4, 333)):
+        W = rand(p, (m, k), k)
+        arrays = [rand(p, (5, 6), (k, j)).T for j in range(k)]
+        rowcomb_calls.clear()
+        got = F.combine(W, arrays)
+        assert rowcomb_calls == [k]
+        flat = np.stack([a.reshape(-1) for a in arrays])
+        assert_field_array(F, got.reshape(m, -1), to_galois(p, W) @ to_galois(p, flat))
+
+
+@pytest.mark.parametrize("p", [65521, 2**31 - 1] + WIDE_PRIMES)
+@pytest.mark.parametrize("mode", [0, 1, -1])
+def test_rows_as_one_matrix(p, mode):
+    """Both kernels take B itself (C-contiguous) as well as the list of its rows, with the
+    same result; _matmul.combine passes a matrix on whole."""
+    kernel = getattr(rowcomb, kernel_name(p))
+    A, B = rand(p, (3, 40), 1), rand(p, (40, 1031), 2)
+    B[::3] = p - 1
+    start = rand(p, (3, 1031), 3)
+    from_rows, from_matrix = start.copy(), start.copy()
+    kernel(A, list(B), from_rows, p, mode)
+    kernel(A, B, from_matrix, p, mode)
+    assert np.array_equal(from_rows, from_matrix)
+    expected = (start.astype(object) + mode * obj_matmul(p, A, B)) % p if mode else \
+        obj_matmul(p, A, B)
+    assert np.array_equal(from_matrix.astype(object), expected)
+    with pytest.raises(ValueError, match="wrong length"):
+        kernel(A, B[:, :-1].copy(), from_matrix, p, mode)
+    with pytest.raises(ValueError, match="contiguous"):
+        kernel(A, np.asfortranarray(B), from_matrix, p, mode)
+    got = _matmul.combine(p, A, np.asfortranarray(B), A.dtype)     # copied to C order
+    assert np.array_equal(got.astype(object), obj_matmul(p, A, B))

@@ -10,7 +10,13 @@ from ffcode.runtime import VerificationError
 
 from codecases import gram, times_W
 
-PRIMES = [2, 3, 65521, 2**31 - 1, 2**61 - 1]
+PRIMES = [2, 3, 65521, 2**31 - 1, 2**31 + 11, 2**32 - 5, 2**61 - 1, 2**63 - 25]
+WIDE_PRIMES = [2**31 + 11, 2**32 - 5, 2**61 - 1, 2**63 - 25]     # the 64-bit kernel's
+
+
+def shaped(*shape):
+    """An array of that shape that takes no memory: cheap and by_default read shapes only."""
+    return np.broadcast_to(np.uint64(0), shape)
 
 
 @pytest.mark.parametrize("p", PRIMES)
@@ -33,8 +39,9 @@ def test_rounds_reach_the_failure_bound():
     assert verify.rounds(2) == 60 and verify.rounds(2**61 - 1) == 1
 
 
-def test_output_of_every_checkable_code():
-    F = GF(65521)
+@pytest.mark.parametrize("p", [65521] + WIDE_PRIMES)
+def test_output_of_every_checkable_code(p):
+    F = GF(p)
     A, B = F.random((6, 4), seed=1), F.random((4, 5), seed=2)
     x, X = F.random(4, seed=3), F.random((4, 2), seed=4)
     blocks = [F.random((5, 3), seed=5 + j) for j in range(2)]
@@ -106,12 +113,13 @@ def test_runtime_verify_modes(bounded):
 
 
 def test_cheap_is_at_most_five_percent():
-    """auto checks large products and tall row-linear LCC blocks below 2**31 only."""
+    """auto checks large products and tall row-linear LCC blocks at every prime."""
     F, G = GF(2**31 - 1), GF(2**61 - 1)
     big, small = (np.zeros((256, 256), np.uint32),) * 2, (np.zeros((16, 8), np.uint32),) * 2
     assert verify.cheap(PolynomialCode(F, 2, 2, 4), big)
     assert not verify.cheap(PolynomialCode(F, 2, 2, 4), small)
-    assert not verify.cheap(PolynomialCode(G, 2, 2, 4), big)
+    assert verify.cheap(PolynomialCode(G, 2, 2, 4), big)
+    assert not verify.cheap(PolynomialCode(G, 2, 2, 4), small)
     assert not verify.cheap(MDS(F, 2, 3), (big[0], np.zeros(256, np.uint32)))
     assert verify.cheap(MDS(F, 2, 3), big)
     lcc = LCC(F, 2, 1, times_W, 1, 4, row_linear=True)
@@ -128,3 +136,54 @@ def test_corrupt_faults_are_checked():
             Faults(corrupt=bad)
     with pytest.raises(ValueError, match="'corrupt' names workers"):
         Faults(corrupt={5: "random"}).check_workers(3)
+
+
+@pytest.mark.parametrize("p", [11, 65521, 2**31 - 1, 2**32 - 5, 2**61 - 1, 2**63 - 25])
+def test_cheap_threshold_in_multiply_adds(p):
+    """Square products are cheap exactly from n = 60 rounds(p) (3 rounds(p) n**2 against n**3
+    multiply-adds), and row-linear LCC blocks from 20 rounds(p) rows, at every prime."""
+    F, r = GF(p), verify.rounds(p)
+    code = PolynomialCode(F, 2, 2, 4)
+    assert verify.cheap(code, (shaped(60 * r, 60 * r),) * 2)
+    assert not verify.cheap(code, (shaped(60 * r - 1, 60 * r - 1),) * 2)
+    lcc = LCC(F, 2, 1, times_W, 1, 4, row_linear=True)
+    assert verify.cheap(lcc, ([shaped(20 * r, 3)] * 2,))
+    assert not verify.cheap(lcc, ([shaped(20 * r - 1, 3)] * 2,))
+
+
+@pytest.mark.parametrize("p", [2**31 - 1, 2**61 - 1])
+def test_by_default_checks_a_2048_product(p):
+    """Cluster.run's "auto" checks a 2048 x 2048 product at 2**31 - 1 and at 2**61 - 1 (one
+    round there) for every product code and MDS with a matrix x, with or without
+    adversaries, but never MDS with a vector x (the check would be a recomputation)."""
+    F = GF(p)
+    A, B, x = shaped(2048, 2048), shaped(2048, 2048), shaped(2048)
+    for code in (PolynomialCode(F, 2, 2, 4), MatDot(F, 2, 3), MDS(F, 2, 3)):
+        for adversaries in (0, 1):
+            assert verify.by_default(code, (A, B), adversaries), (code, adversaries)
+    assert not verify.by_default(MDS(F, 2, 3), (A, x)) and \
+        not verify.by_default(MDS(F, 2, 3), (A, x), adversaries=1)
+    assert verify.rounds(p) == (1 if p > 2**60 else 2)
+
+
+@pytest.mark.parametrize("p", WIDE_PRIMES)
+def test_product_at_wide_primes_on_larger_shapes(p):
+    """Freivalds' check through the 64-bit kernel with many rows and columns (several
+    column passes, folds of the 128-bit sums), non-contiguous operands and p - 1 entries:
+    exact accepted, every single wrong element in a row refused."""
+    F = GF(p)
+    A, B = F.random((40, 300), seed=1), F.random((300, 4100), seed=2)
+    A[:, ::3], B[::2] = p - 1, p - 1
+    C = F.matmul(A, B)
+    At, Bt = np.asfortranarray(A), B[:, ::-1].copy()[:, ::-1]
+    assert verify.product(F, At, Bt, C, seed=0)
+    for j in (0, 1, 2047, 4099):
+        wrong = C.copy()
+        wrong[17, j] = F.sub(wrong[17, j], 1)
+        assert not verify.product(F, At, Bt, wrong, seed=j)
+    zero = np.zeros((0, 5), F.dtype)
+    assert verify.product(F, zero, F.random((5, 3), seed=3), np.zeros((0, 3), F.dtype))
+    assert verify.product(F, F.random((4, 0), seed=4), np.zeros((0, 3), F.dtype),
+                          np.zeros((4, 3), F.dtype))
+    assert not verify.product(F, F.random((4, 0), seed=4), np.zeros((0, 3), F.dtype),
+                              np.ones((4, 3), F.dtype))
