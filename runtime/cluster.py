@@ -318,9 +318,10 @@ class Cluster:
         verify: check the output before returning it (ffcode.verify: Freivalds' check for
         products, a random projection for row-linear LCC), raising VerificationError if a
         worker's wrong result got into it. "auto" (the default) checks where the check costs
-        at most 5 % of the job (ffcode.verify.cheap): large products and row-linear LCC
-        below 2**31, and with adversaries every checkable output but MDS with a vector x
-        (a recomputation); True and False force it.
+        at most 5 % of the job's multiply-adds (ffcode.verify.cheap), at every prime:
+        products from about n = 60 * rounds(p) (120 at 2**31 - 1, 60 from 2**60), row-linear
+        LCC blocks from 20 * rounds(p) rows, and with adversaries every checkable output but
+        MDS with a vector x (a recomputation); True and False force it.
 
         adversaries: decode despite up to A workers sending wrong results (ffcode.byzantine),
         named in report.wrong. Every scheme but uncoded stops once what arrived decides
