@@ -2,6 +2,7 @@
 runtime's names (and zmq) load only when asked for."""
 import subprocess
 import sys
+import tempfile
 import types
 
 import pytest
@@ -65,7 +66,7 @@ def test_unknown_name():
 def _fresh(code: str):
     """Runs code in a fresh interpreter (nothing imported yet); its stdout."""
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, cwd=tempfile.gettempdir())   # not the source tree
     assert done.returncode == 0, done.stderr
     return done.stdout
 
