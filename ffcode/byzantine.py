@@ -47,12 +47,8 @@ from ffcode._field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes._base import Code
 from ffcode.decoder import Decoder
+from ffcode.errors import DecodingError
 from ffcode.pieces import Packet
-
-
-class DecodingError(ValueError):
-    """The results are not within A errors of any codeword: more workers are wrong than the
-    code can correct."""
 
 
 def decode(code: Code, results: Mapping[int, ArrayLike], adversaries: Int,

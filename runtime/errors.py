@@ -1,7 +1,9 @@
-"""The runtime's exceptions: every failure a user sees funnels through these."""
+"""The runtime's exceptions: every failure a user sees funnels through these, all under
+ffcode's root error."""
+from ffcode.errors import FFCodeError
 
 
-class ClusterError(RuntimeError):
+class ClusterError(FFCodeError, RuntimeError):
     """Base of the runtime's errors: the cluster or a job could not do what was asked."""
 
 

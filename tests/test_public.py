@@ -12,10 +12,10 @@ import ffcode
 RUNTIME = {"Cluster": "cluster", "ClusterError": "errors", "Faults": "faults",
            "JobFailed": "errors", "JobTimeout": "errors", "Report": "report",
            "VerificationError": "errors", "WorkerError": "errors"}
-CORE = {"DecodingError": "byzantine", "Decoder": "decoder", "GF": "_field", "LCC": "codes",
-        "MDS": "codes", "MatDot": "codes", "Packet": "pieces", "PieceShare": "pieces",
-        "PolynomialCode": "codes", "PrimeField": "_field", "RobustDecoder": "byzantine",
-        "piece_packets": "pieces"}
+CORE = {"DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoder",
+        "GF": "_field", "LCC": "codes", "MDS": "codes", "MatDot": "codes", "Packet": "pieces",
+        "PieceShare": "pieces", "PolynomialCode": "codes", "PrimeField": "_field",
+        "RobustDecoder": "byzantine", "piece_packets": "pieces"}
 
 
 def test_all_is_sorted_and_complete():
@@ -54,6 +54,32 @@ def test_error_hierarchy():
     assert issubclass(ffcode.JobTimeout, ffcode.JobFailed)
     assert issubclass(ffcode.VerificationError, ffcode.JobFailed)
     assert issubclass(ffcode.DecodingError, ValueError)
+
+
+def test_one_root_error():
+    """Every exception ffcode defines is an FFCodeError, and keeps the built-in base that
+    callers catch today (ValueError for decoding, RuntimeError for the runtime)."""
+    from ffcode import byzantine
+    from ffcode.runtime import errors
+    defined = [ffcode.DecodingError] + [value for value in vars(errors).values()
+                                        if isinstance(value, type) and
+                                        issubclass(value, Exception)]
+    assert len(defined) >= 7
+    for error in defined:
+        assert issubclass(error, ffcode.FFCodeError), error
+    assert issubclass(ffcode.ClusterError, RuntimeError)
+    assert issubclass(errors.ProtocolError, ffcode.FFCodeError)
+    assert byzantine.DecodingError is ffcode.DecodingError
+    F = ffcode.GF(65521)
+    code = ffcode.MDS(F, 1, 3)
+    A = F.random((4, 2), seed=1)
+    shares = code.encode(A)
+    x = F.random(2, seed=2)
+    results = {i: code.compute(shares[i], x) for i in range(3)}
+    results[0] = F.add(results[0], 1)
+    results[1] = F.add(results[1], 2)
+    with pytest.raises(ffcode.FFCodeError, match="not within 1 errors"):
+        byzantine.decode(code, results, 1)
 
 
 def test_unknown_name():
