@@ -428,10 +428,11 @@ def _verification(verify, code, inputs, adversaries) -> bool:
 
 def _importable_elsewhere(code):
     """Remote workers import an LCC's f by its path: not from the master's script."""
-    if isinstance(code, LCC) and functions.path_of(code.f).startswith("__main__:"):
-        raise ValueError(f"Remote workers cannot import {functions.path_of(code.f)!r} from "
-                         f"the master's script: put f in a module the workers can import "
-                         f"(on their PYTHONPATH) and pass it or 'package.module:function'.")
+    path = functions.path_of(code.f) if isinstance(code, LCC) else ""
+    if path.startswith("__main__:"):
+        raise ValueError(f"Remote workers cannot import {path!r} from the master's script: "
+                         f"put f in a module the workers can import (on their PYTHONPATH) "
+                         f"and pass it or 'package.module:function'.")
 
 
 def _settings(code, inputs, scheme, pieces, faults, seed, adversaries, verify) -> dict:

@@ -39,12 +39,14 @@ def private_dir() -> str:
     root = tempfile.gettempdir()
     for name in os.listdir(root):
         match = _PRIVATE.fullmatch(name)
+        if not match:
+            continue
         path = os.path.join(root, name)
         try:
             info = os.lstat(path)           # a symlink is not a directory here
         except OSError:
             continue
-        if match and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and \
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and \
                 not _alive(int(match.group(1))):
             shutil.rmtree(path, ignore_errors=True)
     return tempfile.mkdtemp(prefix=f"ffcode-{os.getpid()}-")
