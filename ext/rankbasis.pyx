@@ -137,14 +137,14 @@ cdef class RankBasis:
     cdef Py_ssize_t[::1] pivot_cols
     cdef uint64_t[::1] mult, column
     cdef object mult_array, column_array, payload_array
-    cdef Py_ssize_t pending
+    cdef Py_ssize_t pending, reduced
     cdef uint64_t scale
 
     def __init__(self, const uint64_t[:, ::1] powers, Py_ssize_t m, uint64_t p):
         if m < 1 or powers.shape[1] < 1 or not 2 <= p < 2**63:
             raise ValueError("RankBasis needs m >= 1, R >= 1 and 2 <= p < 2**63")
         n = m * powers.shape[1]
-        self.n, self.p, self.rank, self.pending = n, p, 0, -1
+        self.n, self.p, self.rank, self.pending, self.reduced = n, p, 0, -1, 0
         self.powers = powers
         self.small = p < 2**31
         storage = np.uint32 if self.small else np.uint64
@@ -250,21 +250,28 @@ cdef class RankBasis:
             raise ValueError("no innovative vector is pending")
         return self.mult_array[:self.rank], int(self.scale), self.column_array[:self.rank]
 
-    def commit(self, payload=None):
+    def commit(self, payload=None, bint deferred=False):
         """Insert the pending vector (and its payload, a flat array of the reserved size and
         dtype, when payload rows are reserved); returns the new rank. A payload element not
-        below p raises ValueError and changes nothing."""
+        below p raises ValueError and changes nothing. ``deferred=True`` inserts the vector
+        alone: its payload, staged in row rank beforehand, is reduced later by ``replay``
+        with this probe's multipliers."""
         cdef Py_ssize_t c = self.pending
         cdef const uint32_t[::1] v32
         cdef const uint64_t[::1] v64
         cdef bint ok = True
         if c < 0:
             raise ValueError("no innovative vector is pending")
-        if (payload is None) != (self.payload_array is None):
+        if deferred:
+            if payload is not None or self.payload_array is None:
+                raise ValueError("a deferred commit takes no payload and needs reserved rows")
+        elif (payload is None) != (self.payload_array is None):
             raise ValueError("commit takes a payload exactly when payload rows are reserved")
         if payload is not None:
             if payload.shape != (self.payload_array.shape[1],):
                 raise ValueError("payload of the wrong size")
+            if self.reduced != self.rank:
+                raise ValueError("commit with a payload needs every earlier row replayed")
             if self.p < 2**32:
                 v32 = payload
                 with nogil:
@@ -284,8 +291,37 @@ cdef class RankBasis:
                 _commit(self.rows64, self.work64, self.rank, c, self.scale, self.p)
         self.pivot_cols[self.rank] = c
         self.rank += 1
+        if payload is not None:
+            self.reduced = self.rank
         self.pending = -1
         return self.rank
+
+    def replay(self, Py_ssize_t row, const uint64_t[::1] f, uint64_t s,
+               const uint64_t[::1] g):
+        """Reduce the payload staged in ``row`` with the multipliers (f, s, g) that
+        ``multipliers()`` gave for its vector (copies of them). Rows are replayed in order,
+        each once: ``row`` must be the first not yet reduced. Payload row ``row`` then
+        carries basis row ``row``'s combination."""
+        cdef Py_ssize_t j
+        if self.payload_array is None or not 0 <= row < self.rank:
+            raise ValueError("replay needs reserved payload rows and a committed row")
+        if row != self.reduced:
+            raise ValueError(f"rows are replayed in order: the next is {self.reduced}, "
+                             f"not {row}")
+        if f.shape[0] != row or g.shape[0] != row:
+            raise ValueError("multipliers of the wrong length")
+        if not 0 < s < self.p:
+            raise ValueError(f"the scale must be a nonzero element below p = {self.p}")
+        for j in range(row):
+            if f[j] >= self.p or g[j] >= self.p:
+                raise ValueError(f"multipliers must be below p = {self.p}")
+        cdef bint narrow = self.p < 2**32
+        with nogil:
+            if narrow:
+                _eliminate(self.pay32, row, self.pay32[row], f, s, g, self.p)
+            else:
+                _eliminate(self.pay64, row, self.pay64[row], f, s, g, self.p)
+        self.reduced = row + 1
 
 
 cdef Py_ssize_t _probe_basis(RankBasis b, const elem_t[::1] coeffs,

@@ -1,6 +1,8 @@
 """RankBasis: incremental reduced row echelon form of the vectors coeffs (x) powers[worker].
 probe reports exactly the innovative vectors (oracle: F.rank), and the (f, s, g) multipliers
-rebuild a basis that is the reduced row echelon form of the committed vectors (F.rref)."""
+rebuild a basis that is the reduced row echelon form of the committed vectors (F.rref);
+payload rows committed at once, staged, or deferred and replayed with those multipliers
+are the same."""
 import numpy as np
 import pytest
 
@@ -289,3 +291,195 @@ def test_stage_checks_before_anything_counts():
     with pytest.raises(ValueError):
         basis.stage(0, np.zeros(5, np.uint32))                  # below the rank: committed
     assert basis.rank == 1
+
+
+# -- deferred commits: the payload reduced later, with the multipliers of its probe ------------
+
+
+def deferred_setup(p, size, seed):
+    """Packets (coeffs, worker, payload) of m = 2 pieces for 4 workers of R = 3 (points
+    1, 2, 3, 5), payloads of size elements of the payload dtype, from a fixed seed."""
+    rng = np.random.default_rng(seed)
+    dtype = np.uint32 if p < 2**32 else np.uint64
+    powers = np.array([[pow(a, d, p) for d in range(3)] for a in (1, 2, 3, 5)], np.uint64)
+    packets = [(rng.integers(0, p, 2, dtype=np.uint64), w,
+                rng.integers(0, p, size, dtype=np.uint64).astype(dtype))
+               for w in (0, 3, 1, 2, 2, 0) * 3]
+    return rng, powers, packets
+
+
+@pytest.mark.parametrize("p", RB_PRIMES, ids=prime_id)
+@pytest.mark.parametrize("replays", ["at the end", "interleaved"])
+def test_deferred_replay_equals_immediate_commit(p, replays):
+    """commit(deferred=True) of a payload staged in row rank, then replay(row, f, s, g) with
+    copies of the multipliers its probe gave, rows oldest first (all at the end, or a random
+    number after each packet), gives exactly the payload rows of commit(payload) at once,
+    over more than one CHUNK of columns, in a given buffer too; the basis itself (pivots,
+    which packets are innovative) is the same as with immediate commits."""
+    size = 4099
+    rng, powers, packets = deferred_setup(p, size, p % 1000)
+    dtype = packets[0][2].dtype
+    direct, deferred = RankBasis(powers, 2, p), RankBasis(powers, 2, p)
+    direct.reserve(size)
+    buffer = np.full(deferred.n * size + 3, 1, dtype)
+    deferred.reserve(size, buffer)
+    recorded, replayed = [], 0
+    for coeffs, w, payload in packets:
+        c = direct.probe(coeffs, w)
+        assert deferred.probe(coeffs, w) == c
+        if c < 0:
+            continue
+        direct.commit(payload)
+        row = deferred.rank
+        deferred.stage(row, payload)
+        f, s, g = deferred.multipliers()
+        recorded.append((row, f.copy(), s, g.copy()))
+        assert deferred.commit(deferred=True) == direct.rank == row + 1
+        assert deferred.pivots.tolist() == direct.pivots.tolist()
+        if replays == "interleaved":
+            for _ in range(int(rng.integers(0, 3))):
+                if replayed < len(recorded):
+                    deferred.replay(*recorded[replayed])
+                    replayed += 1
+    assert deferred.rank == direct.rank == len(recorded) == (6 if p > 5 else direct.rank) >= 2
+    for args in recorded[replayed:]:
+        deferred.replay(*args)
+    assert np.shares_memory(deferred.payloads, buffer)
+    assert np.array_equal(deferred.payloads[:deferred.rank], direct.payloads[:direct.rank])
+    assert int(deferred.payloads[:deferred.rank].max()) < p
+
+
+@pytest.mark.parametrize("p", [65521, 4294967291, 2**61 - 1], ids=prime_id)
+def test_deferred_and_immediate_commits_mix(p):
+    """Rows committed with their payload and rows committed deferred (replayed in order
+    before the next immediate commit) give the payload rows of committing all at once."""
+    size = 37
+    _, powers, packets = deferred_setup(p, size, 5)
+    direct, mixed = RankBasis(powers, 2, p), RankBasis(powers, 2, p)
+    direct.reserve(size)
+    mixed.reserve(size)
+    waiting = []
+    for n, (coeffs, w, payload) in enumerate(packets):
+        if direct.probe(coeffs, w) < 0:
+            assert mixed.probe(coeffs, w) < 0
+            continue
+        direct.commit(payload)
+        assert mixed.probe(coeffs, w) >= 0
+        if n % 3:
+            mixed.stage(mixed.rank, payload)
+            f, s, g = mixed.multipliers()
+            waiting.append((mixed.rank, f.copy(), s, g.copy()))
+            mixed.commit(deferred=True)
+        else:
+            # an immediate commit needs every earlier row reduced: replay them first
+            while waiting:
+                mixed.replay(*waiting.pop(0))
+            mixed.commit(payload)
+    while waiting:
+        mixed.replay(*waiting.pop(0))
+    assert mixed.rank == direct.rank == 6
+    assert np.array_equal(mixed.payloads, direct.payloads)
+
+
+DEFERRED = [([1, 2], 0), ([3, 1], 2), ([2, 5], 1)]         # three innovative packets
+
+
+def deferred_basis(p, size=5):
+    """A basis of N = 3, R = 2, m = 2 with payload rows reserved and the DEFERRED packets
+    committed deferred: the basis and the recorded (row, f, s, g) of each, none replayed."""
+    dtype = np.uint32 if p < 2**32 else np.uint64
+    basis = RankBasis(GOOD, 2, p)
+    basis.reserve(size)
+    recorded = []
+    for coeffs, w in DEFERRED:
+        assert basis.probe(np.array(coeffs, np.uint64), w) >= 0
+        basis.stage(basis.rank, np.arange(1, size + 1, dtype=dtype) * (w + 1))
+        f, s, g = basis.multipliers()
+        recorded.append((basis.rank, f.copy(), s, g.copy()))
+        basis.commit(deferred=True)
+    return basis, recorded
+
+
+@pytest.mark.parametrize("p", [65521, 4294967291, 2**61 - 1], ids=prime_id)
+def test_bad_deferred_commit_changes_nothing(p):
+    """commit(deferred=True) with a payload, or without reserved payload rows, or with
+    nothing pending is a ValueError; a refused commit leaves the vector pending and the
+    basis as it was."""
+    dtype = np.uint32 if p < 2**32 else np.uint64
+    bare = RankBasis(GOOD, 2, p)
+    assert bare.probe(np.array([1, 2], np.uint64), 0) >= 0
+    with pytest.raises(ValueError, match="reserved rows"):
+        bare.commit(deferred=True)
+    assert bare.rank == 0 and bare.commit() == 1           # still pending: commits plainly
+    basis = RankBasis(GOOD, 2, p)
+    basis.reserve(5)
+    with pytest.raises(ValueError, match="no innovative vector"):
+        basis.commit(deferred=True)
+    assert basis.probe(np.array([1, 2], np.uint64), 0) >= 0
+    payload = np.arange(5, dtype=dtype)
+    with pytest.raises(ValueError, match="takes no payload"):
+        basis.commit(payload, deferred=True)
+    assert basis.rank == 0
+    basis.stage(0, payload)
+    assert basis.commit(deferred=True) == 1
+    with pytest.raises(ValueError, match="no innovative vector"):
+        basis.commit(deferred=True)                         # committed: nothing pending
+    assert basis.rank == 1
+
+
+@pytest.mark.parametrize("p", [65521, 4294967291, 2**61 - 1], ids=prime_id)
+def test_bad_replay_arguments(p):
+    """replay refuses a basis without payload rows, a row that is not committed (negative,
+    at or beyond the rank), multipliers of the wrong length, dtype or layout (ValueError),
+    and multipliers that are no array (a list, None) or a negative scale; a refused replay
+    changes no payload row, and the right replays then give the immediate commits' rows."""
+    basis, recorded = deferred_basis(p)
+    before = basis.payloads.copy()
+    (_, f0, s0, g0), (_, f1, s1, g1), (_, f2, s2, g2) = recorded
+    three = np.zeros(3, np.uint64)
+    bad_values = [
+        (-1, f0, s0, g0), (3, f2, s2, three), (4, three, s2, three),       # not committed
+        (1, f0, s1, g1), (1, f1, s1, g0), (0, f1, s0, g0), (2, f1, s2, g1),  # wrong lengths
+        (2, f2, s2, g1), (2, three, s2, three),
+        (2, f2.astype(np.int64), s2, g2), (2, f2, s2, g2.astype(np.uint32)),  # dtype
+        (2, np.repeat(f2, 2)[::2], s2, g2), (2, f2, s2, g2[::-1]),          # not contiguous
+    ]
+    for row, f, s, g in bad_values:
+        with pytest.raises(ValueError):
+            basis.replay(row, f, s, g)
+        assert np.array_equal(basis.payloads, before)
+    for args in [(1, f1.tolist(), s1, g1), (1, f1, -1, g1), (1, f1, s1, None)]:
+        with pytest.raises((TypeError, OverflowError, ValueError)):
+            basis.replay(*args)
+        assert np.array_equal(basis.payloads, before)
+    bare = RankBasis(GOOD, 2, p)
+    assert bare.probe(np.array([1, 2], np.uint64), 0) >= 0
+    bare.commit()
+    with pytest.raises(ValueError, match="reserved payload rows"):
+        bare.replay(0, np.zeros(0, np.uint64), 1, np.zeros(0, np.uint64))
+    for args in recorded:
+        basis.replay(*args)
+    direct = RankBasis(GOOD, 2, p)
+    direct.reserve(5)
+    for row, (coeffs, w) in enumerate(DEFERRED):
+        assert direct.probe(np.array(coeffs, np.uint64), w) >= 0
+        direct.commit(before[row].copy())
+    assert np.array_equal(basis.payloads[:3], direct.payloads[:3])
+
+
+@pytest.mark.parametrize("p", [65521, 2**31 - 1, 4294967291, 2**61 - 1], ids=prime_id)
+def test_replay_refuses_multipliers_outside_the_field(p):
+    """A scale s outside 1..p-1 (multipliers() never gives 0: it is an inverse) or an
+    element of f or g not below p is a ValueError, and changes no payload row: replayed,
+    they would leave elements >= p in the payload rows."""
+    basis, recorded = deferred_basis(p)
+    basis.replay(*recorded[0])
+    before = basis.payloads.copy()
+    row, f, s, g = recorded[1]
+    top = np.full(1, 2**64 - 1, np.uint64)
+    for bad in [(row, f, 0, g), (row, f, p, g), (row, f, p + 5, g), (row, f, 2**64 - 1, g),
+                (row, f + np.uint64(p), s, g), (row, f, s, g + np.uint64(p)),
+                (row, top, s, g), (row, f, s, top)]:
+        with pytest.raises(ValueError):
+            basis.replay(*bad)
+        assert np.array_equal(basis.payloads, before), bad[1:]
