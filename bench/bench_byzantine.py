@@ -2,11 +2,11 @@
 
 All at p = 2**31 - 1 with PolynomialCode a = b = 2 (R = 4) on N = 8 workers, a 2048 x 2048
 product (512 x 512 with --quick); a wrong worker sends random field elements.
-1. Whole results: byzantine.decode(code, results, adversaries=2) against code.decode of the
+1. Whole results: byzantine.decode(shares, results, adversaries=2) against code.decode of the
    same 8 local results, with 0, 1 and 2 wrong workers (1, then 1 and 6): median times and
    the ratio robust / plain (plain decodes from workers 0..3, so it is wrong once worker 1
    is). Previously measured: about 101 ms against 33 ms.
-2. Packets: RobustDecoder(code, pieces=4, adversaries=A), A = 1 and 2, with 0..A wrong
+2. Packets: RobustDecoder(shares, pieces=4, adversaries=A), A = 1 and 2, with 0..A wrong
    workers, fed every worker's m = 4 random-combination packets (ffcode.piece_packets) in
    a shuffled order until complete: the median and the worst add, the packets taken
    (at most m·(R + A) with nobody wrong, m·(R + 2A) otherwise) and the time to the output
@@ -79,11 +79,11 @@ def stream(decoder, packets) -> dict:
     return {"adds": adds, "total": sum(adds) + time.perf_counter() - t0, "output": output}
 
 
-def whole_case(code, results, expected, wrong, timer):
+def whole_case(shares, results, expected, wrong, timer):
     """Part 1, one row: plain and robust decoding of the same results."""
-    plain_s, _, plain = timer(lambda: code.decode(results))
+    plain_s, _, plain = timer(lambda: shares.code.decode(shares, results))
     robust_s, _, (robust, found) = timer(
-        lambda: byzantine.decode(code, results, adversaries=2, seed=0))
+        lambda: byzantine.decode(shares, results, adversaries=2, seed=0))
     print(f"  {len(wrong):>5}  {str(list(wrong)):<8}{plain_s * 1e3:>9.1f}"
           f"{robust_s * 1e3:>10.1f}{robust_s / plain_s:>8.2f}×  "
           f"{'yes' if np.array_equal(plain, expected) else 'no':<7}"
@@ -92,15 +92,16 @@ def whole_case(code, results, expected, wrong, timer):
             "ok": np.array_equal(robust, expected) and found == sorted(wrong)}
 
 
-def packet_case(code, results, expected, A, wrong, repeats):
+def packet_case(shares, results, expected, A, wrong, repeats):
     """Part 2, one row: the robust and the plain decoder on the same shuffled packets,
     medians over ``repeats`` shuffles."""
+    code = shares.code
     F, runs = code.F, []
     for rep in range(repeats):
         packets = shuffled_packets(F, spoiled(F, results, wrong, rep), seed=rep)
-        decoder = RobustDecoder(code, M, A, seed=rep)
+        decoder = RobustDecoder(shares, M, A, seed=rep)
         robust = stream(decoder, packets)
-        plain = stream(ffcode.Decoder(code, M), packets)
+        plain = stream(ffcode.Decoder(shares, M), packets)
         runs.append({"adds": robust["adds"], "robust": robust["total"],
                      "plain": plain["total"], "found": decoder.wrong,
                      "exact": np.array_equal(robust["output"], expected),
@@ -122,16 +123,16 @@ def packet_case(code, results, expected, A, wrong, repeats):
             "label": f"A = {A}, {len(wrong)} wrong"}
 
 
-def decision_case(code, results, expected, A, n_wrong, repeats):
+def decision_case(shares, results, expected, A, n_wrong, repeats):
     """Part 2b, one cell: packets taken, total and worst add ms with n_wrong wrong workers
     (medians over shuffles); completing is then checked to be exact. With more than A
     wrong, their packets come first, so every later packet runs the whole search."""
-    F, runs, ok = code.F, [], True
+    F, runs, ok = shares.code.F, [], True
     for rep in range(repeats):
         packets = shuffled_packets(F, spoiled(F, results, range(n_wrong), rep), seed=rep)
         if n_wrong > A:         # every wrong packet first: it can never decide
             packets.sort(key=lambda packet: packet.worker >= n_wrong)
-        run = stream(RobustDecoder(code, M, A, seed=rep), packets)
+        run = stream(RobustDecoder(shares, M, A, seed=rep), packets)
         ok = ok and (run["output"] is None and n_wrong > A or
                      np.array_equal(run["output"], expected))
         runs.append((len(run["adds"]), run["total"], max(run["adds"])))
@@ -224,7 +225,8 @@ def main(argv=None):
     code = PolynomialCode(F, 2, 2, N)
     A, B = F.random((n, n), seed=1), F.random((n, n), seed=2)
     expected = F.matmul(A, B)
-    results = {i: code.compute(share) for i, share in enumerate(code.encode(A, B))}
+    shares = code.encode(A, B)
+    results = {i: code.compute(share) for i, share in enumerate(shares)}
     targets, ok = [], True
 
     print(f"\n1. Whole results, adversaries = 2 (R + 2A = 8): byzantine.decode vs "
@@ -232,7 +234,7 @@ def main(argv=None):
     print(f"  {'wrong':>5}  {'workers':<8}{'plain':>9}{'robust':>10}{'ratio':>9}  "
           f"{'plain':<7}{'robust':<7}found wrong")
     print(f"  {'':>5}  {'':<8}{'ms':>9}{'ms':>10}{'':>9}  {'exact':<7}{'exact':<7}")
-    whole = [whole_case(code, spoiled(F, results, WRONG[:k], k), expected, WRONG[:k], timer)
+    whole = [whole_case(shares, spoiled(F, results, WRONG[:k], k), expected, WRONG[:k], timer)
              for k in range(3)]
     ok = ok and all(w["ok"] for w in whole)
 
@@ -243,7 +245,7 @@ def main(argv=None):
           f"{'exact':<6}found wrong")
     print(f"  {'':>2}{'':>7}{'':>7}{'':>9}{'':>8}{'':>9}{'':>9}{'to out':>10}"
           f"{'to out':>9}{'':>9}  {'exact':<6}")
-    packet_rows = [packet_case(code, results, expected, adv, WRONG[:k], repeats)
+    packet_rows = [packet_case(shares, results, expected, adv, WRONG[:k], repeats)
                    for adv in (1, 2) for k in range(adv + 1)]
     ok = ok and all(r["ok"] for r in packet_rows)
     targets += [check(f"packets taken, {r['label']}: bound {r['bound']} / most taken",
@@ -260,8 +262,8 @@ def main(argv=None):
     for workers in (8, 12, 16):
         small_code = PolynomialCode(F, 2, 2, workers)
         X, Y = F.random((32 * M, 16), seed=3), F.random((16, 32), seed=4)
-        small_results = {i: small_code.compute(s)
-                         for i, s in enumerate(small_code.encode(X, Y))}
+        small_shares = small_code.encode(X, Y)
+        small_results = {i: small_code.compute(s) for i, s in enumerate(small_shares)}
         small_expected = F.matmul(X, Y)
         for adv in (1, 2, 3):
             if small_code.recovery_threshold + 2 * adv > workers:
@@ -270,7 +272,7 @@ def main(argv=None):
                 continue
             cells = []
             for n_wrong in (0, adv, adv + 1):
-                text, cell_ok, total = decision_case(small_code, small_results,
+                text, cell_ok, total = decision_case(small_shares, small_results,
                                                      small_expected, adv, n_wrong, small)
                 ok = ok and cell_ok
                 cells.append(text + ("" if cell_ok else " NOT EXACT"))

@@ -57,6 +57,7 @@ class Case:
     post: Optional[np.ndarray]       # rows x R applied to inverse(V), or None
     encode_bytes: int
     decode_bytes: int
+    encoding: object                 # what decode takes with the results
 
 
 def split_rows(X, k):
@@ -76,7 +77,8 @@ def make_cases(F, n: int, rng) -> List[Case]:
         chosen = sorted(rng.choice(code.n_workers, code.recovery_threshold, replace=False))
         results = {int(i): code.compute(shares[i], *compute_args) for i in chosen}
         cases.append(Case(name, code, inputs, operands, results, post,
-                          sum(x.nbytes for x in data), sum(y.nbytes for y in results.values())))
+                          sum(x.nbytes for x in data), sum(y.nbytes for y in results.values()),
+                          shares))
 
     pts = np.arange(1, N_WORKERS + 1)
     k = 8
@@ -87,8 +89,9 @@ def make_cases(F, n: int, rng) -> List[Case]:
     a, b = 2, 4
     code = ffcode.PolynomialCode(F, a, b, N_WORKERS)
     V = F.vandermonde(pts, a * b)
-    add(f"PolynomialCode a={a} b={b}", code, (A, B),
-        [(V[:, :a].copy(), split_rows(A, a)), (V[:, ::a].copy(), split_cols(B, b))], None)
+    add(f"PolynomialCode a={a} b={b}", code, (A, B),     # output blocks row-major: permuted
+        [(V[:, :a].copy(), split_rows(A, a)), (V[:, ::a].copy(), split_cols(B, b))],
+        np.array(code.outputs))
 
     s = 4
     code = ffcode.MatDot(F, s, N_WORKERS)
@@ -146,7 +149,7 @@ def flint_calls(case: Case, p: int) -> Dict[str, Callable]:
 
 def ffcode_calls(case: Case) -> Dict[str, Callable]:
     return {"encode": lambda: case.code.encode(*case.inputs),
-            "decode": lambda: case.code.decode(case.results)}
+            "decode": lambda: case.code.decode(case.encoding, case.results)}
 
 
 def reference(case: Case):
@@ -163,7 +166,7 @@ def reference(case: Case):
         if not same_list(ours, encoded):
             sys.exit(f"\nABORT: ffcode's {case.name} shares differ from E @ blocks.")
     chosen = sorted(case.results)
-    W = code._decoding_matrix(code.points[chosen])
+    W = code.decoding_matrix(chosen)
     Y = np.stack([case.results[i] for i in chosen]).reshape(len(chosen), -1)
     return encoded, F.matmul(W, Y)
 

@@ -37,15 +37,15 @@ def ingest(F, repeats: int) -> dict:
     """Packets per second through Decoder.add and RankBasis at m·R = 64."""
     k, m, N = 16, 4, 32
     code = ffcode.MDS(F, k, N)
-    code.encode(F.random((k * m, 1), seed=1))
+    shares = code.encode(F.random((k * m, 1), seed=1))
     rng = np.random.default_rng(2)
     packets = [ffcode.Packet(int(w), j, F.random(m, rng), F.random((1, 1), rng))
                for j in range(m) for w in rng.permutation(N)]
-    powers = F.vandermonde(code.points, k).astype(np.uint64)
+    powers = code.evaluations.astype(np.uint64)
     coeffs = [pk.coeffs.astype(np.uint64) for pk in packets]
     decoder_rates, basis_rates = [], []
     for _ in range(repeats):
-        decoder = ffcode.Decoder(code, m)
+        decoder = ffcode.Decoder(shares, m)
         t0 = time.perf_counter()
         for n, packet in enumerate(packets, 1):
             decoder.add(packet)
@@ -66,27 +66,27 @@ def ingest(F, repeats: int) -> dict:
 
 
 def product_setup(F, n: int):
-    """PolynomialCode R = 8 on N = 12 workers, its local results and the classic decode."""
+    """PolynomialCode R = 8 on N = 12 workers: its encoding of A, B and local results."""
     code = ffcode.PolynomialCode(F, a=2, b=4, n_workers=12)
     A, B = F.random((n, n), seed=3), F.random((n, n), seed=4)
     shares = code.encode(A, B)
     results = {i: code.compute(shares[i]) for i in range(code.n_workers)}
-    return code, A, B, results
+    return shares, A, B, results
 
 
-def classic_time(code, results, repeats: int) -> tuple:
-    first = {i: results[i] for i in range(code.recovery_threshold)}
+def classic_time(shares, results, repeats: int) -> tuple:
+    first = {i: results[i] for i in range(shares.code.recovery_threshold)}
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        out = code.decode(first)
+        out = shares.code.decode(shares, first)
         times.append(time.perf_counter() - t0)
     return statistics.median(times), out
 
 
-def stream(code, m: int, packets) -> dict:
+def stream(encoding, m: int, packets) -> dict:
     """Feed packets until complete: per-add times, the last add + result, and the output."""
-    decoder = ffcode.Decoder(code, m)
+    decoder = ffcode.Decoder(encoding, m)
     adds = []
     for packet in packets:
         t0 = time.perf_counter()
@@ -102,7 +102,7 @@ def stream(code, m: int, packets) -> dict:
             "output": out}
 
 
-def cfs_packets(F, code, results, m: int, seed: int):
+def cfs_packets(F, results, m: int, seed: int):
     """Every finished worker's m random combinations, in a random interleaving."""
     rng = np.random.default_rng(seed)
     packets = [pk for w, y in results.items()
@@ -111,18 +111,19 @@ def cfs_packets(F, code, results, m: int, seed: int):
 
 
 def compfs_packets(code, A, B, m: int, seed: int):
-    """Every worker's computed blocks (each a packet), in a random interleaving."""
+    """(the encoding, every worker's computed blocks (each a packet) in a random
+    interleaving)."""
     shares = code.encode(A, B, pieces=m, seed=seed)
     rng = np.random.default_rng(seed)
     packets = [pk for share in shares for pk in code.compute_pieces(share)]
-    return [packets[i] for i in rng.permutation(len(packets))]
+    return shares, [packets[i] for i in rng.permutation(len(packets))]
 
 
-def non_innovative(F, code, results, m: int, repeats: int):
+def non_innovative(F, shares, results, m: int, repeats: int):
     """Median Decoder.add time of innovative packets and of dependent ones, with real
     payloads: once worker 0 has sent its m packets, four further random combinations of
     its pieces (new indices, so not repeats) lie in their span."""
-    R = code.recovery_threshold
+    R = shares.code.recovery_threshold
     innovative, dependent = [], []
 
     def timed(decoder, packet, into):
@@ -132,7 +133,7 @@ def non_innovative(F, code, results, m: int, repeats: int):
         return accepted
 
     for rep in range(repeats):
-        decoder = ffcode.Decoder(code, m)
+        decoder = ffcode.Decoder(shares, m)
         for packet in ffcode.piece_packets(F, results[0], m, 0, seed=rep):
             assert timed(decoder, packet, innovative)
         for packet in further_combinations(F, results[0], m, 4, rep):
@@ -169,14 +170,15 @@ def main(argv=None) -> None:
     print(f"   Decoder.add       {rates['decoder_packets_per_s']:10,.0f} packets/s")
     print(f"   RankBasis alone   {rates['rankbasis_packets_per_s']:10,.0f} packets/s")
 
-    code, A, B, results = product_setup(F, n)
+    shares, A, B, results = product_setup(F, n)
+    code = shares.code
     m = 4
-    t_inn, t_dep = non_innovative(F, code, results, m, repeats)
+    t_inn, t_dep = non_innovative(F, shares, results, m, repeats)
     print(f"\n2. PolynomialCode R = 8, m = 4, {n}x{n}: median Decoder.add of an innovative "
           f"packet {t_inn * 1e3:.2f} ms, of a dependent one {t_dep * 1e6:.1f} µs "
           f"({t_dep / t_inn:.2%})")
 
-    t_classic, expected = classic_time(code, results, repeats)
+    t_classic, expected = classic_time(shares, results, repeats)
     print(f"\n3. Time to result, same code and data (classic decode = code.decode of "
           f"R = 8 whole results: {t_classic * 1e3:.1f} ms):")
     print(f"   {'scheme':8} {'packets':>8} {'last add+result ms':>19} {'of which result ms':>19} "
@@ -185,9 +187,11 @@ def main(argv=None) -> None:
     for scheme in ("cfs", "compfs"):
         trials = []
         for rep in range(repeats):
-            packets = (cfs_packets(F, code, results, m, rep) if scheme == "cfs"
-                       else compfs_packets(code, A, B, m, rep))
-            run = stream(code, m, packets)
+            if scheme == "cfs":
+                encoding, packets = shares, cfs_packets(F, results, m, rep)
+            else:
+                encoding, packets = compfs_packets(code, A, B, m, rep)
+            run = stream(encoding, m, packets)
             if not np.array_equal(run.pop("output"), expected):
                 raise SystemExit(f"ABORT: the {scheme} decoder's result differs from "
                                  f"code.decode's")

@@ -203,7 +203,7 @@ def add_cost(F, packets: int = 32) -> dict:
     from ffcode.runtime.wire import Header, Kind
     k, m = 8, packets // 8
     code = ffcode.MDS(F, k, k)
-    code.encode(F.random((k * m * PIECE_ROWS, 1), seed=5))
+    shares = code.encode(F.random((k * m * PIECE_ROWS, 1), seed=5))
     context = zmq.Context()
     sender, receiver = context.socket(zmq.PAIR), context.socket(zmq.PAIR)
     sender.bind("inproc://bench-add")
@@ -221,7 +221,7 @@ def add_cost(F, packets: int = 32) -> dict:
                 received.append((header, wire.read_packet(header, frames[1:], F.dtype)))
         out = {}
         for label in ("writable", "read-only"):
-            decoder, times = Decoder(code, m, defer=True), []
+            decoder, times = Decoder(shares, m, defer=True), []
             for header, (coeffs, payload) in received:
                 if label == "read-only":
                     payload = payload.view()

@@ -1,7 +1,7 @@
 """ffcode: exact GF(p) arithmetic for coded distributed computing."""
 from ffcode._field import GF, PrimeField
 from ffcode.byzantine import RobustDecoder
-from ffcode.codes import LCC, MDS, MatDot, PolynomialCode
+from ffcode.codes import LCC, MDS, Code, Encoding, MatDot, PolynomialCode, ProductCode
 from ffcode.decoder import Decoder
 from ffcode.errors import DecodingError, FFCodeError
 from ffcode.pieces import Packet, PieceShare, piece_packets
@@ -14,10 +14,10 @@ __version__ = "0.1.0"
 _RUNTIME = ("Cluster", "ClusterError", "Faults", "JobFailed", "JobTimeout", "Report",
             "VerificationError", "WorkerError")
 
-__all__ = ["Cluster", "ClusterError", "Decoder", "DecodingError", "FFCodeError", "Faults",
-           "GF", "JobFailed", "JobTimeout", "LCC", "MDS", "MatDot", "Packet", "PieceShare",
-           "PolynomialCode", "PrimeField", "Report", "RobustDecoder", "VerificationError",
-           "WorkerError", "piece_packets"]
+__all__ = ["Cluster", "ClusterError", "Code", "Decoder", "DecodingError", "Encoding",
+           "FFCodeError", "Faults", "GF", "JobFailed", "JobTimeout", "LCC", "MDS", "MatDot",
+           "Packet", "PieceShare", "PolynomialCode", "PrimeField", "ProductCode", "Report",
+           "RobustDecoder", "VerificationError", "WorkerError", "piece_packets"]
 
 
 def __getattr__(name):

@@ -1,12 +1,15 @@
 """Decoding despite wrong results: Reed-Solomon error correction of polynomial codes.
 
-Every code's local results are evaluations Y_i = h(points[i]) of a matrix polynomial h of
-degree < R, so the results of n workers form a Reed-Solomon codeword in each element, and
+Every code's local results are evaluations Y_i = h(points[i]) of a matrix polynomial h over
+the code's support (R exponents), so the results of n workers form a codeword of an MDS
+code in each element (a Reed-Solomon codeword when the support is 0..R-1), and
 n >= R + 2A results decode h despite up to A wrong ones. A wrong worker is wrong at the
 same points in every element it spoils, so the errors are found once, on a random
 projection of the results (y_i = r^T Y_i s, one scalar codeword, wrong where Y_i is with
-probability at least 1 - 2/p, repeated until a miss is below 2**-60), by Berlekamp-Welch;
-the output is then decoded from the results of the workers found good.
+probability at least 1 - 2/p, repeated until a miss is below 2**-60): by Berlekamp-Welch
+for a dense support, else by the fewest workers whose removal leaves results that agree
+with one polynomial of the support; the output is then decoded from the results of the
+workers found good.
 
 ``RobustDecoder`` does the same for computation at full speed, where a worker's packets are
 random combinations of pieces of its result and a straggler may have sent only some: it
@@ -28,7 +31,7 @@ wrong output. Only checking the output (ffcode.verify) catches that.
 >>> shares = code.encode([[1, 2], [3, 4], [5, 6], [7, 8]])
 >>> results = {i: code.compute(s, [1, 1]) for i, s in enumerate(shares)}
 >>> results[4] = F.add(results[4], 1)                     # a wrong worker
->>> output, bad = decode(code, results, adversaries=2, seed=0)
+>>> output, bad = decode(shares, results, adversaries=2, seed=0)
 >>> output.tolist(), bad
 ([3, 7, 11, 15], [4])
 """
@@ -45,51 +48,65 @@ from ffcode import _linalg, _matmul, _validate
 from ffcode._ext.rankbasis import RankBasis
 from ffcode._field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
-from ffcode.codes._base import Code
-from ffcode.decoder import Decoder
+from ffcode.codes.base import Code, Encoding
+from ffcode.decoder import Decoder, output_of
 from ffcode.errors import DecodingError
 from ffcode.pieces import Packet
 
 
-def decode(code: Code, results: Mapping[int, ArrayLike], adversaries: Int,
+def decode(encoding: Encoding, results: Mapping[int, ArrayLike], adversaries: Int,
            seed: Seed = None) -> tuple[Output, list[int]]:
     """(code.decode's output, the sorted indices of the workers found wrong) from a
     {worker: local result} mapping of at least R + 2 * adversaries workers, up to
-    ``adversaries`` of them wrong. DecodingError when the results cannot be explained with
-    that many wrong workers."""
-    if not isinstance(code, Code):
-        raise TypeError(f"Argument 'code' must be an ffcode code, not {type(code).__name__}.")
+    ``adversaries`` of them wrong, for an encoding (what code.encode returned).
+    DecodingError when the results cannot be explained with that many wrong workers."""
+    if not isinstance(encoding, Encoding):
+        raise TypeError(f"Argument 'encoding' must be what a code's encode returned, not "
+                        f"{type(encoding).__name__}.")
+    code = encoding.code
     A = _validate.integer(adversaries, "adversaries")
     if A < 0:
         raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
     R = code.recovery_threshold
-    workers, Y = code._results(results, R + 2 * A,
-                               f"Correcting {A} wrong results (R + 2A = {R + 2 * A})")
+    workers, Y = code.checked_results(encoding, results, R + 2 * A,
+                                      f"Correcting {A} wrong results (R + 2A = {R + 2 * A})")
     F = code.F
     pairs = projections(F, Y[0].shape, np.random.default_rng(seed))
-    bad = locate(F.p, [int(code.points[w]) for w in workers],
-                 [project(F, y, pairs) for y in Y], R, A)
+    bad = locate(code, workers, [project(F, y, pairs) for y in Y], A)
     if bad is None:
         raise DecodingError(f"The {len(workers)} results are not within {A} errors of a "
                             f"codeword: more than {A} workers are wrong.")
     bad = {workers[i] for i in bad}
     good = {w: results[w] for w in workers if w not in bad}
-    return code.decode(good), sorted(bad)
+    return code.decode(encoding, good), sorted(bad)
 
 
-def locate(p: int, points: Sequence[int], projected: Sequence[Sequence[int]], R: int,
+def locate(code: Code, workers: Sequence[int], projected: Sequence[Sequence[int]],
            errors: int) -> Optional[set[int]]:
-    """The positions of the wrong results, or None: ``projected[i]`` holds the projections
-    of the result at ``points[i]`` (one per round), and in every round one polynomial of
-    degree < R must agree with all but at most ``errors`` of them, at the same positions
-    over all rounds together (Berlekamp-Welch, unique when len(points) >= R + 2 * errors)."""
-    bad = set()
-    for values in zip(*projected):
-        h = _berlekamp_welch(p, points, values, R, errors)
-        if h is None:
-            return None
-        bad |= {i for i, (a, y) in enumerate(zip(points, values)) if _eval(h, a, p) != y}
-    return bad if len(bad) <= errors else None
+    """The positions (in ``workers``) of the wrong results, or None: ``projected[i]`` holds
+    the projections of worker workers[i]'s result (one per round), and in every round one
+    polynomial over the code's support must agree with all but at most ``errors`` of them,
+    at the same positions over all rounds together (unique when len(workers) >= R + 2 *
+    errors, as any R results determine the polynomial)."""
+    R, p = code.recovery_threshold, code.F.p
+    if code.support == tuple(range(R)):
+        points = [int(code.points[w]) for w in workers]
+        bad = set()
+        for values in zip(*projected):
+            h = _berlekamp_welch(p, points, values, R, errors)
+            if h is None:
+                return None
+            bad |= {i for i, (a, y) in enumerate(zip(points, values)) if _eval(h, a, p) != y}
+        return bad if len(bad) <= errors else None
+    F, n = code.F, len(workers)
+    V = code.evaluations[list(workers)]
+    Y = np.array(projected, F.dtype).reshape(n, -1)
+    for b in range(errors + 1):         # the fewest removed workers that leave agreement
+        for removed in combinations(range(n), b):
+            rest = [i for i in range(n) if i not in removed]
+            if F.rank(np.hstack([V[rest], Y[rest]])) == F.rank(V[rest]):
+                return set(removed)
+    return None
 
 
 def rounds(p: int) -> int:
@@ -183,8 +200,8 @@ def _eval(coeffs, a, p):
 
 
 class RobustDecoder:
-    """Decodes ``code`` from packets of m = ``pieces`` pieces per local result despite up to
-    ``adversaries`` = A workers whose packets are wrong (see the module's docstring).
+    """Decodes an ``encoding`` from packets of m = ``pieces`` pieces per local result despite
+    up to ``adversaries`` = A workers whose packets are wrong (see the module's docstring).
 
     The interface of ``Decoder``: ``add(packet)`` (True if the packet was kept: it is not a
     combination of its worker's earlier ones), ``rank`` (packets kept), ``needed``
@@ -201,7 +218,7 @@ class RobustDecoder:
     >>> F = GF(65521)
     >>> code = MDS(F, k=2, n_workers=5)
     >>> shares = code.encode([[1, 2], [3, 4], [5, 6], [7, 8]])
-    >>> decoder = RobustDecoder(code, pieces=2, adversaries=1, seed=0)
+    >>> decoder = RobustDecoder(shares, pieces=2, adversaries=1, seed=0)
     >>> for w in (4, 0, 1, 2):
     ...     y = code.compute(shares[w], [1, 1])
     ...     if w == 4:
@@ -212,11 +229,13 @@ class RobustDecoder:
     (True, [3, 7, 11, 15], [4])
     """
 
-    def __init__(self, code: Code, pieces: Int, adversaries: Int,
+    def __init__(self, encoding: Encoding, pieces: Int, adversaries: Int,
                  result_shape: Optional[Sequence[Int]] = None, seed: Seed = None) -> None:
-        self._check = Decoder(code, pieces, result_shape)    # checks packets as it would
-        self.code, self.F, self.pieces = code, code.F, self._check.pieces
-        if result_shape is None and code._result_rows() is None:
+        self._check = Decoder(encoding, pieces, result_shape)    # checks packets as it would
+        code = encoding.code
+        self.encoding, self.code, self.F, self.pieces = encoding, code, code.F, \
+            self._check.pieces
+        if result_shape is None and code.result_rows(encoding) is None:
             raise ValueError(f"{type(code).__name__} cannot tell the rows of a local result, "
                              f"and with wrong workers no packet may fix them: pass "
                              f"result_shape (one worker's f(share).shape).")
@@ -230,7 +249,7 @@ class RobustDecoder:
         self.adversaries = A
         self._unknowns = self.pieces * R
         self.needed = self.pieces * (R + 2 * A)
-        self._powers = code.F.vandermonde(code.points, R)
+        self._powers = code.evaluations
         self._rng = np.random.default_rng(seed)
         self._pairs = self._shape = None
         self._kept = {}         # worker -> [(index, coeffs, payload, equation row)]
@@ -255,6 +274,10 @@ class RobustDecoder:
 
     pending = 0
 
+    def counted(self, worker: int, index: int) -> bool:
+        """A kept packet counts unless its worker is found wrong (``wrong``)."""
+        return worker not in self.wrong
+
     def eliminate(self, count: Int = 1) -> int:
         """Nothing to reduce: packets are kept as they come (Decoder's interface)."""
         return 0
@@ -272,9 +295,9 @@ class RobustDecoder:
             return False
         payload = self.F.elements(self._check.checked_payload(packet, shape), "packet payload")
         if self._shape is None:             # the first kept packet fixes the shape
-            result_shape = self._check.result_shape or \
-                self.code._result_shape((self.code._result_rows(),) + shape[1:])
-            self._check = Decoder(self.code, self.pieces, result_shape)
+            result_shape = self._check.result_shape or self.code.result_shape(
+                self.encoding, (self.code.result_rows(self.encoding),) + shape[1:])
+            self._check = Decoder(self.encoding, self.pieces, result_shape)
             self._shape, self._pairs = shape, projections(self.F, shape, self._rng)
         own.commit()
         self._own[worker] = own
@@ -339,14 +362,21 @@ class RobustDecoder:
                              f"{self.needed} that suffice with {self.adversaries} wrong "
                              f"workers.")
         if self._output is None:
-            decoder = Decoder(self.code, self.pieces, self._check.result_shape)
-            for w in self._good:
-                for index, coeffs, payload, _ in self._kept[w]:
-                    if decoder.complete:
-                        break
-                    decoder.add(Packet(w, index, coeffs, payload))
-            self._output = decoder.result()
+            self._output = self._solve()
         return self._output
+
+    def _solve(self) -> Output:
+        """The output from m·R independent kept packets of the good workers: their
+        equations inverted, applied to their payloads in one pass."""
+        F, n, m = self.F, self._unknowns, self.pieces
+        E = np.ascontiguousarray(self._equations(self._good)[:, :n])
+        payloads = [e[2].reshape(-1) for w in self._good for e in self._kept[w]]
+        rank, rows = _linalg.echelon(F.p, np.ascontiguousarray(E.T), E.shape[0], reduced=False)
+        rows = list(rows[:n])                   # independent equations: pivots of E^T
+        H = _matmul.combine(F.p, F.matinv(E[rows]), [payloads[r] for r in rows], F.dtype)
+        R = self.code.recovery_threshold        # unknown l * R + d is piece l of H_d
+        H = H.reshape(m, R, -1).transpose(1, 0, 2)
+        return output_of(self.encoding, H, self._shape, self._check.result_shape[0])
 
 
 def _least_left(counts, removed) -> int:

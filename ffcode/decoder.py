@@ -12,48 +12,52 @@ is a combination of coefficients, as for LCC).
 With ``defer=True`` (the runtime's mode) an innovative payload is only checked and copied
 into its payload row when it arrives (one pass): rank tracking stays instant, so the master
 keeps up with the wire, and ``eliminate()`` does the payload work in arrival order whenever
-the master is idle (a second basis replays the same coefficient vectors, each payload
-reduced in place in the row it was staged in).
+the master is idle, each payload reduced in place in the row it was staged in with the
+multipliers its coefficient vector's reduction found on arrival.
+
+The equations come from the code (``Code.evaluations``: a_i ** e over its support), so any
+code of the contract decodes here, dense support or sparse.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Optional, Sequence
 
 import numpy as np
 
-from ffcode import _matmul, _validate
+from ffcode import _validate
 from ffcode._ext import rankbasis
 from ffcode._types import Int, Output
-from ffcode.codes._base import Code
+from ffcode.codes.base import Encoding
 from ffcode.pieces import Packet, pieces_count
 
 
 class Decoder:
-    """Decodes ``code`` from packets of m = ``pieces`` pieces per local result, the moment
-    it holds m·R independent ones, whoever sent them.
+    """Decodes an ``encoding`` (what ``code.encode`` returned) from packets of m = ``pieces``
+    pieces per local result, the moment it holds m·R independent ones, whoever sent them.
 
     ``add(packet)`` returns True when the packet was innovative; ``rank``, ``needed`` and
     ``complete`` track progress; ``result()`` returns exactly what ``code.decode`` would.
+    Only the encoding's layout is used, never its shares: the shares may be elsewhere.
     A packet's worker, index, coefficients and payload shape are always checked; its
     payload is read (and its elements checked) only when the packet is innovative. A
     malformed packet raises ValueError or TypeError and leaves the decoder unchanged.
 
-    Encode before constructing the decoder: the shapes come from the code. When the code
-    cannot tell a local result's rows (LCC with an f that is not row-linear), the first
-    innovative packet fixes the shape: its payload's with m = 1, else its ``rows`` (as
-    ``piece_packets`` sets them) and its payload's other dimensions; later packets must
-    agree. ``result_shape`` (one local result's shape) fixes it beforehand instead, so
-    that no packet can. With ``defer=True`` innovative payloads wait in
-    ``pending`` until ``eliminate()`` (or ``result()``) reduces them; ``buffer`` (a flat
-    array of the field's dtype, e.g. a previous decoder's ``buffer``) holds the payload
-    rows when it is large enough, sparing the allocation.
+    The shapes come from the encoding. When the code cannot tell a local result's rows (LCC
+    with an f that is not row-linear), the first innovative packet fixes the shape: its
+    payload's with m = 1, else its ``rows`` (as ``piece_packets`` sets them) and its
+    payload's other dimensions; later packets must agree. ``result_shape`` (one local
+    result's shape) fixes it beforehand instead, so that no packet can. With ``defer=True``
+    innovative payloads wait in ``pending`` until ``eliminate()`` (or ``result()``) reduces
+    them; ``buffer`` (a flat array of the field's dtype, e.g. a previous decoder's
+    ``buffer``) holds the payload rows when it is large enough, sparing the allocation.
 
     >>> from ffcode import GF, MDS, piece_packets
     >>> F = GF(65521)
     >>> code = MDS(F, k=2, n_workers=3)
     >>> shares = code.encode([[1, 2], [3, 4], [5, 6], [7, 8]])
-    >>> decoder = Decoder(code, pieces=2)
+    >>> decoder = Decoder(shares, pieces=2)
     >>> for w in (2, 0):
     ...     for packet in piece_packets(F, code.compute(shares[w], [1, 1]), 2, w, seed=w):
     ...         _ = decoder.add(packet)
@@ -61,12 +65,14 @@ class Decoder:
     (4, 4, [3, 7, 11, 15])
     """
 
-    def __init__(self, code: Code, pieces: Int, result_shape: Optional[Sequence[Int]] = None,
-                 defer: bool = False, buffer: Optional[np.ndarray] = None):
-        if not isinstance(code, Code):
-            raise TypeError(f"Argument 'code' must be an ffcode code, not "
-                            f"{type(code).__name__}.")
-        self.code, self.F = code, code.F
+    def __init__(self, encoding: Encoding, pieces: Int,
+                 result_shape: Optional[Sequence[Int]] = None, defer: bool = False,
+                 buffer: Optional[np.ndarray] = None):
+        if not isinstance(encoding, Encoding):
+            raise TypeError(f"Argument 'encoding' must be what a code's encode returned, not "
+                            f"{type(encoding).__name__}.")
+        code = encoding.code
+        self.encoding, self.code, self.F = encoding, code, code.F
         self.pieces = pieces_count(pieces)
         R = code.recovery_threshold
         self.needed = self.pieces * R
@@ -77,15 +83,14 @@ class Decoder:
                                  f"not {result_shape}.")
             self._rows = result_shape[0]
         else:
-            self._rows = code._result_rows()        # None: the first innovative packet's
+            self._rows = code.result_rows(encoding)     # None: the first innovative packet's
         self._result_shape = result_shape
         self._piece_shape = None        # fixed by the first innovative packet
-        powers = code.F.vandermonde(code.points, R).astype(np.uint64)
+        powers = code.evaluations.astype(np.uint64)
         self._basis = rankbasis.RankBasis(powers, self.pieces, code.F.p)
-        # Deferred mode: _basis tracks coefficients only; _payload_basis replays them.
-        self._payload_basis = (rankbasis.RankBasis(powers, self.pieces, code.F.p)
-                               if defer else self._basis)
-        self._pending = deque()         # (coeffs, worker) of staged payload rows
+        self._defer = bool(defer)
+        self._pending = deque()         # (row, multipliers) of staged payload rows
+        self._reduced = 0               # payload rows reduced so far (defer=True)
         self._buffer = buffer if defer else None
         self._seen = set()
         self._output = None
@@ -95,9 +100,15 @@ class Decoder:
         return (f"Decoder({self.code!r}, pieces={self.pieces}, rank={self.rank}/"
                 f"{self.needed})")
 
+    wrong = ()          # a Decoder trusts every worker (the collector protocol, ffcode.collect)
+
     @property
     def rank(self) -> int:
         return self._basis.rank
+
+    def counted(self, worker: int, index: int) -> bool:
+        """Every kept packet counts towards the output."""
+        return True
 
     @property
     def complete(self) -> bool:
@@ -116,23 +127,25 @@ class Decoder:
             return False
         payload = self.checked_payload(packet, shape)     # innovative: read it
         if self._piece_shape is None:
-            size = int(np.prod(shape))
-            if self._payload_basis is not self._basis:     # payload rows staged on arrival
+            size = math.prod(shape)
+            if self._defer:                             # payload rows staged on arrival
                 buffer = self._buffer
                 if not (isinstance(buffer, np.ndarray) and buffer.dtype == self.F.dtype and
                         buffer.ndim == 1 and buffer.size >= self.needed * size):
                     buffer = np.empty(self.needed * size, self.F.dtype)
                 self._buffer = buffer
-            self._payload_basis.reserve(size, self._buffer)
+            self._basis.reserve(size, self._buffer)
             self._piece_shape = shape
             if self._rows is None:
                 self._rows = self._claimed_rows(packet.rows, shape)
-        if self._payload_basis is self._basis:
-            self._basis.commit(payload.reshape(-1))     # checks the elements < p first
+        if self._defer:
+            row = self._basis.rank
+            self._basis.stage(row, payload.reshape(-1))   # checks the elements < p
+            f, s, g = self._basis.multipliers()
+            self._pending.append((row, f.copy(), s, g.copy()))
+            self._basis.commit(deferred=True)
         else:
-            self._payload_basis.stage(self._basis.rank, payload.reshape(-1))   # checks too
-            self._basis.commit()
-            self._pending.append((coeffs, worker))
+            self._basis.commit(payload.reshape(-1))     # checks the elements < p first
         self._seen.add(key)
         self.received += 1
         return True
@@ -146,7 +159,7 @@ class Decoder:
                             f"{type(packet).__name__}.")
         worker, index = packet.worker, packet.index
         if type(worker) is not int or not 0 <= worker < self.code.n_workers:
-            worker = self.code._worker_index(worker)
+            worker = self.code.worker_index(worker)
         if type(index) is not int or index < 0:
             index = _validate.integer(index, "packet index")
             if index < 0:
@@ -178,7 +191,7 @@ class Decoder:
             return self._result_shape
         if self._piece_shape is None:
             return None
-        return self.code._result_shape((self._rows,) + self._piece_shape[1:])
+        return self.code.result_shape(self.encoding, (self._rows,) + self._piece_shape[1:])
 
     @property
     def buffer(self) -> Optional[np.ndarray]:
@@ -196,10 +209,7 @@ class Decoder:
         count = _validate.integer(count, "count")
         done = 0
         while self._pending and done < count:
-            coeffs, worker = self._pending.popleft()
-            basis = self._payload_basis
-            basis.probe(coeffs, worker)                 # innovative here as it was in _basis
-            basis.commit(basis.payloads[basis.rank])    # reduced in the row it was staged in
+            self._basis.replay(*self._pending.popleft())   # in the row it was staged in
             done += 1
         return done
 
@@ -224,7 +234,7 @@ class Decoder:
         expected = self._piece_shape
         if expected is None:
             full = (self._result_shape or
-                    self.code._result_shape((rows,) + tuple(shape[1:])))
+                    self.code.result_shape(self.encoding, (rows,) + tuple(shape[1:])))
             expected = (-(-full[0] // self.pieces),) + tuple(full[1:])
         if shape != expected:
             raise ValueError(f"Packet payload has shape {tuple(shape)}, expected {expected} "
@@ -272,21 +282,19 @@ class Decoder:
     def _read_output(self):
         m, R = self.pieces, self.code.recovery_threshold
         # Basis row j is the unit vector of unknown pivots[j] = l * R + d: payload row j is
-        # the block H_d of piece l. Gather them once, in the order (d, l), so that the m
-        # pieces of each H_d are adjacent and form its rows.
+        # the block H_d of piece l. Gathered in the order (d, l), the m pieces of each H_d
+        # are adjacent and form its rows.
         row_of = np.empty(self.needed, np.intp)
-        row_of[self._payload_basis.pivots] = np.arange(self.needed)
-        row_of = row_of.reshape(m, R)
-        C = self.code._output_matrix()
-        payloads = self._payload_basis.payloads
-        if C is None:
-            outputs, blocks = R, payloads[row_of.T.reshape(-1)]
-        else:
-            outputs = C.shape[0]
-            blocks = np.empty((outputs, m, payloads.shape[1]), self.F.dtype)
-            for l in range(m):
-                blocks[:, l] = _matmul.combine(self.F.p, C, list(payloads[row_of[l]]),
-                                               self.F.dtype)
-        piece_rows, rest = self._piece_shape[0], self._piece_shape[1:]
-        blocks = blocks.reshape((outputs, m * piece_rows) + rest)[:, :self._rows]
-        return self.code._assemble(blocks)
+        row_of[self._basis.pivots] = np.arange(self.needed)
+        H = self._basis.payloads[row_of.reshape(m, R).T.reshape(-1)]
+        return output_of(self.encoding, H.reshape(R, m, -1), self._piece_shape, self._rows)
+
+
+def output_of(encoding: Encoding, H: np.ndarray, piece_shape: tuple, rows: int) -> Output:
+    """The output from the coefficient blocks of h in pieces: H[d, l] is piece l (flat, of
+    piece_shape) of H_d; a local result has ``rows`` rows."""
+    code = encoding.code
+    R, m = H.shape[:2]
+    blocks = code.output_blocks(H.reshape(R, -1))
+    blocks = blocks.reshape((blocks.shape[0], m * piece_shape[0]) + tuple(piece_shape[1:]))
+    return code.assemble(encoding, blocks[:, :rows])

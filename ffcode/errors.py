@@ -9,5 +9,5 @@ class FFCodeError(Exception):
 
 
 class DecodingError(FFCodeError, ValueError):
-    """The results are not within A errors of any codeword: more workers are wrong than the
-    code can correct."""
+    """The results do not determine the output: more workers are wrong than the code can
+    correct, or the workers' equations are dependent."""

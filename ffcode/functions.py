@@ -1,5 +1,6 @@
-"""Polynomials for Lagrange coded computing, named by import path ("package.module:function")
-so that worker processes can import the same f; and two ready-made ones.
+"""Workers' computations, named by import path ("package.module:function") so that worker
+processes import the same function: the product of product codes, and two ready-made
+polynomials for Lagrange coded computing.
 
 >>> from ffcode import GF
 >>> f = load("ffcode.functions:square")
@@ -18,6 +19,11 @@ if TYPE_CHECKING:
 
     from ffcode._field import PrimeField
     from ffcode._types import ArrayLike
+
+
+def matmul(F: PrimeField, A: ArrayLike, B: ArrayLike) -> np.ndarray:
+    """A @ B exactly (a product code's worker computation)."""
+    return F.matmul(A, B)
 
 
 def square(F: PrimeField, X: ArrayLike) -> np.ndarray:

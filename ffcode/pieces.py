@@ -3,7 +3,7 @@ row pieces, and any m·R independent packets from any workers decode.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Optional
 
@@ -33,12 +33,27 @@ class Packet:
 @dataclass(frozen=True)
 class PieceShare:
     """A worker's share for computation at full speed: ``blocks[j]`` is the j-th random
-    combination ``coeffs[j]`` of the row pieces of the share's row-linear operand, and
-    ``rest`` holds its other operands unchanged."""
+    combination ``coeffs[j]`` of the row pieces of the share's row-linear operand (operand
+    number ``operand`` of the share), and ``rest`` holds its other operands in order."""
     worker: int
     coeffs: np.ndarray          # (m, m)
     blocks: np.ndarray          # (m, block rows, ...)
     rest: tuple
+    operand: int = 0
+
+    def operands(self, j: int) -> tuple:
+        """The share's operands with block j in place of the row-linear one."""
+        o = self.operand
+        return self.rest[:o] + (self.blocks[j],) + self.rest[o:]
+
+
+def piece_results(compute: Callable[..., np.ndarray], share: PieceShare) -> Iterator[Packet]:
+    """Computation at full speed: for j = 0..m-1, the packet of block j, computed as
+    compute(*share.operands(j)) the moment it is asked for. The result of a combination is
+    the combination of the results, so packet j carries share.coeffs[j] (the code's
+    compute_pieces and the runtime's workers both run this loop)."""
+    for j in range(share.blocks.shape[0]):
+        yield Packet(share.worker, j, share.coeffs[j], compute(*share.operands(j)))
 
 
 def pieces_count(pieces: Int) -> int:

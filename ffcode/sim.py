@@ -16,9 +16,10 @@ packets the master has taken decode:
   ideal       the lower bound: every worker's work counts, no coding overhead, free links
 
 Whether packets decode is decided by ffcode's own rank tracking (the RankBasis of the
-Decoder, on the coefficient vectors the runtime would send) when m·R is at most
+Decoder, on the coefficient vectors the runtime would send, with the equations of the
+model's ``code``, if given, else of a dense code at points 1..N) when m·R is at most
 ``EXACT_UP_TO``, and above that by the counting rule it reduces to, which the tests check
-against it.
+against it. ``Model.for_code`` takes N and R from a code.
 
 >>> model = Model(n_workers=6, recovery_threshold=4, pieces=4,
 ...               piece_time=ShiftedExponential(0.1, 0.0), slowdown={3: 4, 4: 4, 5: 4})
@@ -123,6 +124,13 @@ class Model:
     seed: int = 0
     pause: Optional[Distribution] = None
     uncoded_work: Optional[float] = None
+    code: Any = None
+
+    @classmethod
+    def for_code(cls, code: Any, pieces: int, **kwargs: Any) -> Model:
+        """The model of a job of this code (any code of the contract) in m = pieces pieces:
+        its N, R and decoding equations."""
+        return cls(code.n_workers, code.recovery_threshold, pieces, code=code, **kwargs)
 
     @classmethod
     def from_faults(cls, n_workers: int, recovery_threshold: int, pieces: int,
@@ -156,6 +164,11 @@ class Model:
                 raise ValueError(f"Argument {name!r} must be positive.")
         if (self.slowdown < 1).any() or not (self.link_rate > 0).all():
             raise ValueError("Slowdowns must be >= 1 and link rates positive.")
+        if self.code is not None and (
+                getattr(self.code, "n_workers", None) != self.n_workers or
+                getattr(self.code, "recovery_threshold", None) != self.recovery_threshold):
+            raise ValueError("Argument 'code' must be a code with the model's n_workers and "
+                             "recovery_threshold (Model.for_code takes them from it).")
         if self.pause is not None and not hasattr(self.pause, "draw"):
             raise TypeError("Argument 'pause' must be a ShiftedExponential, Pareto, Replay "
                             "or None.")
@@ -211,7 +224,7 @@ def simulate(model: Model, scheme: str) -> float:
     order = np.lexsort((np.arange(arrivals.size) % arrivals.shape[1], arrivals.ravel()))
     worker, index = np.divmod(order, arrivals.shape[1])
     taken = _master(arrivals.ravel()[order], sizes.ravel()[order], model.master_rate)
-    done = _decodable(scheme, worker, index, N, R, m, model.seed)
+    done = _decodable(scheme, worker, index, N, R, m, model.seed, model.code)
     return math.inf if done is None else float(taken[done])
 
 
@@ -241,14 +254,14 @@ def _master(arrivals, sizes, rate):
     return taken
 
 
-def _decodable(scheme, worker, index, N, R, m, seed):
+def _decodable(scheme, worker, index, N, R, m, seed, code=None):
     """The position in arrival order of the packet after which the master can decode."""
     if scheme == "uncoded":
         return N - 1
     if scheme == "classic":
         return R - 1
     if m * R <= EXACT_UP_TO:
-        return _decodable_exact(scheme, worker, index, N, R, m, seed)
+        return _decodable_exact(scheme, worker, index, N, R, m, seed, code)
     if scheme == "systematic":              # piece l decodes from any R copies of it
         seen = np.zeros(m, int)
         for k, l in enumerate(index.tolist()):
@@ -259,19 +272,23 @@ def _decodable(scheme, worker, index, N, R, m, seed):
     return m * R - 1 if worker.size >= m * R else None     # random: any m·R packets
 
 
-def _decodable_exact(scheme, worker, index, N, R, m, seed):
+def _decodable_exact(scheme, worker, index, N, R, m, seed, code=None):
     """The same, by the decoder's own rank tracking on the vectors the runtime sends."""
     from ffcode._ext.rankbasis import RankBasis
-    points = np.arange(1, N + 1, dtype=object)
-    powers = np.array([[pow(int(a), d, _P) for d in range(R)] for a in points], np.uint64)
-    basis = RankBasis(powers, m, _P)
+    if code is None:
+        p = _P
+        powers = np.array([[pow(a, d, p) for d in range(R)] for a in range(1, N + 1)],
+                          np.uint64)
+    else:
+        p, powers = code.F.p, code.evaluations.astype(np.uint64)
+    basis = RankBasis(powers, m, p)
     rng = np.random.default_rng([seed, 17])
     for k, (w, l) in enumerate(zip(worker.tolist(), index.tolist())):
         if scheme == "systematic":
             coeffs = np.zeros(m, np.uint64)
             coeffs[l] = 1
         else:
-            coeffs = rng.integers(0, _P, m, dtype=np.uint64)
+            coeffs = rng.integers(0, p, m, dtype=np.uint64)
         if basis.probe(coeffs, w) >= 0 and basis.commit() == m * R:
             return k
     return None

@@ -22,8 +22,7 @@ import zmq
 
 from ffcode import _validate, functions
 from ffcode import verify as verification
-from ffcode.codes import LCC
-from ffcode.codes._base import Code
+from ffcode.codes.base import Code
 from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
@@ -421,14 +420,16 @@ def _verification(verify, code, inputs, adversaries) -> bool:
     """Whether to check the output: "auto" as ffcode.verify.by_default says, or as told."""
     if verify == "auto":
         return verification.by_default(code, inputs, adversaries)
-    if verify and not verification.checkable(code):
-        raise ValueError(f"{code!r} cannot be verified: its f is not row-linear.")
+    if verify and verification.cost(code, inputs) is None:
+        raise ValueError(f"{code!r} cannot be verified: its outputs have no check (an LCC "
+                         f"whose f is not row-linear).")
     return verify
 
 
 def _importable_elsewhere(code):
-    """Remote workers import an LCC's f by its path: not from the master's script."""
-    path = functions.path_of(code.f) if isinstance(code, LCC) else ""
+    """Remote workers import a code's computation by its path: not from the master's
+    script."""
+    path = functions.path_of(code.function)
     if path.startswith("__main__:"):
         raise ValueError(f"Remote workers cannot import {path!r} from the master's script: "
                          f"put f in a module the workers can import (on their PYTHONPATH) "

@@ -67,7 +67,7 @@ class JobRun:
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:
                 record["innovative"] = record["innovative"] and i not in wrong and \
-                    self.plan.counted(i, record["index"])
+                    self.collector.counted(i, record["index"])
         done = time.monotonic()
         self.report.decode = done - self.decodable
         self.report.total = encode + done - self.start
@@ -129,7 +129,8 @@ class JobRun:
     def _packet(self, i, header, frames):
         try:
             coeffs, payload = wire.read_packet(header, frames, self.plan.F.dtype)
-            innovative = self.plan.add(Packet(i, header.index, coeffs, payload), header.rows)
+            innovative = self.collector.add(Packet(i, header.index, coeffs, payload,
+                                                   header.rows or None))
         except ProtocolError:
             self.cluster.reject("malformed")
             return

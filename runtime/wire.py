@@ -80,16 +80,16 @@ def _contiguous(a) -> np.ndarray:
 
 def packet(header: Header, coeffs: np.ndarray, payload: np.ndarray) -> list:
     """A PACKET message; the arrays travel as raw zero-copy frames."""
+    arrays = packet_arrays(header, coeffs, payload)
+    return [header.pack(), *arrays]
+
+
+def packet_arrays(header: Header, coeffs: np.ndarray, payload: np.ndarray) -> list:
+    """The array frames of a PACKET, its header describing the payload (and packed when
+    the packet leaves, with the time it left: a paced packet leaves after it was made)."""
     payload = _contiguous(payload)
     header.itemsize, header.shape = payload.dtype.itemsize, payload.shape
-    return [header.pack(), _contiguous(coeffs), payload]
-
-
-def restamp(frame, sent: float) -> bytes:
-    """The header frame with a new send time (a paced packet leaves after it was made)."""
-    header = Header.unpack(frame)
-    header.sent = sent
-    return header.pack()
+    return [_contiguous(coeffs), payload]
 
 
 def read_packet(header: Header, frames: list, dtype: np.dtype):

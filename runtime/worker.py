@@ -25,8 +25,8 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ffcode import functions
-from ffcode._field import GF
-from ffcode.pieces import Packet, piece_packets
+from ffcode import GF
+from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
 from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.faults import Link
 from ffcode.runtime.wire import Header, Kind
@@ -66,14 +66,13 @@ class Job:
 
 
 def operation(spec):
-    """(F, op): the task's field and its computation on the operands."""
+    """(F, op): the task's field and its computation on the operands, checked to give
+    field elements."""
     F = GF(spec["p"])
-    if spec["op"] == "matmul":
-        return F, F.matmul
     if spec["f"].startswith("__main__:"):
         pool.import_main()              # f is defined in the master's script
     f = functions.load(spec["f"])
-    return F, lambda X: F.elements(f(F, X), "f(F, share)")
+    return F, lambda *operands: F.elements(f(F, *operands), "the local result")
 
 
 def warm_up():
@@ -100,22 +99,25 @@ def tamper(F, payload, index, mode, rng):
 
 
 def compute(job, out):
-    """Run one task, handing each message to out(frames); returns early on a stop."""
+    """Run one task, handing each message to out(header, frames); returns early on a stop."""
     F, op = operation(job.spec)
     send, m = job.spec["send"], job.spec["pieces"]
     slowdown, delays = job.faults["slowdown"], job.faults["delays"]
     corrupt, rng = job.faults.get("corrupt"), np.random.default_rng()
     if send == "pieces":                # computation at full speed: a packet per block
         *operands, G = job.operands
-        blocks, rest = operands[0], operands[1:]
+        share = PieceShare(job.worker, G, operands[0], tuple(operands[1:]),
+                           job.spec["operand"])
+        packets = piece_results(op, share)
         for j in range(m):
             start = time.perf_counter()
-            y = op(blocks[j], *rest)
+            packet = next(packets)
             spent = time.perf_counter() - start
             if job.stop.wait((slowdown - 1) * spent + delays[j]):
                 return
-            out(wire.packet(job.header(Kind.PACKET, j, 0, spent), G[j],
-                            tamper(F, y, j, corrupt, rng)))
+            header = job.header(Kind.PACKET, j, 0, spent)
+            out(header, wire.packet_arrays(header, packet.coeffs,
+                                           tamper(F, packet.payload, j, corrupt, rng)))
     else:                               # the whole result, then its packets
         start = time.perf_counter()
         y = op(*job.operands)
@@ -131,10 +133,10 @@ def compute(job, out):
         for packet in packets:
             if job.stop.is_set():
                 return
-            out(wire.packet(job.header(Kind.PACKET, packet.index, y.shape[0], spent),
-                            packet.coeffs, packet.payload))
+            header = job.header(Kind.PACKET, packet.index, y.shape[0], spent)
+            out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
             spent = 0.0
-    out([job.header(Kind.DONE).pack()])
+    out(job.header(Kind.DONE), [])
 
 
 class Worker:
@@ -163,7 +165,8 @@ class Worker:
         self.slot, self.buffer, self.parent = slot, buffer, parent
         self.tasks = queue.Queue()
         self.job = None
-        self.outbox = deque()           # [frames, bytes, epoch, kind]
+        self.handoff = deque()          # (header, frames) from the compute thread
+        self.outbox = deque()           # [header, frames, bytes]; header None: control
         self.queued = 0                 # bytes in the outbox
         self.head_due = None            # when the outbox's first message may leave
         threading.Thread(target=self._compute_loop, daemon=True).start()
@@ -177,8 +180,8 @@ class Worker:
         pipe.sndhwm = 2
         pipe.connect(PIPE)
 
-        def out(frames):
-            largest = max(memoryview(f).nbytes for f in frames)
+        def out(header, frames):
+            largest = max((memoryview(f).nbytes for f in frames), default=0)
             if largest > job.max_message:
                 raise ValueError(f"a packet of {largest} bytes is larger than the master "
                                  f"takes ({job.max_message} bytes): use more pieces, or a "
@@ -186,7 +189,8 @@ class Worker:
             while not pipe.poll(50, zmq.POLLOUT):   # the main thread is pacing a slow link
                 if job.stop.is_set():
                     raise Stopped
-            pipe.send_multipart(frames, copy=False)
+            self.handoff.append((header, frames))
+            pipe.send(b"", copy=False)              # a wake-up: the message is in handoff
 
         while True:
             job = self.tasks.get()
@@ -197,8 +201,8 @@ class Worker:
                     raise
                 except Exception as e:      # the worker survives; the master fails the job
                     log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
-                    out(wire.control(job.header(Kind.FAILED),
-                                     {"error": f"{type(e).__name__}: {e}"}))
+                    out(job.header(Kind.FAILED), wire.control(
+                        job.header(Kind.FAILED), {"error": f"{type(e).__name__}: {e}"})[1:])
             except Stopped:
                 pass
 
@@ -281,7 +285,7 @@ class Worker:
             self._stop(ack=False)
         self.job = job
         log.info("job %d started: %s in GF(%d), %d pieces, sending %s", job.epoch,
-                 job.spec["op"], job.spec["p"], job.spec["pieces"], job.spec["send"])
+                 job.spec["f"], job.spec["p"], job.spec["pieces"], job.spec["send"])
         self._fault_point()             # crash or hang after 0 packets
         self.tasks.put(job)
 
@@ -290,8 +294,9 @@ class Worker:
         if not job.stop.is_set():
             log.info("job %d stopped after %d packets sent", job.epoch, job.sent)
         job.stop.set()
-        kept = deque(item for item in self.outbox if item[2] != job.epoch)
-        self.queued = sum(item[1] for item in kept)
+        kept = deque(item for item in self.outbox
+                     if item[0] is None or item[0].epoch != job.epoch)
+        self.queued = sum(item[2] for item in kept)
         self.outbox = kept
         self.head_due = None
         if kept:
@@ -301,26 +306,31 @@ class Worker:
 
     def _take(self):
         while self.queued < self.buffer and self.pipe.poll(0):
-            frames = self.pipe.recv_multipart(copy=False)
-            header = Header.unpack(frames[0])
-            if self.job is None or header.epoch != self.job.epoch or self.job.stop.is_set():
-                continue                # a stopped job's late packet
-            size = sum(len(f) for f in frames)
-            self.outbox.append([frames, size, header.epoch, header.kind])
-            self.queued += size
-            if self.head_due is None:
-                self._schedule_head(time.monotonic())
+            self.pipe.recv(copy=False)          # a wake-up; the messages wait in handoff
+            while self.handoff:
+                header, frames = self.handoff.popleft()
+                if self.job is None or header.epoch != self.job.epoch or \
+                        self.job.stop.is_set():
+                    continue                # a stopped job's late message
+                size = sum(memoryview(f).nbytes for f in frames)
+                self.outbox.append([header, frames, size])
+                self.queued += size
+                if self.head_due is None:
+                    self._schedule_head(time.monotonic())
 
     def _schedule_head(self, now):
-        frames, size, epoch, kind = self.outbox[0]
-        self.head_due = self.job.link.due(size, now) if kind == Kind.PACKET else now
+        header, frames, size = self.outbox[0]
+        packet = header is not None and header.kind == Kind.PACKET
+        self.head_due = self.job.link.due(size, now) if packet else now
 
     def _send_head(self):
         if not self.outbox or self.head_due is None or self.head_due > time.monotonic():
             return                      # emptied by a stop, or not due yet
-        frames, size, epoch, kind = self.outbox[0]
-        if kind == Kind.PACKET:
-            frames[0] = wire.restamp(frames[0], time.time())
+        header, frames, size = self.outbox[0]
+        kind = None if header is None else header.kind
+        if header is not None:
+            header.sent = time.time()   # the header is packed once, as it leaves
+            frames = [header.pack(), *frames]
         try:
             self.dealer.send_multipart(frames, copy=False, flags=zmq.NOBLOCK)
         except zmq.Again:
@@ -353,9 +363,8 @@ class Worker:
         try:
             self.dealer.send_multipart(frames, flags=zmq.NOBLOCK)
         except zmq.Again:
-            header = Header.unpack(frames[0])
-            if header.kind != Kind.HEARTBEAT:
-                self.outbox.appendleft([frames, 0, -1, header.kind])
+            if Header.unpack(frames[0]).kind != Kind.HEARTBEAT:
+                self.outbox.appendleft([None, frames, 0])   # sent as it is, first in line
                 self.head_due = time.monotonic()
 
     def close(self):

@@ -1,7 +1,7 @@
-"""Every code with small data encoded once, for the decoder tests: the local results, the
-exact output from an independent oracle (Python ints) and code.decode's answer, and the
-packets of every kind."""
-from ffcode import LCC, MDS, Decoder, MatDot, PolynomialCode, piece_packets
+"""Every code with small data encoded once, for the decoder tests: the encoding, the local
+results, the exact output from an independent oracle (Python ints) and code.decode's answer,
+and the packets of every kind."""
+from ffcode import LCC, MDS, Decoder, MatDot, PolynomialCode, ProductCode, piece_packets
 
 from helpers import assert_field_array, obj_matmul, rand
 
@@ -22,8 +22,11 @@ NOT_ROW_LINEAR = ("LCC gram", "LCC square")
 
 
 class Case:
-    """name: "MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC t=0", "LCC t=1"
-    (row-linear f), or one of NOT_ROW_LINEAR."""
+    """name: "MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "ProductCode sparse"
+    (support 0, 1, 3, 4), "LCC t=0", "LCC t=1" (row-linear f), or one of NOT_ROW_LINEAR.
+
+    ``encoding`` is what code.encode returned (seeded), ``results[i]`` worker i's local
+    result of it, and ``decoder(m)`` a Decoder of that encoding."""
 
     def __init__(self, name, F, seed=0):
         p = F.p
@@ -33,11 +36,14 @@ class Case:
             x = rand(p, 4 if name == "MDS vector" else (4, 3), (seed, 2))
             code, data, args = MDS(F, 2, 5), (A,), (x,)
             expected = obj_matmul(p, A, x.reshape(4, -1)).reshape((9,) + x.shape[1:])
-        elif name in ("PolynomialCode", "MatDot"):
-            # share rows: 5 for PolynomialCode (A split in 2), 5 for MatDot: uneven for m > 1
-            A = rand(p, (9, 3) if name == "PolynomialCode" else (5, 6), (seed, 3))
+        elif name in ("PolynomialCode", "MatDot", "ProductCode sparse"):
+            # share rows: 5 (A split in 2 row blocks, or MatDot's whole 5): uneven for m > 1
+            A = rand(p, (5, 6) if name == "MatDot" else (9, 3), (seed, 3))
             B = rand(p, (A.shape[1], 7), (seed, 4))
-            code = PolynomialCode(F, 2, 2, 6) if name == "PolynomialCode" else MatDot(F, 2, 5)
+            code = {"PolynomialCode": lambda: PolynomialCode(F, 2, 2, 6),
+                    "MatDot": lambda: MatDot(F, 2, 5),
+                    "ProductCode sparse": lambda: ProductCode(F, 6, [[0], [1]], [[0, 3]]),
+                    }[name]()
             data, args, expected = (A, B), (), obj_matmul(p, A, B)
         else:
             X = [rand(p, (5, 3), (seed, 5, j)) for j in range(2)]
@@ -55,22 +61,28 @@ class Case:
                 expected = [obj_matmul(p, x, rand(p, (3, 2), W_SEED)) for x in X]
             data, args = (X,), ()
         self.code, self.data, self.args, self.expected = code, data, args, expected
-        shares = code.encode(*data, seed=seed)
-        self.results = [code.compute(share, *args) for share in shares]
+        self.encoding = code.encode(*data, seed=seed)
+        checked = code.arguments(self.encoding, *args)
+        self.results = [code.compute(share, *checked) for share in self.encoding]
         R, N = code.recovery_threshold, code.n_workers
-        self.reference = code.decode({i: self.results[i] for i in range(N - R, N)})
+        self.reference = code.decode(self.encoding,
+                                     {i: self.results[i] for i in range(N - R, N)})
 
     @property
     def full_speed_ok(self):
         return self.name not in NOT_ROW_LINEAR
 
     def decoder(self, m, defer=False) -> Decoder:
-        return Decoder(self.code, m, result_shape=self.result_shape, defer=defer)
+        """A Decoder of the encoding, for packets of m pieces (of ``finished`` or of
+        ``full_speed``: the same data in the same layout)."""
+        return Decoder(self.encoding, m, result_shape=self.result_shape, defer=defer)
 
     def full_speed(self, m, seed) -> list:
-        """Per worker, the m packets of computation at full speed."""
+        """Per worker, the m packets of computation at full speed (an encoding of the same
+        data with pieces=m: the layout of ``encoding``, so its Decoder decodes them)."""
         shares = self.code.encode(*self.data, pieces=m, seed=seed)
-        return [list(self.code.compute_pieces(share, *self.args)) for share in shares]
+        checked = self.code.arguments(shares, *self.args)
+        return [list(self.code.compute_pieces(share, *checked)) for share in shares]
 
     def finished(self, m, seed, systematic=False) -> list:
         """Per worker, the m packets of its whole local result."""

@@ -409,7 +409,8 @@ def test_worker_command_serves_cluster(bounded, tmp_path):
                               f"(giving up after 60 s)",
                               f"ffcode worker: info: connected to the master at "
                               f"{cluster.endpoint}"]
-        for epoch, op, pieces, send in [(1, "matmul", 2, "pieces"), (2, "matmul", 3, "random")]:
+        for epoch, op, pieces, send in [(1, "ffcode.functions:matmul", 2, "pieces"),
+                                       (2, "ffcode.functions:matmul", 3, "random")]:
             assert f"ffcode worker: info: job {epoch} started: {op} in GF({F.p}), {pieces} " \
                    f"pieces, sending {send}" in logged
             assert any(line.startswith(f"ffcode worker: info: job {epoch} ") and (

@@ -15,8 +15,8 @@ from helpers import assert_field_array, layouts, obj_matmul, prime_id, rand
 DECODER_PRIMES = [65521, 2**31 - 1, 2**61 - 1]
 
 
-CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC t=0", "LCC t=1",
-         "LCC gram"]
+CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "ProductCode sparse",
+         "LCC t=0", "LCC t=1", "LCC gram"]
 
 
 def budgets(rng, N, m, need, all_or_one=False) -> list:
@@ -125,8 +125,9 @@ def test_other_primes(p):
                    for i, y in enumerate(results)]
     else:
         code, m = MDS(F, 3, 5), 3
-        packets = [list(code.compute_pieces(s, x)) for s in code.encode(A, pieces=m, seed=3)]
-    decoder = Decoder(code, m)
+        shares = code.encode(A, pieces=m, seed=3)
+        packets = [list(code.compute_pieces(s, x)) for s in shares]
+    decoder = Decoder(shares, m)
     order = arrival(np.random.default_rng(p % 1000), m, decoder.needed, code.n_workers,
                     "round robin")
     assert feed(decoder, packets, order) == [True] * decoder.needed
@@ -139,8 +140,9 @@ def test_large_payloads(p):
     F = ffcode.GF(p)
     A, B = rand(p, (60, 4), 1), rand(p, (4, 300), 2)
     code = PolynomialCode(F, 2, 1, 3)
-    packets = [list(code.compute_pieces(s)) for s in code.encode(A, B, pieces=2, seed=1)]
-    decoder = Decoder(code, 2)
+    shares = code.encode(A, B, pieces=2, seed=1)
+    packets = [list(code.compute_pieces(s)) for s in shares]
+    decoder = Decoder(shares, 2)
     for w, j in [(2, 1), (0, 0), (1, 1), (2, 0)]:
         assert decoder.add(packets[w][j])
     assert_field_array(F, decoder.result(), obj_matmul(p, A, B))
@@ -158,11 +160,11 @@ def test_empty_results(shape):
         X = [np.zeros((0, 3), F.dtype)] * 2
         code = LCC(F, 2, 0, times_W, 1, 3, row_linear=True)
         data, args, expected = (X,), (), [np.zeros((0, 2), dtype=object)] * 2
-    reference = code.decode({i: code.compute(s, *args)
-                             for i, s in enumerate(code.encode(*data, seed=1))})
-    packets = [list(code.compute_pieces(s, *args))
-               for s in code.encode(*data, pieces=2, seed=1)]
-    decoder = Decoder(code, 2)
+    whole = code.encode(*data, seed=1)
+    reference = code.decode(whole, {i: code.compute(s, *args) for i, s in enumerate(whole)})
+    shares = code.encode(*data, pieces=2, seed=1)
+    packets = [list(code.compute_pieces(s, *args)) for s in shares]
+    decoder = Decoder(shares, 2)
     for w, j in [(0, 0), (1, 0), (2, 0), (2, 1)]:
         assert decoder.add(packets[w][j])
     got = decoder.result()
@@ -179,9 +181,9 @@ def test_empty_results(shape):
 
 
 def tiny_trial(F, trial, strategy, spare=0):
-    """An MDS code with a one-column share and a random shape, its full-speed packets in a
-    random arrival order of the strategy (spare packets beyond m·R when the workers have
-    them), and the exact output."""
+    """The encoding of an MDS code with a one-column share and a random shape, its
+    full-speed packets in a random arrival order of the strategy (spare packets beyond m·R
+    when the workers have them), and the exact output."""
     p = F.p
     rng = np.random.default_rng((p, trial))
     k, m = int(rng.integers(1, 4)), int(rng.integers(1, 5))
@@ -189,9 +191,10 @@ def tiny_trial(F, trial, strategy, spare=0):
     points = rng.choice(np.arange(1, min(p, 10**6)), N, replace=False)
     code = MDS(F, k, N, points=points)
     A, x = rand(p, (int(rng.integers(1, 2 * k * m + 2)), 1), (trial, 1)), rand(p, 1, (trial, 2))
-    packets = [list(code.compute_pieces(s, x)) for s in code.encode(A, pieces=m, seed=trial)]
+    shares = code.encode(A, pieces=m, seed=trial)
+    packets = [list(code.compute_pieces(s, x)) for s in shares]
     order = arrival(rng, m, m * k + spare, N, strategy)
-    return code, m, packets, order, obj_matmul(p, A, x[:, None])[:, 0]
+    return shares, m, packets, order, obj_matmul(p, A, x[:, None])[:, 0]
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -201,11 +204,11 @@ def test_completes_at_exactly_m_R(strategy):
     F = ffcode.GF(2**31 - 1)
     failures = []
     for trial in range(75):
-        code, m, packets, order, expected = tiny_trial(F, trial, strategy)
-        decoder = Decoder(code, m)
+        shares, m, packets, order, expected = tiny_trial(F, trial, strategy)
+        decoder = Decoder(shares, m)
         flags = feed(decoder, packets, order)
         if flags != [True] * decoder.needed:
-            failures.append((trial, m, code.recovery_threshold, flags))
+            failures.append((trial, m, shares.code.recovery_threshold, flags))
             continue
         assert_field_array(F, decoder.result(), expected)
         for w, j in order[len(flags):]:
@@ -220,8 +223,9 @@ def test_small_field_needs_few_extra_packets():
     F = ffcode.GF(257)
     extra = []
     for trial in range(300):
-        code, m, packets, order, expected = tiny_trial(F, trial, STRATEGIES[trial % 4], spare=3)
-        decoder = Decoder(code, m)
+        shares, m, packets, order, expected = tiny_trial(F, trial, STRATEGIES[trial % 4],
+                                                         spare=3)
+        decoder = Decoder(shares, m)
         flags = feed(decoder, packets, order)
         assert decoder.complete, (trial, decoder)
         assert_field_array(F, decoder.result(), expected)
@@ -244,16 +248,19 @@ def test_systematic_needs_more_packets(n_workers, order, systematic_needs):
     F = ffcode.GF(p)
     A, x = rand(p, (8, 3), 1), rand(p, 3, 2)
     code = MDS(F, 2, n_workers)
-    results = [code.compute(s, x) for s in code.encode(A)]
+    whole = code.encode(A)
+    results = [code.compute(s, x) for s in whole]
     expected = obj_matmul(p, A, x[:, None])[:, 0]
     counts = {}
     for kind in ("systematic", "random", "full speed"):
         if kind == "full speed":
-            packets = [list(code.compute_pieces(s, x)) for s in code.encode(A, pieces=2, seed=4)]
+            shares = code.encode(A, pieces=2, seed=4)
+            packets = [list(code.compute_pieces(s, x)) for s in shares]
         else:
+            shares = whole
             packets = [list(piece_packets(F, y, 2, i, seed=(4, i), systematic=kind != "random"))
                        for i, y in enumerate(results)]
-        decoder = Decoder(code, 2)
+        decoder = Decoder(shares, 2)
         counts[kind] = len(feed(decoder, packets, order))
         assert decoder.complete, kind
         assert_field_array(F, decoder.result(), expected)
@@ -273,8 +280,9 @@ def test_partial_workers(p, delivered):
     F = ffcode.GF(p)
     A, B = rand(p, (9, 5), 1), rand(p, (5, 7), 2)
     code = PolynomialCode(F, 2, 2, 7)
-    packets = [list(code.compute_pieces(s)) for s in code.encode(A, B, pieces=3, seed=8)]
-    decoder = Decoder(code, 3)
+    shares = code.encode(A, B, pieces=3, seed=8)
+    packets = [list(code.compute_pieces(s)) for s in shares]
+    decoder = Decoder(shares, 3)
     rounds = max(len(js) for js in delivered.values())
     order = [(w, js[r]) for r in range(rounds) for w, js in delivered.items() if r < len(js)]
     assert len(order) == 12
@@ -293,8 +301,9 @@ def test_progress():
     F = ffcode.GF(p)
     A, B = rand(p, (9, 5), 1), rand(p, (5, 7), 2)
     code = PolynomialCode(F, 2, 2, 6)
-    packets = [list(code.compute_pieces(s)) for s in code.encode(A, B, pieces=3, seed=1)]
-    decoder = Decoder(code, 3)
+    shares = code.encode(A, B, pieces=3, seed=1)
+    packets = [list(code.compute_pieces(s)) for s in shares]
+    decoder = Decoder(shares, 3)
     assert (decoder.needed, decoder.rank, decoder.received, decoder.complete) == (12, 0, 0, False)
     with pytest.raises(ValueError, match="rank 0/12"):
         decoder.result()
@@ -318,32 +327,51 @@ def test_progress():
 
 
 def test_constructor_errors():
-    """The decoder needs a code, pieces >= 1, an encoded code and, if given, a valid
+    """The decoder needs an encoding (what encode returned: a code, even one that encoded
+    data, or a list of its shares is a TypeError), pieces >= 1 and, if given, a valid
     result_shape."""
     F = ffcode.GF(65521)
     X = [rand(F.p, (4, 3), j) for j in range(2)]
     mds = MDS(F, 2, 3)
-    with pytest.raises(ValueError):
-        Decoder(mds, 2)                                       # not encoded yet
-    with pytest.raises(ValueError):
-        Decoder(LCC(F, 2, 0, times_W, 1, 3, row_linear=True), 2)
-    mds.encode(rand(F.p, (5, 3), 1))
-    assert Decoder(mds, 2).needed == 4
+    shares = mds.encode(rand(F.p, (5, 3), 1))
+    assert Decoder(shares, 2).needed == 4
     for bad, error in [(0, ValueError), (-1, ValueError), (1.5, TypeError), (None, TypeError)]:
         with pytest.raises(error):
-            Decoder(mds, bad)
-    for bad in [None, "MDS", F]:
-        with pytest.raises(TypeError):
+            Decoder(shares, bad)
+    for bad in [None, "MDS", F, mds, list(shares), tuple(shares),
+                LCC(F, 2, 0, times_W, 1, 3, row_linear=True)]:
+        with pytest.raises(TypeError, match="encoding"):
             Decoder(bad, 2)
     lcc = LCC(F, 2, 1, gram, 2, 6)
-    lcc.encode(X, seed=1)
-    assert Decoder(lcc, 2).result_shape is None           # until the first packet
+    encoding = lcc.encode(X, seed=1)
+    assert Decoder(encoding, 2).result_shape is None      # until the first packet
     for bad in [(), (-1, 4), (4, -2)]:
         with pytest.raises(ValueError):
-            Decoder(lcc, 2, result_shape=bad)
+            Decoder(encoding, 2, result_shape=bad)
     with pytest.raises(TypeError):
-        Decoder(lcc, 2, result_shape=(4.0, 4))
-    assert Decoder(lcc, 2, result_shape=(4, 4)).needed == 2 * lcc.recovery_threshold
+        Decoder(encoding, 2, result_shape=(4.0, 4))
+    assert Decoder(encoding, 2, result_shape=(4, 4)).needed == 2 * lcc.recovery_threshold
+
+
+def test_two_encodings_of_one_code():
+    """A code is a value: two encodings of it (data of other shapes) decode side by side,
+    their packets interleaved, each decoder to its own product, whichever completes first."""
+    p = 2**31 - 1
+    F = ffcode.GF(p)
+    code = PolynomialCode(F, 2, 1, 4)
+    jobs = [(rand(p, (5, 3), 1), rand(p, (3, 4), 2)), (rand(p, (8, 2), 3), rand(p, (2, 6), 4))]
+    decoders, packets = [], []
+    for n, (A, B) in enumerate(jobs):
+        shares = code.encode(A, B, pieces=2, seed=n)
+        decoders.append(Decoder(shares, 2))
+        packets.append([list(code.compute_pieces(s)) for s in shares])
+    order = [(1, 3, 0), (0, 0, 0), (1, 0, 1), (0, 2, 1), (1, 2, 0), (1, 1, 1), (0, 3, 0),
+             (0, 1, 1)]
+    for n, w, j in order:
+        assert decoders[n].add(packets[n][w][j])
+    assert all(d.complete for d in decoders)
+    for d, (A, B) in zip(decoders, jobs):
+        assert_field_array(F, d.result(), obj_matmul(p, A, B))
 
 
 # -- the shape of a local result from the first packet ------------------------------------------
@@ -365,7 +393,7 @@ def test_shape_from_the_first_packet(name, m, defer):
     packet fixes the shape (its rows from Packet.rows, which piece_packets sets), exactly
     as with result_shape given."""
     case = Case(name, ffcode.GF(2**31 - 1), seed=m)
-    decoder = Decoder(case.code, m, defer=defer)
+    decoder = Decoder(case.encoding, m, defer=defer)
     assert decoder.result_shape is None
     packets = case.finished(m, seed=m)
     assert all(pk.rows == 5 for worker in packets for pk in worker)
@@ -377,7 +405,7 @@ def test_shape_from_the_first_packet(name, m, defer):
 def test_whole_results_need_no_rows():
     """m = 1: a packet is a whole local result, whose rows are its payload's."""
     case = Case("LCC gram", ffcode.GF(65521), seed=2)
-    decoder = Decoder(case.code, 1)
+    decoder = Decoder(case.encoding, 1)
     for w in range(case.code.recovery_threshold):
         assert decoder.add(Packet(w, 0, np.ones(1, case.F.dtype), case.results[w]))
     assert decoder.result_shape == (5, 5)
@@ -386,7 +414,7 @@ def test_whole_results_need_no_rows():
 
 def _gram_setup(m=2):
     case = Case("LCC gram", ffcode.GF(65521), seed=3)
-    return case, Decoder(case.code, m), case.finished(m, seed=4)
+    return case, Decoder(case.encoding, m), case.finished(m, seed=4)
 
 
 @pytest.mark.parametrize("bad, error, match", [
@@ -441,7 +469,7 @@ def test_rows_checked_when_the_code_tells_them():
     """A code that knows its local results' rows (PolynomialCode: 5 here) refuses a packet
     that claims others, before and after the first packet."""
     case = Case("PolynomialCode", ffcode.GF(65521), seed=1)
-    decoder = Decoder(case.code, 2)
+    decoder = Decoder(case.encoding, 2)
     packets = case.finished(2, seed=1)
     for before in (0, 1):
         with pytest.raises(ValueError, match="claims a local result of 6 rows, expected 5"):
@@ -511,9 +539,10 @@ def small_setup():
     F = ffcode.GF(P_SMALL)
     A, B = rand(P_SMALL, (5, 3), 1), rand(P_SMALL, (3, 4), 2)
     code = PolynomialCode(F, 2, 1, 4)
-    packets = [list(code.compute_pieces(s)) for s in code.encode(A, B, pieces=2, seed=2)]
+    shares = code.encode(A, B, pieces=2, seed=2)
+    packets = [list(code.compute_pieces(s)) for s in shares]
     good = [packets[0][0], packets[2][1], packets[3][0], packets[2][0]]
-    return F, obj_matmul(P_SMALL, A, B), Decoder(code, 2), good
+    return F, obj_matmul(P_SMALL, A, B), Decoder(shares, 2), good
 
 
 @pytest.mark.parametrize("before", [0, 2], ids=lambda b: f"after {b}")

@@ -17,8 +17,8 @@ from helpers import assert_field_array, obj_matmul, prime_id, rand
 DEFER_PRIMES = [65521, 2**31 - 1, 4294967291, 2**61 - 1]
 
 
-CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC t=1",
-         "LCC gram", "LCC square"]
+CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "ProductCode sparse",
+         "LCC t=1", "LCC gram", "LCC square"]
 
 
 def random_order(rng, N, m) -> list:
@@ -72,6 +72,42 @@ def test_defer_decodes_like_immediate(name, m, p):
     case.check(got)
     assert same(got, now.result())
     assert same(later.result(), got)                # a second call: the same
+
+
+@pytest.mark.parametrize("p", DEFER_PRIMES, ids=prime_id)
+@pytest.mark.parametrize("m", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["full speed", "random", "systematic"])
+def test_sparse_support_defers_like_immediate(kind, m, p):
+    """A code of sparse support, ProductCode(F, 5, a_exponents=[[0], [1]],
+    b_exponents=[[0, 3]]) (h of support 0, 1, 3, 4: no Vandermonde), decodes in deferred
+    mode, elimination interleaved at random, exactly as in immediate mode, from full-speed
+    packets or packets of whole results (random or systematic pieces) of all 5 workers in
+    a random order: the same packets innovative, the same output, code.decode's and A @ B."""
+    F = ffcode.GF(p)
+    code = ffcode.ProductCode(F, 5, a_exponents=[[0], [1]], b_exponents=[[0, 3]])
+    assert code.support == (0, 1, 3, 4)
+    A, B = rand(p, (9, 3), (m, 1)), rand(p, (3, 7), (m, 2))
+    whole = code.encode(A, B, seed=m)
+    results = [code.compute(share) for share in whole]
+    reference = code.decode(whole, {w: results[w] for w in (4, 1, 3, 0)})
+    if kind == "full speed":
+        shares = code.encode(A, B, pieces=m, seed=(m, 3))
+        packets = [list(code.compute_pieces(share)) for share in shares]
+    else:
+        shares = whole
+        packets = [list(piece_packets(F, y, m, w, seed=(m, w), systematic=kind == "systematic"))
+                   for w, y in enumerate(results)]
+    rng = np.random.default_rng((m, p % 1009, len(kind)))
+    now, later = Decoder(shares, m), Decoder(shares, m, defer=True)
+    for w, j in random_order(rng, code.n_workers, m):
+        assert later.add(packets[w][j]) is now.add(packets[w][j])
+        assert later.rank == now.rank and later.complete is now.complete
+        later.eliminate(int(rng.integers(0, 3)))
+    assert now.complete and now.rank == m * code.recovery_threshold
+    got = later.result()
+    assert same(got, now.result())
+    for want in (reference, obj_matmul(p, A, B)):
+        assert_field_array(F, got, want)
 
 
 @pytest.mark.parametrize("p", [2**31 - 1, 2**61 - 1], ids=prime_id)
@@ -156,9 +192,10 @@ def test_non_innovative_not_pending(p):
     F = ffcode.GF(p)
     A, x = rand(p, (8, 3), 1), rand(p, 3, 2)
     code = MDS(F, 2, 3)
-    results = [code.compute(s, x) for s in code.encode(A)]
+    shares = code.encode(A)
+    results = [code.compute(s, x) for s in shares]
     one = list(piece_packets(F, results[0], 1, 0, seed=1))[0]
-    decoder = Decoder(code, 1, defer=True)
+    decoder = Decoder(shares, 1, defer=True)
     assert decoder.add(one) and decoder.pending == 1
     assert decoder.add(one) is False                               # repeated key
     assert decoder.add(dataclasses.replace(one, index=1)) is False  # same span (m = 1)
@@ -181,11 +218,11 @@ def test_defer_empty_results(shape):
     else:
         code = LCC(F, 2, 0, times_W, 1, 3, row_linear=True)
         data, args = ([np.zeros((0, 3), F.dtype)] * 2,), ()
-    packets = [list(code.compute_pieces(s, *args))
-               for s in code.encode(*data, pieces=2, seed=1)]
+    shares = code.encode(*data, pieces=2, seed=1)
+    packets = [list(code.compute_pieces(s, *args)) for s in shares]
     outputs = []
     for defer in (False, True):
-        decoder = Decoder(code, 2, defer=defer)
+        decoder = Decoder(shares, 2, defer=defer)
         for w, j in [(0, 0), (1, 0), (2, 0), (2, 1)]:
             assert decoder.add(packets[w][j])
         assert decoder.pending == (4 if defer else 0)
@@ -303,9 +340,10 @@ def test_malformed_changes_nothing_deferred(bad, before, eliminated, p):
     make, error = malformed(F)[bad]
     A, B = rand(p, (5, 3), 1), rand(p, (3, 4), 2)
     code = PolynomialCode(F, 2, 1, 4)
-    packets = [list(code.compute_pieces(s)) for s in code.encode(A, B, pieces=2, seed=2)]
+    shares = code.encode(A, B, pieces=2, seed=2)
+    packets = [list(code.compute_pieces(s)) for s in shares]
     good = [packets[0][0], packets[2][1], packets[3][0], packets[2][0]]
-    decoder = Decoder(code, 2, defer=True)
+    decoder = Decoder(shares, 2, defer=True)
     for packet in good[:before]:
         assert decoder.add(packet)
     assert decoder.eliminate(eliminated) == eliminated
@@ -328,8 +366,9 @@ def test_malformed_first_packet_then_other_shape():
     F = ffcode.GF(p)
     A, x = rand(p, (6, 3), 1), rand(p, (3, 2), 2)
     code = MDS(F, 2, 3)
-    packets = [list(code.compute_pieces(s, x)) for s in code.encode(A, pieces=3, seed=1)]
-    decoder = Decoder(code, 3, defer=True)
+    shares = code.encode(A, pieces=3, seed=1)
+    packets = [list(code.compute_pieces(s, x)) for s in shares]
+    decoder = Decoder(shares, 3, defer=True)
     bad = dataclasses.replace(packets[1][0], payload=_set_first(packets[1][0].payload, p,
                                                                 F.dtype))
     with pytest.raises(ValueError, match=">= p"):
@@ -433,7 +472,7 @@ def test_lcc_with_a_path():
     assert code.f is functions.square and functions.path_of(code.f) == "ffcode.functions:square"
     X = [rand(p, (4, 3), j) for j in range(2)]
     shares = code.encode(X, seed=1)
-    got = code.decode({i: code.compute(shares[i]) for i in (5, 1, 3, 0, 2)})
+    got = code.decode(shares, {i: code.compute(shares[i]) for i in (5, 1, 3, 0, 2)})
     for g, x in zip(got, X):
         assert_field_array(F, g, (x.astype(object) ** 2) % p)
     with pytest.raises(ValueError, match="Cannot import"):

@@ -5,8 +5,9 @@ import importlib
 import pytest
 
 MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcode._validate",
-           "ffcode.codes.mds", "ffcode.codes.polynomial", "ffcode.codes.matdot",
-           "ffcode.codes.lcc", "ffcode.pieces", "ffcode.decoder", "ffcode.functions",
+           "ffcode.codes.base", "ffcode.codes.product", "ffcode.codes.mds",
+           "ffcode.codes.polynomial", "ffcode.codes.matdot", "ffcode.codes.lcc",
+           "ffcode.collect", "ffcode.pieces", "ffcode.decoder", "ffcode.functions",
            "ffcode.sim", "ffcode.verify", "ffcode.byzantine"]
 
 
@@ -17,3 +18,5 @@ def test_docstring_examples(name):
     assert result.failed == 0
     if name == "ffcode._field":     # GF, asarray, inv, rref and vandermonde have examples
         assert result.attempted >= 6
+    if name == "ffcode.codes.product":
+        assert result.attempted >= 4

@@ -203,19 +203,21 @@ def signed_ints(shape, bound, seed):
 
 
 def run_signed(kind, F, A, B):
-    """Encode the signed integer A and B, run every worker, decode from the last R."""
+    """Encode the signed integer A and B (MDS: A, with B the argument x, checked by
+    arguments), run every worker, decode from the last R."""
     a, b = F.asarray(A), F.asarray(B)
     if kind == "MDS":
         code = MDS(F, 2, 4, signed=True)
         shares = code.encode(a)
-        results = {i: code.compute(s, b) for i, s in enumerate(shares)}
+        x, = code.arguments(shares, b)
+        results = {i: code.compute(s, x) for i, s in enumerate(shares)}
     else:
         code = (PolynomialCode(F, 2, 2, 5, signed=True) if kind == "PolynomialCode"
                 else MatDot(F, 2, 4, signed=True))
         shares = code.encode(a, b)
         results = {i: code.compute(s) for i, s in enumerate(shares)}
     R, N = code.recovery_threshold, code.n_workers
-    return F.to_signed(code.decode({w: results[w] for w in range(N - R, N)}))
+    return F.to_signed(code.decode(shares, {w: results[w] for w in range(N - R, N)}))
 
 
 KINDS = ["MDS", "PolynomialCode", "MatDot"]
@@ -260,20 +262,30 @@ def test_unsigned_codes_do_not_check_magnitudes():
     for code in (PolynomialCode(F, 2, 1, 2), MatDot(F, 2, 3)):
         code.encode(A, B)
     code = MDS(F, 2, 2)
-    code.compute(code.encode(A)[0], B)
+    shares = code.encode(A)
+    code.compute(shares[0], *code.arguments(shares, B))
 
 
-def test_signed_mds_checks_x_at_compute():
-    """MDS encodes A alone; each compute checks its x against |A| from encode."""
+def test_signed_mds_checks_x_by_arguments():
+    """MDS encodes A alone; arguments(encoding, x) checks each x against the |A| the
+    encoding recorded (compute cannot know the encoding), and only that encoding's code
+    takes it."""
     F = ffcode.GF(65521)
     code = MDS(F, 2, 3, signed=True)
     shares = code.encode(F.asarray(np.full((4, 8), -63)))
-    assert F.to_signed(code.compute(shares[0], F.asarray(np.full(8, 65)))).shape == (2,)
+    assert shares.magnitude == 63
+    x, = code.arguments(shares, F.asarray(np.full(8, 65)))
+    results = {i: code.compute(s, x) for i, s in enumerate(shares)}
+    assert F.to_signed(code.decode(shares, results)).tolist() == [-32760] * 4
     with pytest.raises(ValueError, match=r"cols \* \|A\| \* \|x\|.*32760"):
-        code.compute(shares[0], F.asarray(np.full(8, -66)))
+        code.arguments(shares, F.asarray(np.full(8, -66)))
+    small = code.encode(F.asarray(np.full((4, 8), -1)))     # another A: another bound
+    code.arguments(small, F.asarray(np.full(8, -66)))
+    with pytest.raises(ValueError, match=r"cols \* \|A\| \* \|x\|"):
+        code.arguments(shares, F.asarray(np.full(8, -66)))
     fresh = MDS(F, 2, 3, signed=True)
-    with pytest.raises(ValueError, match="encode"):
-        fresh.compute(shares[0], F.asarray(np.full(8, 1)))
+    with pytest.raises(ValueError, match="encoding was made by"):
+        fresh.arguments(shares, F.asarray(np.full(8, 1)))
 
 
 # -- LCC with signed=True ----------------------------------------------------------------------
@@ -307,7 +319,7 @@ def test_signed_lcc_cube(t):
     assert seen == [31]
     results = {i: code.compute(s) for i, s in enumerate(shares)}
     R, N = code.recovery_threshold, code.n_workers
-    got = code.decode({w: results[w] for w in range(N - R, N)})
+    got = code.decode(shares, {w: results[w] for w in range(N - R, N)})
     assert [F.to_signed(g).tolist() for g in got] == [(x ** 3).tolist() for x in X]
     with pytest.raises(ValueError, match=WRAP):
         code.encode([F.asarray(X[0]), F.asarray(np.full((3, 4), -32))], seed=7)
@@ -345,7 +357,7 @@ def test_real_matrices_end_to_end(kind):
                    result_bound=lambda M: 5 * M * 2 * scale)
         blocks = [A, -A[::-1]]
         shares = code.encode([F.from_real(x, scale) for x in blocks], seed=10)
-        got = code.decode({i: code.compute(s) for i, s in enumerate(shares)})
+        got = code.decode(shares, {i: code.compute(s) for i, s in enumerate(shares)})
         for g, x in zip(got, blocks):
             err = np.abs(F.to_real(g, scale**2) - x @ B).max()
             assert err <= tolerance

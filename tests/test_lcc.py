@@ -7,8 +7,9 @@ import pytest
 
 import ffcode
 from ffcode import LCC, functions
-from ffcode.codes import lcc as lcc_module
-from ffcode.codes.lcc import is_row_linear, secure_random
+from ffcode.codes import base as base_module, lcc as lcc_module
+from ffcode.codes.base import secure_random
+from ffcode.codes.lcc import is_row_linear
 
 from helpers import assert_field_array, obj_matmul, rand
 
@@ -35,14 +36,15 @@ def all_results(code, shares):
     return {i: code.compute(s) for i, s in enumerate(shares)}
 
 
-def assert_decodes(code, results, expected, seed=0):
-    """The first R, the last R and a random subset of every size R..N decode to expected."""
+def assert_decodes(code, shares, results, expected, seed=0):
+    """The first R, the last R and a random subset of every size R..N decode (the encoding
+    ``shares``) to expected."""
     R, N = code.recovery_threshold, code.n_workers
     rng = np.random.default_rng(seed)
     subsets = [range(R), range(N - R, N)]
     subsets += [rng.choice(N, size, replace=False) for size in range(R, N + 1)]
     for workers in subsets:
-        got = code.decode({int(w): results[int(w)] for w in workers})
+        got = code.decode(shares, {int(w): results[int(w)] for w in workers})
         assert isinstance(got, list) and len(got) == len(expected)
         for g, e in zip(got, expected):
             assert isinstance(g, np.ndarray)   # 0-d blocks too, never numpy scalars
@@ -60,8 +62,9 @@ def test_lcc_decodes(p, name, f, degree, oracle, k, t):
     assert (code.recovery_threshold, code.n_workers, code.k, code.t) == (R, R + 2, k, t)
     X = [rand(p, (4, 3), (k, t, j)) for j in range(k)]
     shares = code.encode(X, seed=1)
-    assert len(shares) == R + 2 and all(s.shape == (4, 3) for s in shares)
-    assert_decodes(code, all_results(code, shares), [oracle(p, x) for x in X])
+    assert len(shares) == R + 2
+    assert all(isinstance(s, tuple) and len(s) == 1 and s[0].shape == (4, 3) for s in shares)
+    assert_decodes(code, shares, all_results(code, shares), [oracle(p, x) for x in X])
 
 
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1), (5,), (2, 3, 2)], ids=str)
@@ -71,7 +74,8 @@ def test_lcc_block_shapes(shape):
     F = ffcode.GF(p)
     code = LCC(F, 2, 1, FUNCTIONS[4][1], 3, 10)
     X = [rand(p, shape, j) for j in range(2)]
-    assert_decodes(code, all_results(code, code.encode(X, seed=2)),
+    shares = code.encode(X, seed=2)
+    assert_decodes(code, shares, all_results(code, shares),
                    [(x.astype(object) ** 3) % p for x in X])
 
 
@@ -82,8 +86,8 @@ def test_lcc_empty_blocks(shape):
     F = ffcode.GF(p)
     code = LCC(F, 2, 1, FUNCTIONS[3][1], 2, 6)
     X = [rand(p, shape, j) for j in range(2)]
-    assert_decodes(code, all_results(code, code.encode(X, seed=3)),
-                   [np.zeros(shape, dtype=object)] * 2)
+    shares = code.encode(X, seed=3)
+    assert_decodes(code, shares, all_results(code, shares), [np.zeros(shape, dtype=object)] * 2)
 
 
 def test_lcc_small_fields():
@@ -95,7 +99,8 @@ def test_lcc_small_fields():
         code = LCC(F, k, t, f, degree, N)
         X = [rand(p, (3, 2), (p, j)) for j in range(k)]
         expected = [(x.astype(object) * (2 if degree == 1 else x.astype(object))) % p for x in X]
-        assert_decodes(code, all_results(code, code.encode(X, seed=4)), expected)
+        shares = code.encode(X, seed=4)
+        assert_decodes(code, shares, all_results(code, shares), expected)
         with pytest.raises(ValueError, match="too small"):
             LCC(F, k, t, f, degree, N + 1)
 
@@ -107,8 +112,8 @@ def test_lcc_non_contiguous_blocks():
     base = [rand(p, (5, 4), j) for j in range(2)]
     X = [np.asfortranarray(base[0]), np.repeat(base[1], 2, axis=1)[:, ::2]]
     assert not X[1].flags.c_contiguous
-    assert_decodes(code, all_results(code, code.encode(X, seed=5)),
-                   [obj_matmul(p, x, x.T) for x in base])
+    shares = code.encode(X, seed=5)
+    assert_decodes(code, shares, all_results(code, shares), [obj_matmul(p, x, x.T) for x in base])
 
 
 def test_lcc_custom_points_and_betas():
@@ -121,7 +126,8 @@ def test_lcc_custom_points_and_betas():
     assert code.points.tolist() == points and code.betas.tolist() == betas
     assert_field_array(F, code.encoding_matrix, F.lagrange(betas, points))
     X = [rand(p, (3, 3), j) for j in range(3)]
-    assert_decodes(code, all_results(code, code.encode(X, seed=6)),
+    shares = code.encode(X, seed=6)
+    assert_decodes(code, shares, all_results(code, shares),
                    [(x.astype(object) ** 2) % p for x in X])
 
 
@@ -133,7 +139,8 @@ def test_lcc_default_betas_avoid_points():
     code = LCC(F, 2, 1, f, 1, 4, points=[2, 4, 6, 100])
     assert code.betas.tolist() == [1, 3, 5]
     X = [rand(F.p, 4, j) for j in range(2)]
-    assert_decodes(code, all_results(code, code.encode(X, seed=0)),
+    shares = code.encode(X, seed=0)
+    assert_decodes(code, shares, all_results(code, shares),
                    [(2 * x.astype(object)) % F.p for x in X])
 
 
@@ -189,8 +196,8 @@ def test_lcc_seeds():
     code = LCC(F, 2, 2, FUNCTIONS[1][1], 1, 6)
     X = [rand(F.p, (4, 4), j) for j in range(2)]
     a, b, c = code.encode(X, seed=7), code.encode(X, seed=7), code.encode(X, seed=8)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
-    assert not any(np.array_equal(x, y) for x, y in zip(a, c))
+    assert all(np.array_equal(x[0], y[0]) for x, y in zip(a, b))
+    assert not any(np.array_equal(x[0], y[0]) for x, y in zip(a, c))
 
 
 # -- the row-linear claim ----------------------------------------------------------------------
@@ -242,7 +249,8 @@ def test_row_linear_claim_is_checked_at_encode():
     assert len(LCC(F, 2, 1, "ffcode.functions:square", 2, 6).encode(X, seed=1)) == 6
     linear = LCC(F, 2, 1, FUNCTIONS[0][1], 1, 4, row_linear=True)
     assert len(linear.encode(X, seed=1, pieces=2)) == 4
-    assert_decodes(linear, all_results(linear, linear.encode(X, seed=1)),
+    shares = linear.encode(X, seed=1)
+    assert_decodes(linear, shares, all_results(linear, shares),
                    [obj_matmul(F.p, x, _W(F, 3)) for x in X])
 
 
@@ -288,7 +296,7 @@ def _share_counts(code, value, worker, samples, per_encode=100):
     counts = np.zeros(F.p, np.int64)
     X = [np.full(per_encode, value, F.dtype)] * code.k
     for seed in range(samples // per_encode):
-        share = code.encode(X, seed=seed)[worker]
+        share = code.encode(X, seed=seed)[worker][0]
         counts += np.bincount(share, minlength=F.p)
     return counts
 
@@ -323,7 +331,8 @@ def test_privacy_statistical_two_workers():
     for seed in range(150):
         shares = code.encode(X, seed=seed)
         for (i, j), c in pairs.items():
-            c += np.bincount(shares[i].astype(np.int64) * p + shares[j], minlength=p * p)
+            c += np.bincount(shares[i][0].astype(np.int64) * p + shares[j][0],
+                             minlength=p * p)
     for c in pairs.values():
         assert _uniform(c, 0.25), c
 
@@ -358,10 +367,10 @@ def test_unseeded_masks_come_from_the_csprng(monkeypatch):
     monkeypatch.setattr(F, "random", no_random)
     a, b = code.encode(X), code.encode(X)
     assert calls == [2 * 16, 2 * 16]
-    assert not any(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not any(np.array_equal(x[0], y[0]) for x, y in zip(a, b))
     expected = [(x.astype(object) ** 2) % F.p for x in X]
     for shares in (a, b):
-        got = code.decode(all_results(code, shares))
+        got = code.decode(shares, all_results(code, shares))
         for g, e in zip(got, expected):
             assert_field_array(F, g, e)
 
@@ -392,7 +401,7 @@ def test_secure_random_rejects_the_top_partial_range(monkeypatch, p, dtype):
         assert n == words.nbytes        # asks for exactly the words still missing
         return words.tobytes()
 
-    monkeypatch.setattr(lcc_module.os, "urandom", urandom)
+    monkeypatch.setattr(base_module.os, "urandom", urandom)
     x = secure_random(F, 3)
     assert x.tolist() == [5 % p, (limit - 1) % p, 8 % p]
     assert x.dtype == F.dtype

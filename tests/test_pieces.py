@@ -7,6 +7,7 @@ import pytest
 
 import ffcode
 from ffcode import LCC, MDS, MatDot, Packet, PieceShare, PolynomialCode, piece_packets
+from ffcode.pieces import piece_results
 
 from helpers import as_objects, assert_field_array, prime_id, rand
 
@@ -165,7 +166,8 @@ def test_piece_packets_rejects_bad_input(args, kwargs, error):
 
 
 def full_speed_case(name, F):
-    """(code, encode arguments, compute arguments, operand of a plain share, rest of it)."""
+    """(code, encode arguments, compute arguments). A plain share is a tuple whose operand 0
+    is the row-linear one (code.row_linear_operand): A~(a_i) or u(a_i)."""
     p = F.p
     if name == "MDS vector":
         code, data, args = MDS(F, 2, 4), (rand(p, (9, 4), 1),), (rand(p, 4, 2),)
@@ -179,11 +181,7 @@ def full_speed_case(name, F):
         t = 1 if name == "LCC t=1" else 0
         code = LCC(F, 2, t, times_W, 1, 4, row_linear=True)
         data, args = ([rand(p, (5, 3), 7), rand(p, (5, 3), 8)],), ()
-    operand = ((lambda s: s[0]) if isinstance(code, (PolynomialCode, MatDot))
-               else (lambda s: s))
-    rest = ((lambda s: (s[1],)) if isinstance(code, (PolynomialCode, MatDot))
-            else (lambda s: ()))
-    return code, data, args, operand, rest
+    return code, data, args
 
 
 FULL_SPEED = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC t=0", "LCC t=1"]
@@ -194,25 +192,32 @@ FULL_SPEED = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC t=0",
 @pytest.mark.parametrize("name", FULL_SPEED)
 def test_encode_pieces(name, p, m):
     """encode(..., pieces=m, seed=s) gives N PieceShares: blocks[j] = G_i[j] . (row pieces of
-    the plain share's row-linear operand), the other operands unchanged."""
+    the plain share's row-linear operand, operand 0), the other operands unchanged in
+    ``rest``, and operands(j) the plain share's operands with block j in operand 0's place."""
     F = ffcode.GF(p)
-    code, data, args, operand, rest = full_speed_case(name, F)
+    code, data, args = full_speed_case(name, F)
+    assert code.row_linear and code.row_linear_operand == 0
     plain = code.encode(*data, seed=9)
     shares = code.encode(*data, pieces=m, seed=9)
-    assert len(shares) == code.n_workers
+    assert len(shares) == code.n_workers and shares.pieces == m
     Gs = []
     for i, (share, plain_share) in enumerate(zip(shares, plain)):
-        assert isinstance(share, PieceShare)
-        assert share.worker == i
+        assert isinstance(share, PieceShare) and isinstance(plain_share, tuple)
+        assert share.worker == i and share.operand == 0
         assert share.coeffs.shape == (m, m) and share.coeffs.dtype == F.dtype
         assert int(share.coeffs.max()) < p
-        pieces = row_pieces(operand(plain_share), m)
+        pieces = row_pieces(plain_share[0], m)
         assert share.blocks.shape == (m,) + pieces.shape[1:]
         for j in range(m):
             assert_field_array(F, share.blocks[j], combination(p, share.coeffs[j], pieces))
-        assert len(share.rest) == len(rest(plain_share))
-        for got, want in zip(share.rest, rest(plain_share)):
+        assert len(share.rest) == len(plain_share) - 1
+        for got, want in zip(share.rest, plain_share[1:]):
             assert_field_array(F, got, want)
+        for j in range(m):
+            operands = share.operands(j)
+            assert len(operands) == len(plain_share)
+            assert np.array_equal(operands[0], share.blocks[j])
+            assert all(a is b for a, b in zip(operands[1:], share.rest))
         Gs.append(share.coeffs.tolist())
     assert len({str(G) for G in Gs}) == len(Gs)        # every worker draws its own G_i
     again = code.encode(*data, pieces=m, seed=9)
@@ -228,7 +233,7 @@ def test_compute_pieces(name, p, m):
     """compute_pieces yields m packets, packet j with worker i, index j, coefficients G_i[j]
     and payload G_i[j] . (row pieces of the worker's whole local result)."""
     F = ffcode.GF(p)
-    code, data, args, _, _ = full_speed_case(name, F)
+    code, data, args = full_speed_case(name, F)
     plain = code.encode(*data, seed=3)
     shares = code.encode(*data, pieces=m, seed=3)
     for i in (0, code.n_workers - 1):
@@ -242,6 +247,35 @@ def test_compute_pieces(name, p, m):
             assert (packet.worker, packet.index) == (i, j)
             assert_field_array(F, packet.coeffs, shares[i].coeffs[j])
             assert_field_array(F, packet.payload, combination(p, packet.coeffs, pieces))
+
+
+def test_piece_results_puts_the_block_in_its_operand():
+    """piece_results(compute, share) yields packet j = (worker, j, coeffs[j],
+    compute(*operands)) with block j at position ``operand`` among the ``rest``, lazily: block
+    j is computed only when its packet is asked for."""
+    F = ffcode.GF(65521)
+    coeffs = F.random((3, 3), 1)
+    blocks = rand(F.p, (3, 2, 4), 2)
+    left, right = rand(F.p, (5, 2), 3), rand(F.p, (4, 6), 4)
+    calls = []
+
+    def compute(*operands):
+        calls.append(len(calls))
+        return F.matmul(F.matmul(operands[0], operands[1]), operands[2])
+
+    share = PieceShare(7, coeffs, blocks, (left, right), operand=1)
+    for j in range(3):
+        first, block, last = share.operands(j)
+        assert first is left and last is right and np.array_equal(block, blocks[j])
+    packets = piece_results(compute, share)
+    assert iter(packets) is packets and calls == []
+    for j, packet in enumerate(packets):
+        assert calls == list(range(j + 1))
+        assert (packet.worker, packet.index) == (7, j)
+        assert_field_array(F, packet.coeffs, coeffs[j])
+        assert_field_array(F, packet.payload, F.matmul(F.matmul(left, blocks[j]), right))
+    block, rest = PieceShare(7, coeffs, blocks, (left,)).operands(2)     # operand 0
+    assert np.array_equal(block, blocks[2]) and rest is left
 
 
 def square(F, X):
@@ -267,7 +301,7 @@ def test_lcc_pieces_need_row_linear():
 @pytest.mark.parametrize("name", FULL_SPEED)
 def test_encode_rejects_bad_pieces(name, pieces, error):
     """pieces must be an integer >= 1."""
-    code, data, _, _, _ = full_speed_case(name, ffcode.GF(65521))
+    code, data, _ = full_speed_case(name, ffcode.GF(65521))
     with pytest.raises(error):
         code.encode(*data, pieces=pieces, seed=1)
 
@@ -276,7 +310,7 @@ def test_compute_pieces_rejects_other_shares():
     """A plain share (or anything but a PieceShare) is a TypeError; a PieceShare of a worker
     the code does not have is a ValueError."""
     F = ffcode.GF(65521)
-    code, data, args, _, _ = full_speed_case("MDS vector", F)
+    code, data, args = full_speed_case("MDS vector", F)
     plain = code.encode(*data)
     with pytest.raises(TypeError):
         list(code.compute_pieces(plain[0], *args))

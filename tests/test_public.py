@@ -12,7 +12,8 @@ import ffcode
 RUNTIME = {"Cluster": "cluster", "ClusterError": "errors", "Faults": "faults",
            "JobFailed": "errors", "JobTimeout": "errors", "Report": "report",
            "VerificationError": "errors", "WorkerError": "errors"}
-CORE = {"DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoder",
+CORE = {"Code": "codes", "Encoding": "codes", "ProductCode": "codes",
+        "DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoder",
         "GF": "_field", "LCC": "codes", "MDS": "codes", "MatDot": "codes", "Packet": "pieces",
         "PieceShare": "pieces", "PolynomialCode": "codes", "PrimeField": "_field",
         "RobustDecoder": "byzantine", "piece_packets": "pieces"}
@@ -79,7 +80,7 @@ def test_one_root_error():
     results[0] = F.add(results[0], 1)
     results[1] = F.add(results[1], 2)
     with pytest.raises(ffcode.FFCodeError, match="not within 1 errors"):
-        byzantine.decode(code, results, 1)
+        byzantine.decode(shares, results, 1)
 
 
 def test_unknown_name():

@@ -21,7 +21,7 @@ from helpers import assert_field_array, obj_matmul, prime_id, rand
 PRIMES = [257, 65521, 2**31 - 1, 2**61 - 1]
 GENERIC = 2**31 - 1     # from here on random packets are independent whenever they can be
 NAMES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "LCC t=0", "LCC t=1",
-         "LCC gram"]                                # every case with R + 2 <= N (A = 1)
+         "LCC gram", "ProductCode sparse"]          # every case with R + 2 <= N (A = 1)
 SPOILS = ["random", "one packet", "one element", "lying coeffs"]
 STRATEGIES = ["interleaved", "round robin", "fastest first", "wrong first", "wrong last"]
 
@@ -37,8 +37,9 @@ def mds_a2(p):
     A, x = rand(p, (7, 3), 1), rand(p, (3, 2), 2)
     code = MDS(F, 2, 7)
     expected = obj_matmul(p, A, x)
-    return SimpleNamespace(F=F, code=code, result_shape=None,
-                           results=[code.compute(s, x) for s in code.encode(A)],
+    encoding = code.encode(A)
+    return SimpleNamespace(F=F, code=code, encoding=encoding, result_shape=None,
+                           results=[code.compute(s, x) for s in encoding],
                            check=lambda got: assert_field_array(F, got, expected))
 
 
@@ -46,9 +47,12 @@ def mds_a2(p):
 
 
 def off_by_one(F, y, rng):
+    """y with one element off by a random nonzero amount: workers spoiled so err
+    independently (the same +1 at the same place could, for some points, form a codeword:
+    the collusion no decoder can see)."""
     y = y.copy()
     k = int(rng.integers(y.size))
-    y.flat[k] = F.add(y.flat[k], 1)
+    y.flat[k] = F.add(y.flat[k], int(rng.integers(1, F.p)))
     return y
 
 
@@ -156,7 +160,7 @@ def decode_stream(setup, m, A, packets, order, seed=0):
     """A RobustDecoder given every packet in order: (decoder, packets given when it
     completed or None, [(worker, index, kept)]). Checks on the way that rank counts the kept
     packets up to needed, and that nothing is kept once complete."""
-    decoder = RobustDecoder(setup.code, m, A, result_shape=setup.result_shape, seed=seed)
+    decoder = RobustDecoder(setup.encoding, m, A, result_shape=setup.result_shape, seed=seed)
     done, log = None, []
     for t, (w, j) in enumerate(order, 1):
         was_complete = decoder.complete
@@ -381,13 +385,14 @@ def test_colluding_workers_are_beyond_it():
     F = GF(65521)
     code = MDS(F, 2, 5)                                  # R = 2, A = 1
     A, x = rand(F.p, (4, 3), 1), rand(F.p, 3, 2)
-    results = [code.compute(s, x) for s in code.encode(A)]
+    shares = code.encode(A)
+    results = [code.compute(s, x) for s in shares]
     a = [int(v) for v in code.points]
     D = rand(F.p, results[0].shape, 3)
     forged = {w: F.add(results[w], F.mul(D, (a[w] - a[2]) % F.p)) for w in (0, 1)}
     truth = obj_matmul(F.p, A, x[:, None])[:, 0]
     for order, fooled in [((0, 1, 2, 3, 4), True), ((2, 3, 4, 0, 1), False)]:
-        decoder = RobustDecoder(code, 1, 1, seed=0)
+        decoder = RobustDecoder(shares, 1, 1, seed=0)
         for w in order:
             decoder.add(next(piece_packets(F, forged.get(w, results[w]), 1, w, seed=w)))
         assert decoder.complete and decoder.wrong == []
@@ -430,26 +435,27 @@ def test_no_adversaries_cannot_see_a_wrong_worker():
 
 def test_arguments():
     F = GF(65521)
-    code = case("PolynomialCode", F.p).code                # R = 4, N = 6
+    encoding = case("PolynomialCode", F.p).encoding        # R = 4, N = 6
     for adversaries, error in [(-1, ValueError), (1.5, TypeError), (True, TypeError),
                                ("1", TypeError), (None, TypeError)]:
         with pytest.raises(error, match="adversaries"):
-            RobustDecoder(code, 2, adversaries)
+            RobustDecoder(encoding, 2, adversaries)
     with pytest.raises(ValueError, match="R \\+ 2A = 8 workers; the code has 6"):
-        RobustDecoder(code, 2, 2)
-    decoder = RobustDecoder(code, 2, np.int64(1))
+        RobustDecoder(encoding, 2, 2)
+    decoder = RobustDecoder(encoding, 2, np.int64(1))
     assert (decoder.adversaries, decoder.needed, decoder.rank) == (1, 12, 0)
     assert not decoder.complete and decoder.wrong == []
     assert "pieces=2, adversaries=1, kept=0/12" in repr(decoder)
     with pytest.raises(ValueError, match="Not decodable yet"):
         decoder.result()
     with pytest.raises(ValueError, match="pieces"):
-        RobustDecoder(code, 0, 1)
-    with pytest.raises(TypeError, match="code"):
-        RobustDecoder("mds", 2, 1)
+        RobustDecoder(encoding, 0, 1)
+    for not_an_encoding in ("mds", case("PolynomialCode", F.p).code, list(encoding)):
+        with pytest.raises(TypeError, match="encoding"):
+            RobustDecoder(not_an_encoding, 2, 1)
     with pytest.raises(ValueError, match="result_shape"):
-        RobustDecoder(case("LCC gram", F.p).code, 2, 1)
-    RobustDecoder(case("LCC square", F.p).code, 2, 0, result_shape=(5, 3))   # R + 2 > N
+        RobustDecoder(case("LCC gram", F.p).encoding, 2, 1)
+    RobustDecoder(case("LCC square", F.p).encoding, 2, 0, result_shape=(5, 3))  # R + 2 > N
 
 
 def malformed(F, q, N, kind):
@@ -497,7 +503,7 @@ def test_malformed_packet_changes_nothing(kind, at, p):
     packets, wrong = make_packets(setup, m, seed=3, spoiled=(1,))
     order = [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1), (3, 0), (4, 0), (3, 1), (4, 1)]
     reference = decode_stream(setup, m, A, packets, order)
-    decoder = RobustDecoder(setup.code, m, A, seed=0)
+    decoder = RobustDecoder(setup.encoding, m, A, seed=0)
     for t, (w, j) in enumerate(order):
         if t == at:
             bad, error = malformed(setup.F, packets[w][j], N, kind)
@@ -518,7 +524,7 @@ def test_packets_not_kept():
     setup, m, A = case("MDS matrix", 2**31 - 1), 2, 1
     F, N = setup.F, setup.code.n_workers
     packets, _ = make_packets(setup, m, seed=5)
-    decoder = RobustDecoder(setup.code, m, A, seed=1)
+    decoder = RobustDecoder(setup.encoding, m, A, seed=1)
     first = packets[0][0]
     assert decoder.add(first) and decoder.rank == 1
     assert not decoder.add(first)
@@ -552,8 +558,9 @@ def test_small_prime(p):
     A_, x = rand(p, (6, 3), 1), rand(p, (3, 2), 2)
     code = MDS(F, 2, 5)
     expected = obj_matmul(p, A_, x)
-    setup = SimpleNamespace(F=F, code=code, result_shape=None,
-                            results=[code.compute(s, x) for s in code.encode(A_)],
+    encoding = code.encode(A_)
+    setup = SimpleNamespace(F=F, code=code, encoding=encoding, result_shape=None,
+                            results=[code.compute(s, x) for s in encoding],
                             check=lambda got: assert_field_array(F, got, expected))
     completed = 0
     for seed in range(60):
@@ -589,7 +596,7 @@ def test_wrong_shape_from_a_wrong_worker(given):
     F = setup.F
     packets, _ = make_packets(setup, m, seed=1)
     shape = setup.results[0].shape if given else None
-    decoder = RobustDecoder(setup.code, m, A, result_shape=shape, seed=0)
+    decoder = RobustDecoder(setup.encoding, m, A, result_shape=shape, seed=0)
     q = packets[4][0]
     odd = dataclasses.replace(q, payload=F.random((q.payload.shape[0], 7), 1))
     if given:

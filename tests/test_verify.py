@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode, verify
+from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode, ProductCode, verify
 from ffcode.runtime import VerificationError
 
 from codecases import gram, times_W
@@ -41,29 +41,59 @@ def test_rounds_reach_the_failure_bound():
 
 @pytest.mark.parametrize("p", [65521] + WIDE_PRIMES)
 def test_output_of_every_checkable_code(p):
+    """Every code with a check (cost not None: a fraction of the job, or RECOMPUTE for MDS
+    with a vector x) accepts its exact output and refuses it with one element changed;
+    verify.output takes the code or one of its encodings."""
     F = GF(p)
     A, B = F.random((6, 4), seed=1), F.random((4, 5), seed=2)
     x, X = F.random(4, seed=3), F.random((4, 2), seed=4)
     blocks = [F.random((5, 3), seed=5 + j) for j in range(2)]
     cases = [(PolynomialCode(F, 2, 2, 4), (A, B), F.matmul(A, B)),
              (MatDot(F, 2, 3), (A, B), F.matmul(A, B)),
+             (ProductCode(F, 5, [[0], [1]], [[0, 3]]), (A, B), F.matmul(A, B)),
              (MDS(F, 2, 3), (A, x), F.matmul(A, x)),
              (MDS(F, 2, 3), (A, X), F.matmul(A, X)),
              (LCC(F, 2, 1, times_W, 1, 4, row_linear=True), (blocks,),
               [times_W(F, b) for b in blocks])]
     for code, inputs, out in cases:
-        assert verify.checkable(code)
-        assert verify.output(code, inputs, out, seed=0), code
+        cost = verify.cost(code, inputs)
+        assert cost is not None and cost > 0
+        assert (cost == verify.RECOMPUTE) == (isinstance(code, MDS) and inputs[1].ndim == 1)
+        encoding = code.encode(*inputs[:code.encodes], seed=1)
+        for checked in (code, encoding):
+            assert verify.output(checked, inputs, out, seed=0), code
         bad = [o.copy() for o in out] if isinstance(out, list) else out.copy()
         target = bad[1] if isinstance(bad, list) else bad
         target.flat[-1] = F.add(target.flat[-1], 1)
-        assert not verify.output(code, inputs, bad, seed=0), code
+        for checked in (code, encoding):
+            assert not verify.output(checked, inputs, bad, seed=0), code
+
+
+@pytest.mark.parametrize("p", [65521, 2**61 - 1])
+def test_lcc_0d_blocks_are_recomputed(p):
+    """Row-linear LCC of 0-d blocks (no rows to project): the check recomputes f on them, so
+    an exact output passes and a wrong one fails, at the cost of a recomputation."""
+    F = GF(p)
+
+    def twice(F, X):
+        return F.add(X, X)
+
+    code = LCC(F, 2, 0, twice, 1, 3, row_linear=True)
+    blocks = [np.array(5, F.dtype), np.array(p - 2, F.dtype)]
+    out = [twice(F, b) for b in blocks]
+    assert verify.cost(code, (blocks,)) == verify.RECOMPUTE
+    assert verify.output(code, (blocks,), out, seed=0)
+    assert not verify.output(code, (blocks,), [out[0], F.add(out[1], 1)], seed=0)
+    assert not verify.output(code, (blocks,), out[:1], seed=0)
+    assert not verify.cheap(code, (blocks,)) and not verify.by_default(code, (blocks,), 1)
 
 
 def test_not_row_linear_lcc_cannot_be_checked():
     F = GF(65521)
     code = LCC(F, 2, 1, gram, 2, 7)
-    assert not verify.checkable(code)
+    blocks = [F.random((3, 2), seed=1)] * 2
+    assert verify.cost(code, (blocks,)) is None
+    assert not verify.cheap(code, (blocks,)) and not verify.by_default(code, (blocks,), 1)
     with pytest.raises(ValueError, match="not row-linear"):
         verify.output(code, ([F.random((3, 2), seed=1)] * 2,), [], seed=0)
     with pytest.raises(ValueError, match="do not match"):

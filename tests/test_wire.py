@@ -160,18 +160,28 @@ def test_packet_keeps_a_0d_payload_0d():
     assert y.shape == () and int(y) == 9
 
 
-def test_restamp_changes_only_the_send_time():
-    frames = wire.packet(Header(Kind.PACKET, 12, 3, 4, 5, 6, 1.0, 0.5), np.ones(2, np.uint32),
-                         np.zeros((2, 3), np.uint32))
-    stamped = wire.restamp(frames[0], 1234.5)
-    assert isinstance(stamped, bytes) and len(stamped) == len(frames[0])
-    a, b = Header.unpack(frames[0]), Header.unpack(stamped)
-    assert (b.kind, b.session, b.epoch, b.worker, b.index, b.rows, b.compute, b.itemsize,
-            b.shape) == (a.kind, a.session, a.epoch, a.worker, a.index, a.rows, a.compute,
-                         a.itemsize, a.shape)
-    assert (a.sent, b.sent) == (1.0, 1234.5)
-    with pytest.raises(ProtocolError):
-        wire.restamp(b"short", 1.0)
+def test_packet_arrays_leave_the_header_to_be_packed_as_it_leaves():
+    """packet_arrays gives the array frames (contiguous coeffs and payload) and describes
+    the payload in the header without packing it: a send time set later (a paced packet
+    leaves after it was made) is the one packed, every other field unchanged, and the
+    frames are exactly wire.packet's."""
+    header = Header(Kind.PACKET, 12, 3, 4, 5, 6, 1.0, 0.5)
+    coeffs = np.arange(4, dtype=np.uint32)[::2]                 # not contiguous
+    payload = np.arange(18, dtype=np.uint32).reshape(3, 6)[:, ::3]
+    arrays = wire.packet_arrays(header, coeffs, payload)
+    assert len(arrays) == 2 and all(a.flags.c_contiguous for a in arrays)
+    assert np.array_equal(arrays[0], coeffs) and np.array_equal(arrays[1], payload)
+    assert (header.itemsize, header.shape, header.sent) == (4, (3, 2), 1.0)
+    header.sent = 1234.5
+    back = Header.unpack(header.pack())
+    assert (back.kind, back.session, back.epoch, back.worker, back.index, back.rows,
+            back.sent, back.compute, back.itemsize, back.shape) == (
+        Kind.PACKET, 12, 3, 4, 5, 6, 1234.5, 0.5, 4, (3, 2))
+    frames = wire.packet(header, coeffs, payload)
+    assert frames[0] == header.pack()
+    assert all(np.array_equal(a, b) for a, b in zip(frames[1:], arrays))
+    c, y = wire.read_packet(back, [bytes(a) for a in arrays], np.dtype(np.uint32))
+    assert np.array_equal(c, coeffs) and np.array_equal(y, payload)
 
 
 def _packet_frames(shape=(2, 3), dtype=np.uint32):

@@ -1,12 +1,14 @@
 """Polynomial codes: any recovery_threshold of n_workers local results give the exact output.
 
-Every code has ``recovery_threshold``, ``n_workers``, ``points``, ``encode(...)`` (a list
-of n_workers shares), ``compute(share, ...)`` (a worker's local result) and
-``decode({worker_index: local_result})``.
+Every code speaks the contract of ``ffcode.codes.base`` (``encode`` returns an Encoding,
+``compute(share, ...)`` is a worker's local result, ``decode(encoding, results)`` the exact
+output); ``ProductCode`` defines a code of matrix products by its exponents alone.
 """
+from ffcode.codes.base import Code, Encoding, Split
 from ffcode.codes.lcc import LCC
 from ffcode.codes.matdot import MatDot
 from ffcode.codes.mds import MDS
 from ffcode.codes.polynomial import PolynomialCode
+from ffcode.codes.product import ProductCode
 
-__all__ = ["LCC", "MDS", "MatDot", "PolynomialCode"]
+__all__ = ["Code", "Encoding", "LCC", "MDS", "MatDot", "PolynomialCode", "ProductCode", "Split"]

@@ -2,16 +2,15 @@
 t-privacy from uniformly random masks."""
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ffcode import _validate, functions
+from ffcode import _matmul, _validate, functions, verify
 from ffcode._blocks import rows_of
 from ffcode._field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
-from ffcode.codes._base import Code, magnitude
+from ffcode.codes.base import Code, Encoding, Split, magnitude, read_only, secure_random
 
 
 class LCC(Code):
@@ -39,9 +38,11 @@ class LCC(Code):
     >>> square = lambda F, X: F.mul(X, X)
     >>> code = LCC(F, k=2, t=1, f=square, degree=2, n_workers=5)
     >>> shares = code.encode([[3], [4]], seed=1)
-    >>> [y.tolist() for y in code.decode({i: code.compute(shares[i]) for i in range(5)})]
+    >>> results = {i: code.compute(shares[i]) for i in range(5)}
+    >>> [y.tolist() for y in code.decode(shares, results)]
     [[9], [16]]
     """
+    inputs = ("blocks",)
 
     def __init__(self, F: PrimeField, k: Int, t: Int, f: Callable | str, degree: Int,
                  n_workers: Int, points: ArrayLike | None = None,
@@ -63,13 +64,16 @@ class LCC(Code):
                              "for inputs with |X| <= M, to refuse results that would wrap.")
         if result_bound is not None and not callable(result_bound):
             raise TypeError("Argument 'result_bound' must be callable as result_bound(M).")
-        super().__init__(F, n_workers, (k + t - 1) * degree + 1, points,
+        R = (k + t - 1) * degree + 1
+        super().__init__(F, n_workers, range(R), points,
                          reserved=0 if betas is not None else k + t)
         self.k, self.t, self.f, self.degree = k, t, f, degree
+        self.function = f
         self.signed, self.result_bound = bool(signed), result_bound
-        self.row_linear = bool(row_linear)
-        self.betas = self._betas(betas)
-        self.encoding_matrix = F.lagrange(self.betas, self.points)
+        self.row_linear_operand = 0 if row_linear else None
+        self.betas = read_only(self._betas(betas))
+        self.encoding_matrix = read_only(F.lagrange(self.betas, self.points))
+        self.outputs = read_only(F.vandermonde(self.betas[:k], R))
 
     def _betas(self, betas) -> np.ndarray:
         count = self.k + self.t
@@ -85,8 +89,8 @@ class LCC(Code):
         return betas
 
     def encode(self, blocks: Sequence[ArrayLike], seed: Seed = None,
-               pieces: Int | None = None) -> list:
-        """The n_workers shares u(points[i]) of k equally shaped blocks.
+               pieces: Int | None = None) -> Encoding:
+        """The n_workers shares (u(points[i]),) of k equally shaped blocks.
 
         The masks come from the operating system's CSPRNG (os.urandom) unless a seed is
         given; a seed makes runs reproducible and gives no privacy. With pieces=m (for a
@@ -94,7 +98,7 @@ class LCC(Code):
         row-linear first tests f on random data of the blocks' trailing shape (ValueError
         if f(G @ X) != G @ f(X)).
         """
-        m = self._pieces(pieces)
+        m = self.pieces_for(pieces)
         X = self.checked_blocks(blocks)
         shape = X[0].shape
         if self.row_linear and shape and not is_row_linear(self.F, self.f, shape[1:]):
@@ -105,10 +109,10 @@ class LCC(Code):
         size = int(np.prod(shape)) * self.t
         rng = None if seed is None else np.random.default_rng(seed)
         masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
-        self._layout = shape
         masks = list(masks.reshape((self.t,) + shape))
-        shares = self._encode_blocks(self.encoding_matrix, X + masks)
-        return self._finish(shares, m, rng)
+        coded = _matmul.combine(self.F.p, self.encoding_matrix, X + masks, self.F.dtype)
+        shares = [(y,) for y in rows_of(coded.reshape((self.n_workers,) + shape))]
+        return self.make_encoding(shares, (shape,), (shape,), m, seed, rng, masks=self.t)
 
     def checked_blocks(self, blocks: Sequence[ArrayLike]) -> list[np.ndarray]:
         """The k data blocks as equally shaped arrays of field elements, refused when
@@ -125,26 +129,66 @@ class LCC(Code):
                              f"{sorted(shapes)}.")
         if self.signed:
             M = max(magnitude(self.F, x) for x in X)
-            self._check_magnitude(int(self.result_bound(M)), "result_bound(|X|)")
+            self.check_magnitude(int(self.result_bound(M)), "result_bound(|X|)")
         return X
 
-    def compute(self, share: ArrayLike) -> np.ndarray:
+    def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
         """The worker's f(F, share), checked to be field elements."""
-        return self.F.elements(self.f(self.F, self.F.elements(share, "share")), "f(F, share)")
+        if not isinstance(share, tuple) or len(share) != 1:
+            raise TypeError(f"Argument 'share' must be an LCC share from encode (a 1-tuple), "
+                            f"not {type(share).__name__}.")
+        if args:
+            raise TypeError(f"LCC's f takes no arguments beyond the share, got {len(args)}.")
+        X = self.F.elements(share[0], "share")
+        return self.F.elements(self.f(self.F, X), "f(F, share)")
 
-    def _decoding_matrix(self, points):
-        self._require_layout()
-        return self.F.lagrange(points, self.betas[:self.k])   # = C V^-1, directly
+    def decoding_matrix(self, workers: Sequence[int]) -> np.ndarray:
+        return self.F.lagrange(self.points[list(workers)], self.betas[:self.k])  # = C V^-1
 
-    def _output_matrix(self):
-        return self.F.vandermonde(self.betas[:self.k], self.recovery_threshold)
-
-    def _result_rows(self):
-        shape = self._require_layout()
+    def result_rows(self, encoding: Encoding) -> int | None:
+        shape = self.check_encoding(encoding).blocks[0]
         return shape[0] if self.row_linear and shape else None
 
-    def _assemble(self, blocks):
+    def assemble(self, encoding: Encoding, blocks: np.ndarray) -> list[np.ndarray]:
         return rows_of(blocks)
+
+    def check(self, inputs: Sequence, output: Sequence, seed: Seed = None) -> bool:
+        """Whether output[j] == f(X_j) for every block, on a random projection of the rows:
+        R f(X) = f(R X) for a row-linear f (0-d blocks are recomputed)."""
+        if not self.row_linear:
+            raise ValueError(f"{self!r} computes an f that is not row-linear: its output "
+                             f"cannot be checked on a random projection.")
+        blocks = self.check_inputs(inputs)[0]
+        if len(output) != len(blocks):
+            return False
+        F, rng = self.F, np.random.default_rng(seed)
+        for X, Y in zip(blocks, output):
+            X, Y = F.elements(X, "blocks"), F.elements(Y, "output")
+            if X.ndim < 1:
+                if not np.array_equal(F.elements(self.f(F, X), "f(F, X)"), Y):
+                    return False
+                continue
+            if Y.ndim < 1 or Y.shape[0] != X.shape[0]:
+                return False
+            if not verify.rows(F, lambda Z: self.f(F, Z), X, Y, rng):
+                return False
+        return True
+
+    def check_cost(self, inputs: Sequence) -> float | None:
+        """f on rounds(p) projected rows instead of on all of them."""
+        if not self.row_linear:
+            return None
+        first = self.check_inputs(inputs)[0][0]
+        rows = np.shape(first)[0] if np.ndim(first) else 0
+        return verify.rounds(self.F.p) / rows if rows else verify.RECOMPUTE
+
+    def uncoded(self, *inputs: ArrayLike) -> Split:
+        """Block X_j to worker j (k workers; the rest idle)."""
+        X = self.checked_blocks(self.check_inputs(inputs)[0])
+        if self.k > self.n_workers:
+            raise ValueError(f"Uncoded LCC gives each of the k = {self.k} blocks to its own "
+                             f"worker, but there are only {self.n_workers}.")
+        return Split(tuple((x,) for x in X), list)
 
 
 def is_row_linear(F: PrimeField, f: Callable, trailing: tuple = (), seed: Seed = None) -> bool:
@@ -172,20 +216,3 @@ def _name(f) -> str:
         return functions.path_of(f)
     except ValueError:
         return repr(f)
-
-
-def secure_random(F: PrimeField, size: int) -> np.ndarray:
-    """size uniform elements of F from os.urandom, by rejection of the top partial range."""
-    word = np.dtype(np.uint32 if F.dtype == np.uint32 else np.uint64)
-    span = 2 ** (8 * word.itemsize)
-    limit = span // F.p * F.p
-    out = np.empty(size, F.dtype)
-    filled = 0
-    while filled < size:
-        words = np.frombuffer(os.urandom(word.itemsize * (size - filled)), word)
-        if limit < span:
-            words = words[words < limit]
-        take = words % word.type(F.p)
-        out[filled:filled + take.shape[0]] = take
-        filled += take.shape[0]
-    return out

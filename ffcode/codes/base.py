@@ -1,0 +1,440 @@
+"""The code contract: all that decoders, Byzantine correction, verification, the simulator
+and the runtime know of a code.
+
+A code is an immutable value over a prime field ``F`` for N = ``n_workers`` workers with
+distinct nonzero ``points`` a_0..a_{N-1}. ``encode`` splits a job's data into blocks and
+gives worker i a share (a tuple of arrays); the worker computes its local result
+``Y_i = function(F, *share, *arguments)``, an evaluation h(a_i) of a matrix polynomial
+h(x) = sum over e in ``support`` of H_e x**e. Any R = len(support) local results whose
+rows of ``evaluations`` (a_i ** e) are independent determine every H_e, and the output's
+blocks are combinations of them (``outputs``), assembled by the code.
+
+Attributes
+  F, n_workers, points   the field, the workers, their points (read-only arrays)
+  support                the exponents of h, increasing; recovery_threshold = len(support)
+  evaluations            (N, R) points[i] ** support[d]: worker i's decoding equation
+  outputs                (outputs, R) or None: output block o = sum_d outputs[o, d] H_d
+                         (None: the output blocks are the H_d in support order)
+  function               the worker's computation, module-level (workers import it by path)
+  inputs, encodes        the names of a job's inputs, and how many of them (the first)
+                         encode takes; the rest are arguments every worker receives
+                         unchanged (as MDS's x)
+  row_linear_operand     the operand of a share that ``function`` is linear in the rows of
+                         (f(G @ X) = G @ f(X) for every G mixing rows), or None; computation
+                         at full speed (``encode(..., pieces=m)``) needs one
+Methods
+  encode(*data, pieces=None, seed=None) -> Encoding   shares plus layout; never the masks
+  arguments(encoding, *args) -> tuple                 a job's arguments, checked
+  compute(share, *args) -> array                      a worker's local result
+  result_rows(encoding) -> int | None                 a local result's rows, when fixed
+  result_shape(encoding, shape) -> tuple              a local result's shape, given one seen
+  assemble(encoding, blocks) -> output                the output from its (outputs, ...) blocks
+  decoding_matrix(workers) -> (outputs, R)            the outputs from those R results
+  decode(encoding, results) -> output                 from {worker: local result}
+  check(inputs, output, seed=None) -> bool            whether output is exact, cheaply
+  check_cost(inputs) -> float | None                  the check's work / the job's (None: none)
+  uncoded(*inputs) -> Split                           the job without redundancy
+  check_inputs(inputs) -> inputs                      as many as ``inputs`` names
+
+A new code defines ``support``, ``outputs``, ``function``, ``encode`` (building its shares
+and calling ``make_encoding``), ``result_rows``, ``result_shape``, ``assemble`` and, if it can,
+``check``, ``check_cost`` and ``uncoded``; codes of matrix products need only their
+exponents (``ffcode.codes.ProductCode``).
+"""
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations, islice
+from typing import Any, Optional
+
+import numpy as np
+
+from ffcode import _matmul, _validate
+from ffcode._blocks import rows_of, split_rows
+from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Int, Output, Seed
+from ffcode.errors import DecodingError
+from ffcode.pieces import Packet, PieceShare, pieces_count, piece_results
+
+SUBSETS_CHECKED = 4096      # R-subsets of points tried at construction for a sparse support
+
+
+@dataclass(frozen=True, eq=False)
+class Encoding(Sequence):
+    """What ``encode`` returns: worker i's share is ``encoding[i]`` (a tuple of arrays, or a
+    PieceShare for computation at full speed), and the layout decoding needs: the shapes of
+    the data as given, each encoded operand's block shape (after zero padding), the number
+    of pieces, the seed of the piece combinations, how many random mask blocks were mixed
+    in (never their values) and the data's largest magnitude (signed codes)."""
+    code: "Code"
+    shares: tuple
+    shapes: tuple
+    blocks: tuple
+    pieces: Optional[int] = None
+    seed: Any = None
+    masks: int = 0
+    magnitude: Optional[int] = None
+
+    def __len__(self) -> int:
+        return len(self.shares)
+
+    def __getitem__(self, i):
+        return self.shares[i]
+
+    def __repr__(self) -> str:
+        return (f"Encoding({self.code!r}, shapes={self.shapes}, blocks={self.blocks}, "
+                f"pieces={self.pieces}, masks={self.masks})")
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """A job without redundancy: ``shares[j]`` for worker j (a tuple of arrays; workers
+    beyond them idle), whose local results ``assemble`` turns into the output. The local
+    results must share one shape (pad the slabs, as ProductCode does): the master refuses
+    a result shaped unlike the first."""
+    shares: tuple
+    assemble: Callable[[list], Output]
+
+
+class Code:
+    """The base of every code (see the module docstring for the contract). Attributes are
+    set once, in ``__init__``; afterwards setting one raises AttributeError."""
+    inputs: tuple = ("data",)
+    encodes = 1
+    row_linear_operand: Optional[int] = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def frozen_init(self, *args, **kw):
+            init(self, *args, **kw)
+            if type(self).__init__ is frozen_init:         # the outermost __init__ is done
+                object.__setattr__(self, "_frozen", True)
+
+        cls.__init__ = frozen_init
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is immutable: make a new code "
+                                 f"instead of setting {name!r}.")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}.")
+
+    def __init__(self, F: PrimeField, n_workers: Int, support: Sequence[Int],
+                 points: Optional[ArrayLike] = None, reserved: int = 0) -> None:
+        """``support``: the exponents of the workers' polynomial h; ``reserved``: distinct
+        nonzero points the code needs besides the workers' (LCC's interpolation points)."""
+        if not isinstance(F, PrimeField):
+            raise TypeError(f"Argument 'F' must be a field from ffcode.GF, "
+                            f"not {type(F).__name__}.")
+        n_workers = _validate.integer(n_workers, "n_workers")
+        if n_workers < 1:
+            raise ValueError(f"Argument 'n_workers' must be at least 1, not {n_workers}.")
+        support = tuple(sorted({_validate.integer(e, "support") for e in support}))
+        if not support or support[0] < 0:
+            raise ValueError(f"A code's support must be non-empty non-negative exponents, "
+                             f"not {support}.")
+        R = len(support)
+        if n_workers < R:
+            raise ValueError(f"This code needs results from {R} workers (its recovery "
+                             f"threshold), but n_workers is {n_workers}.")
+        if n_workers + reserved > F.p - 1:
+            extra = f" plus {reserved} interpolation points" if reserved else ""
+            raise ValueError(f"GF({F.p}) is too small for {n_workers} workers{extra}: it has "
+                             f"only {F.p - 1} distinct nonzero points.")
+        points = np.arange(1, n_workers + 1) if points is None else points
+        points = F.points(points, "points")
+        if points.shape[0] != n_workers:
+            raise ValueError(f"Argument 'points' must hold one point per worker "
+                             f"({n_workers}), not {points.shape[0]}.")
+        if not points.all():
+            raise ValueError("Argument 'points' must be nonzero.")
+        self.F, self.n_workers, self.support = F, n_workers, support
+        self.recovery_threshold = R
+        self.points = read_only(points)
+        self.evaluations = read_only(powers(F, points, support))
+        self._dense = support == tuple(range(R))
+        if not self._dense:
+            self._check_subsets()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.F!r}, n_workers={self.n_workers}, "
+                f"recovery_threshold={self.recovery_threshold})")
+
+    def _check_subsets(self):
+        """Refuse points at which some R results would not determine h (a singular
+        generalized Vandermonde): every R-subset up to SUBSETS_CHECKED of them."""
+        R, N = self.recovery_threshold, self.n_workers
+        subsets = combinations(range(N), R)
+        for chosen in islice(subsets, SUBSETS_CHECKED):
+            if self.F.rank(self.evaluations[list(chosen)]) < R:
+                raise ValueError(
+                    f"At the points {self.points.tolist()} the results of workers "
+                    f"{list(chosen)} do not determine the code's polynomial (support "
+                    f"{list(self.support)}): their generalized Vandermonde matrix is "
+                    f"singular in GF({self.F.p}). Choose other points or a larger prime.")
+
+    # -- the contract's defaults -----------------------------------------------------------
+
+    outputs: Optional[np.ndarray] = None
+    function: Callable = None
+
+    @property
+    def row_linear(self) -> bool:
+        """Whether the code computes at full speed (it has a row-linear operand)."""
+        return self.row_linear_operand is not None
+
+    def check_inputs(self, inputs: Sequence) -> Sequence:
+        """A job's inputs, checked to be as many as ``inputs`` names."""
+        names = ", ".join(self.inputs) + ("," if len(self.inputs) == 1 else "")
+        if len(inputs) != len(self.inputs):
+            raise TypeError(f"{type(self).__name__} runs on inputs ({names}), got "
+                            f"{len(inputs)} argument{'s' if len(inputs) != 1 else ''}.")
+        return inputs
+
+    def arguments(self, encoding: Encoding, *args: ArrayLike) -> tuple:
+        """A job's arguments, checked against the encoding (none by default)."""
+        self.check_encoding(encoding)
+        if args:
+            raise TypeError(f"{type(self).__name__} takes no arguments beyond its encoded "
+                            f"data, got {len(args)}.")
+        return ()
+
+    def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
+        """The worker's local result: function(F, *share, *args), checked to be elements."""
+        if not isinstance(share, tuple):
+            raise TypeError(f"Argument 'share' must be a share from encode (a tuple of "
+                            f"arrays), not {type(share).__name__}.")
+        return self.F.elements(self.function(self.F, *share, *args), "local result")
+
+    def compute_pieces(self, share: PieceShare, *args: ArrayLike) -> Iterator[Packet]:
+        """The packets of a PieceShare, each yielded the moment its block is computed."""
+        if not isinstance(share, PieceShare):
+            raise TypeError(f"Argument 'share' must be a PieceShare from encode(..., "
+                            f"pieces=m), not {type(share).__name__}.")
+        if not 0 <= share.worker < self.n_workers:
+            raise ValueError(f"The share's worker {share.worker} is not a worker of this code.")
+        return piece_results(lambda *operands: self.compute(operands, *args), share)
+
+    def result_rows(self, encoding: Encoding) -> Optional[int]:
+        """The rows of a local result, or None when the encoding does not fix them."""
+        return None
+
+    def result_shape(self, encoding: Encoding, shape: tuple) -> tuple:
+        """The shape every local result must have, given one seen (or implied by a packet)."""
+        return tuple(shape)
+
+    def check(self, inputs: Sequence, output: Output, seed: Seed = None) -> bool:
+        raise ValueError(f"{self!r} has no cheap check of its outputs.")
+
+    def check_cost(self, inputs: Sequence) -> Optional[float]:
+        """The check's multiply-adds over the job's (verify.RECOMPUTE: the check computes
+        the output again; None: no check)."""
+        return None
+
+    def uncoded(self, *inputs: ArrayLike) -> Split:
+        raise ValueError(f"{self!r} has no uncoded split.")
+
+    # -- encoding helpers for codes ---------------------------------------------------------
+
+    def pieces_for(self, pieces: Optional[Int]) -> Optional[int]:
+        """The checked number of pieces for computation at full speed, or None; encode
+        asks first, before any work."""
+        if pieces is None:
+            return None
+        m = pieces_count(pieces)
+        if self.row_linear_operand is None:
+            raise ValueError(f"{type(self).__name__} computes at full speed only when f is "
+                             f"row-linear (linear in the rows: f(G @ X) = G @ f(X) for every "
+                             f"matrix G mixing the rows of X, as for f(X) = X @ W; an "
+                             f"elementwise f such as the square is not); construct it with "
+                             f"row_linear=True if f is.")
+        return m
+
+    def encode_blocks(self, exponents: Sequence[int], blocks: Sequence[np.ndarray]) -> list:
+        """Worker i's sum_j blocks[j] * points[i] ** exponents[j], for every worker."""
+        E = powers(self.F, self.points, exponents)
+        coded = _matmul.combine(self.F.p, E, list(blocks), self.F.dtype)
+        return rows_of(coded.reshape((E.shape[0],) + blocks[0].shape))
+
+    def make_encoding(self, shares: Sequence[tuple], shapes: tuple, blocks: tuple,
+                      pieces: Optional[int] = None, seed: Seed = None,
+                      rng: Optional[np.random.Generator] = None, **layout) -> Encoding:
+        """The Encoding of these shares; with pieces=m (checked by pieces_for) each share's
+        row-linear operand becomes m random combinations of its row pieces, drawn from rng
+        (default: a generator seeded by seed, fresh entropy for None)."""
+        shares = [tuple(s) for s in shares]
+        if pieces is not None:
+            rng = np.random.default_rng(seed) if rng is None else rng
+            shares = [self._piece_share(w, share, pieces, rng) for w, share in enumerate(shares)]
+        if isinstance(seed, np.random.Generator):
+            seed = None                     # a generator's state is not a seed to record
+        return Encoding(self, tuple(shares), shapes, blocks, pieces, seed, **layout)
+
+    def _piece_share(self, worker, share, m, rng) -> PieceShare:
+        o = self.row_linear_operand
+        operand = share[o]
+        if operand.ndim < 1:
+            raise ValueError("Full-speed computation splits the shares into rows; 0-d "
+                             "blocks have none.")
+        G = self.F.random((m, m), rng)
+        blocks = _matmul.combine(self.F.p, G, list(split_rows(operand, m)), self.F.dtype)
+        blocks = blocks.reshape((m, -(-operand.shape[0] // m)) + operand.shape[1:])
+        return PieceShare(worker, G, blocks, share[:o] + share[o + 1:], o)
+
+    def check_encoding(self, encoding: Encoding) -> Encoding:
+        if not isinstance(encoding, Encoding):
+            raise TypeError(f"Argument 'encoding' must be what {type(self).__name__}.encode "
+                            f"returned, not {type(encoding).__name__}.")
+        if encoding.code is not self:
+            raise ValueError(f"The encoding was made by {encoding.code!r}, not by this "
+                             f"{self!r}.")
+        return encoding
+
+    # -- decoding ---------------------------------------------------------------------------
+
+    def decoding_matrix(self, workers: Sequence[int]) -> np.ndarray:
+        """W (outputs x R): the output blocks are W @ (the local results of these R
+        workers); DecodingError when their results do not determine h."""
+        workers = list(workers)
+        if self._dense:             # a Vandermonde matrix: inverted in O(R**2)
+            inverse = self.F.vandermonde_inverse(self.points[workers])
+        else:
+            try:
+                inverse = self.F.matinv(self.evaluations[workers])
+            except np.linalg.LinAlgError:
+                raise DecodingError(f"The results of workers {workers} do not determine the "
+                                    f"output: their generalized Vandermonde is singular.") \
+                    from None
+        return inverse if self.outputs is None else self.F.matmul(self.outputs, inverse)
+
+    def output_blocks(self, H: np.ndarray) -> np.ndarray:
+        """The output blocks (outputs, ...) from the R coefficient blocks H (R, ...)."""
+        if self.outputs is None:
+            return H
+        picked = _selection(self.outputs)
+        if picked is not None:
+            return H[picked]
+        flat = H.reshape(H.shape[0], -1)
+        out = _matmul.combine(self.F.p, self.outputs, list(flat), self.F.dtype)
+        return out.reshape((self.outputs.shape[0],) + H.shape[1:])
+
+    def worker_index(self, w) -> int:
+        w = _validate.integer(w, "worker index")
+        if not 0 <= w < self.n_workers:
+            raise ValueError(f"Worker index {w} is out of range: this code has workers "
+                             f"0..{self.n_workers - 1}.")
+        return w
+
+    def checked_results(self, encoding: Encoding, results: Mapping[int, ArrayLike],
+                        least: int, what: str = "Decoding") -> tuple[list, list]:
+        """(sorted worker indices, their local results as checked arrays of the shape the
+        encoding implies) of a {worker: result} mapping of at least ``least`` workers."""
+        self.check_encoding(encoding)
+        if not isinstance(results, Mapping):
+            raise TypeError(f"Argument 'results' must be a mapping of worker index to local "
+                            f"result, not {type(results).__name__}.")
+        workers = sorted(self.worker_index(w) for w in results)
+        if len(workers) < least:
+            raise ValueError(f"{what} needs results from {least} distinct workers, got "
+                             f"{len(workers)}: {least - len(workers)} more needed.")
+        arrays = [self.F.elements(results[w], "results") for w in workers]
+        expected = self.result_shape(encoding, arrays[0].shape)
+        for y in arrays:
+            if y.shape != expected:
+                raise ValueError(f"A local result has shape {y.shape}, expected {expected}.")
+        return workers, arrays
+
+    def independent(self, workers: Sequence[int]) -> list[int]:
+        """The first R of these workers whose results determine h (DecodingError if no R
+        of them do)."""
+        R = self.recovery_threshold
+        if self._dense:
+            return list(workers[:R])
+        chosen = []
+        for w in workers:
+            if self.F.rank(self.evaluations[chosen + [w]]) > len(chosen):
+                chosen.append(w)
+                if len(chosen) == R:
+                    return chosen
+        raise DecodingError(f"The results of workers {list(workers)} do not determine the "
+                            f"output: their equations have rank {len(chosen)} < R = {R}.")
+
+    def decode(self, encoding: Encoding, results: Mapping[int, ArrayLike]) -> Output:
+        """The exact output from a {worker_index: local_result} mapping of at least R
+        workers. Every result is checked; the lowest worker indices whose results
+        determine h are used when there are more."""
+        workers, arrays = self.checked_results(encoding, results, self.recovery_threshold)
+        checked = dict(zip(workers, arrays))
+        chosen = self.independent(workers)
+        Y = [checked[w] for w in chosen]
+        W = self.decoding_matrix(chosen)
+        blocks = _matmul.combine(self.F.p, W, Y, self.F.dtype)
+        return self.assemble(encoding, blocks.reshape((W.shape[0],) + Y[0].shape))
+
+    def assemble(self, encoding: Encoding, blocks: np.ndarray) -> Output:
+        raise NotImplementedError
+
+    # -- signed (fixed-point) data ------------------------------------------------------------
+
+    def check_magnitude(self, bound: int, what: str) -> None:
+        """Refuse signed data whose exact integer result could wrap around mod p."""
+        if bound > self.F.max_signed:
+            raise ValueError(f"With signed data the exact result could reach {what} = {bound}, "
+                             f"beyond (p-1)/2 = {self.F.max_signed}, and wrap around mod p. "
+                             f"Use a larger prime or a smaller fixed-point scale.")
+
+
+def powers(F: PrimeField, points: np.ndarray, exponents: Sequence[int]) -> np.ndarray:
+    """(len(points), len(exponents)): points[i] ** exponents[j] in F."""
+    p = F.p
+    return np.array([[pow(int(a), int(e), p) for e in exponents] for a in points],
+                    dtype=F.dtype).reshape(len(points), len(exponents))
+
+
+def magnitude(F: PrimeField, x: ArrayLike) -> int:
+    """max |x| for elements read as signed integers (0 for empty x)."""
+    signed = F.to_signed(x)
+    return int(np.abs(signed).max()) if signed.size else 0
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of a, which cannot be made writable again (a code's arrays are
+    part of its value)."""
+    a.flags.writeable = False
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def secure_random(F: PrimeField, size: int) -> np.ndarray:
+    """size uniform elements of F from os.urandom, by rejection of the top partial range."""
+    word = np.dtype(np.uint32 if F.dtype == np.uint32 else np.uint64)
+    span = 2 ** (8 * word.itemsize)
+    limit = span // F.p * F.p
+    out = np.empty(size, F.dtype)
+    filled = 0
+    while filled < size:
+        words = np.frombuffer(os.urandom(word.itemsize * (size - filled)), word)
+        if limit < span:
+            words = words[words < limit]
+        take = words % word.type(F.p)
+        out[filled:filled + take.shape[0]] = take
+        filled += take.shape[0]
+    return out
+
+
+def _selection(outputs: np.ndarray) -> Optional[np.ndarray]:
+    """The column each output row picks when outputs is a 0/1 selection, else None."""
+    if ((outputs != 0).sum(axis=1) == 1).all() and set(np.unique(outputs)) <= {0, 1}:
+        return outputs.argmax(axis=1)
+    return None

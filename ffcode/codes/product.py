@@ -1,0 +1,291 @@
+"""Codes for matrix products C = A @ B given by the exponents of their encoding polynomials:
+the general polynomial framework (entangled polynomial codes, with random mask terms for
+security). MDS, PolynomialCode and MatDot are short definitions on it."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import product
+from typing import Optional
+
+import numpy as np
+
+from ffcode import _validate, functions, verify
+from ffcode._field import PrimeField
+from ffcode._types import ArrayLike, Int, Seed
+from ffcode.codes.base import Code, Encoding, Split, magnitude, read_only, secure_random
+
+
+class ProductCode(Code):
+    """C = A @ B from any R results, for a code given by its exponents.
+
+    A is split into the blocks of a grid shaped like ``a_exponents`` (r row blocks by q
+    column blocks) and B into the q by c blocks of ``b_exponents``; worker i multiplies
+
+        A~(x) = sum_uv A_uv x**a_exponents[u][v] + sum_j Z_j x**a_masks[j]
+        B~(x) = sum_vw B_vw x**b_exponents[v][w] + sum_j W_j x**b_masks[j]
+
+    at its point, the Z_j and W_j uniformly random blocks (from the operating system's
+    CSPRNG unless a seed is given). The product's support is every sum of an A exponent and
+    a B exponent; output block C_uw = sum_v A_uv B_vw is the coefficient of the one exponent
+    a[u][v] + b[v][w] (equal for every v), which no other pair of terms may reach. With
+    ``b_exponents=None`` B is not encoded: it is the job's argument (MDS's x), sent whole
+    to every worker, and A is split along its rows only. ``signed=True`` reads elements as
+    signed integers (see ``F.from_real``) and refuses data whose exact product could wrap.
+
+    >>> from ffcode import GF
+    >>> F = GF(65521)
+    >>> code = ProductCode(F, 4, a_exponents=[[0], [1]], b_exponents=[[0, 3]])
+    >>> code.support, code.recovery_threshold
+    ((0, 1, 3, 4), 4)
+    >>> shares = code.encode([[1, 2], [3, 4]], [[1, 0], [0, 1]])
+    >>> code.decode(shares, {i: code.compute(shares[i]) for i in range(4)}).tolist()
+    [[1, 2], [3, 4]]
+    """
+
+    def __init__(self, F: PrimeField, n_workers: Int, a_exponents: Sequence[Sequence[Int]],
+                 b_exponents: Optional[Sequence[Sequence[Int]]] = None,
+                 a_masks: Sequence[Int] = (), b_masks: Sequence[Int] = (),
+                 points: Optional[ArrayLike] = None, signed: bool = False) -> None:
+        a = _grid(a_exponents, "a_exponents")
+        a_masks, b_masks = _masks(a_masks, "a_masks"), _masks(b_masks, "b_masks")
+        if b_exponents is None:
+            if a.shape[1] != 1:
+                raise ValueError(f"With B not encoded (b_exponents=None) A splits along its "
+                                 f"rows only: a_exponents must have one column, not "
+                                 f"{a.shape[1]}.")
+            if b_masks:
+                raise ValueError("With B not encoded (b_exponents=None) there is nothing to "
+                                 "mask: b_masks must be empty.")
+            b = np.zeros((1, 1), np.int64)
+        else:
+            b = _grid(b_exponents, "b_exponents")
+            if b.shape[0] != a.shape[1]:
+                raise ValueError(f"a_exponents has {a.shape[1]} columns of blocks, "
+                                 f"b_exponents {b.shape[0]} rows: A's column blocks and B's "
+                                 f"row blocks must match.")
+        exponents = _output_exponents(a, b, a_masks, b_masks)
+        support = sorted({x + y for x in [*a.flat, *a_masks] for y in [*b.flat, *b_masks]})
+        super().__init__(F, n_workers, support, points)
+        self.a_exponents, self.b_exponents = read_only(a), read_only(b)
+        self.a_masks, self.b_masks = a_masks, b_masks
+        self.encodes = 1 if b_exponents is None else 2
+        self.inputs = ("A", "x") if b_exponents is None else ("A", "B")
+        self.signed = bool(signed)
+        self.function = functions.matmul
+        index = {e: d for d, e in enumerate(self.support)}
+        outputs = np.zeros((exponents.size, self.recovery_threshold), F.dtype)
+        outputs[np.arange(exponents.size), [index[e] for e in exponents.flat]] = 1
+        self.outputs = None if np.array_equal(outputs, np.eye(len(support))) else \
+            read_only(outputs)
+        self.output_exponents = read_only(exponents)
+
+    @property
+    def masks(self) -> int:
+        """The random mask blocks mixed into each share (A's and B's together)."""
+        return len(self.a_masks) + len(self.b_masks)
+
+    # -- encoding -----------------------------------------------------------------------------
+
+    def encode(self, A: ArrayLike, B: Optional[ArrayLike] = None, pieces: Optional[Int] = None,
+               seed: Seed = None) -> Encoding:
+        """The n_workers shares (A~(a_i), B~(a_i)) (just (A~(a_i),) when B is not
+        encoded), blocks zero-padded; with pieces=m, PieceShares for computation at full
+        speed (random combinations of A~'s row pieces, from seed). The masks come from
+        the operating system's CSPRNG unless a seed is given (reproducible, not private)."""
+        m = self.pieces_for(pieces)
+        if (B is None) != (self.encodes == 1):
+            takes = "A alone (x is an argument of compute)" if self.encodes == 1 else "A and B"
+            raise TypeError(f"{type(self).__name__}.encode takes {takes}.")
+        A = self.F.matrix(A, "A")
+        operands = [(A, self.a_exponents, self.a_masks)]
+        if B is not None:
+            B = self.F.matrix(B, "B")
+            _chain(A, B, "B")
+            operands.append((B, self.b_exponents, self.b_masks))
+        size_A = magnitude(self.F, A) if self.signed else None
+        if self.signed and B is not None:
+            self.check_magnitude(A.shape[1] * size_A * magnitude(self.F, B),
+                                 "inner * |A| * |B|")
+        rng = None if seed is None else np.random.default_rng(seed)
+        coded, blocks = [], []
+        for X, exponents, masks in operands:
+            grid = _split(X, *exponents.shape)
+            if masks:
+                count = len(masks) * grid[0].size
+                noise = secure_random(self.F, count) if rng is None else \
+                    self.F.random(count, rng)
+                grid += list(noise.reshape((len(masks),) + grid[0].shape))
+            coded.append(self.encode_blocks([*exponents.flat, *masks], grid))
+            blocks.append(grid[0].shape)
+        return self.make_encoding(list(zip(*coded)), tuple(X.shape for X, _, _ in operands),
+                                  tuple(blocks), m, seed, rng, masks=self.masks,
+                                  magnitude=size_A)
+
+    def arguments(self, encoding: Encoding, *args: ArrayLike) -> tuple:
+        """(x,) checked: a vector or matrix that chains with the encoded A, refused if signed
+        data could wrap (B not encoded); () otherwise."""
+        if self.encodes == 2:
+            return super().arguments(encoding, *args)
+        self.check_encoding(encoding)
+        if len(args) != 1:
+            raise TypeError(f"{type(self).__name__} takes one argument x beyond its encoded "
+                            f"A, got {len(args)}.")
+        x = self.F.elements(args[0], "x")
+        _validate.ndim(x, (1, 2), "x")
+        rows, cols = encoding.shapes[0]
+        if x.shape[0] != cols:
+            raise ValueError(f"Arguments 'A' and 'x' do not chain: shapes {(rows, cols)} and "
+                             f"{x.shape}.")
+        if self.signed:
+            self.check_magnitude(cols * encoding.magnitude * magnitude(self.F, x),
+                                 "cols * |A| * |x|")
+        return (x,)
+
+    def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
+        """The worker's exact product of its share's two operands (A~(a_i) and B~(a_i), or
+        A~(a_i) and the job's x)."""
+        if not (isinstance(share, tuple) and len(share) == self.encodes):
+            what = "(A share,)" if self.encodes == 1 else "pair (A share, B share)"
+            raise TypeError(f"Argument 'share' must be the {what} that encode made, not "
+                            f"{type(share).__name__}"
+                            f"{f' of {len(share)}' if isinstance(share, tuple) else ''}.")
+        if len(args) != 2 - self.encodes:
+            raise TypeError(f"{type(self).__name__}.compute takes {2 - self.encodes} "
+                            f"argument{'' if self.encodes == 1 else 's'} beyond the share, "
+                            f"got {len(args)}.")
+        return self.F.matmul(*share, *args)
+
+    # -- decoding -----------------------------------------------------------------------------
+
+    def result_rows(self, encoding: Encoding) -> int:
+        return self.check_encoding(encoding).blocks[0][0]
+
+    def result_shape(self, encoding: Encoding, shape: tuple) -> tuple:
+        rows = self.result_rows(encoding)
+        if self.encodes == 1:       # x's columns, if any, are the job's
+            return (rows,) + tuple(shape[1:2])
+        return (rows, encoding.blocks[1][1])
+
+    def assemble(self, encoding: Encoding, blocks: np.ndarray) -> np.ndarray:
+        """C from its r * c blocks, row blocks first, padding cut off."""
+        r, c = self.a_exponents.shape[0], self.b_exponents.shape[1]
+        rows = encoding.shapes[0][0]
+        if self.encodes == 1:
+            return blocks.reshape((r * blocks.shape[1],) + blocks.shape[2:])[:rows]
+        cols = encoding.shapes[1][1]
+        block_rows, block_cols = blocks.shape[1:]
+        C = blocks.reshape(r, c, block_rows, block_cols).transpose(0, 2, 1, 3)
+        return C.reshape(r * block_rows, c * block_cols)[:rows, :cols]
+
+    # -- checks and the uncoded split ---------------------------------------------------------
+
+    def check(self, inputs: Sequence, output: np.ndarray, seed: Seed = None) -> bool:
+        """Freivalds' check of output == A @ B (A @ x recomputed for a vector x)."""
+        A, B = self.check_inputs(inputs)
+        if np.ndim(B) == 1:
+            y = self.F.elements(output, "output")
+            return y.shape == (self.F.matrix(A, "A").shape[0],) and np.array_equal(
+                self.F.matmul(A, B), y)
+        return verify.product(self.F, A, B, output, seed)
+
+    def check_cost(self, inputs: Sequence) -> Optional[float]:
+        """Freivalds' rounds(p) (n k + k c + n c) multiply-adds over the product's n k c; a
+        vector x is checked by recomputing it (verify.RECOMPUTE)."""
+        A, B = (np.shape(x) for x in self.check_inputs(inputs))
+        if len(B) == 1 or len(A) != 2 or len(B) != 2:
+            return verify.RECOMPUTE
+        n, inner, c = A[0], A[1], B[1]
+        work = n * inner * c
+        return verify.rounds(self.F.p) * (n * inner + inner * c + n * c) / work if work \
+            else verify.RECOMPUTE
+
+    def uncoded(self, *inputs: ArrayLike) -> Split:
+        """The rows of A split over the n_workers workers, B (or x) whole to each."""
+        A, B = self.check_inputs(inputs)
+        name = self.inputs[1]
+        A = self.F.matrix(A, "A")
+        B = self.F.elements(B, name)
+        _validate.ndim(B, (1, 2), name)
+        _chain(A, B, name)
+        slabs = list(_split(A, self.n_workers, 1))
+        rows = A.shape[0]
+        return Split(tuple((slab, B) for slab in slabs),
+                     lambda results: np.concatenate(results)[:rows])
+
+
+def _chain(A, B, name):
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"Arguments 'A' and {name!r} do not chain: shapes {A.shape} and "
+                         f"{B.shape} (inner dimensions {A.shape[1]} != {B.shape[0]}).")
+
+
+def _split(X: np.ndarray, r: int, q: int) -> list:
+    """X's r x q grid of equal blocks (zero-padded at the ends), row-major."""
+    rows, cols = math.ceil(X.shape[0] / r), math.ceil(X.shape[1] / q)
+    if (rows * r, cols * q) != X.shape:
+        padded = np.zeros((rows * r, cols * q), X.dtype)
+        padded[:X.shape[0], :X.shape[1]] = X
+        X = padded
+    grid = X.reshape(r, rows, q, cols).transpose(0, 2, 1, 3)
+    return [np.ascontiguousarray(grid[u, v]) for u in range(r) for v in range(q)]
+
+
+def _grid(exponents, name) -> np.ndarray:
+    try:
+        grid = np.array(exponents, dtype=object)
+    except ValueError:
+        grid = None
+    if grid is None or grid.ndim != 2 or not grid.size:
+        raise ValueError(f"Argument {name!r} must be a non-empty grid (a list of equally long "
+                         f"lists) of exponents.")
+    values = [_validate.integer(e, name) for e in grid.flat]
+    if min(values) < 0:
+        raise ValueError(f"Argument {name!r} must hold non-negative exponents.")
+    return np.array(values, np.int64).reshape(grid.shape)
+
+
+def _masks(exponents, name) -> tuple:
+    values = tuple(_validate.integer(e, name) for e in exponents)
+    if any(e < 0 for e in values):
+        raise ValueError(f"Argument {name!r} must hold non-negative exponents.")
+    return values
+
+
+def _output_exponents(a, b, a_masks, b_masks) -> np.ndarray:
+    """(r, c): the exponent of each output block C_uw, checked to be one exponent that no
+    term of the product but A_uv B_vw reaches."""
+    r, q = a.shape
+    c = b.shape[1]
+    out = np.empty((r, c), np.int64)
+    for u, w in product(range(r), range(c)):
+        sums = {int(a[u, v] + b[v, w]) for v in range(q)}
+        if len(sums) != 1:
+            raise ValueError(f"Output block ({u}, {w}) = sum_v A_{u}v B_v{w} must be the "
+                             f"coefficient of one exponent, but its terms reach "
+                             f"{sorted(sums)}.")
+        out[u, w] = sums.pop()
+    owner = {}
+    for (u, w), e in np.ndenumerate(out):
+        if e in owner:
+            raise ValueError(f"Output blocks {owner[e]} and {(u, w)} are both the coefficient "
+                             f"of x**{e}.")
+        owner[int(e)] = (u, w)
+    a_terms = [(int(e), ("A", u, v)) for (u, v), e in np.ndenumerate(a)] + \
+              [(e, ("mask",)) for e in a_masks]
+    b_terms = [(int(e), ("B", v, w)) for (v, w), e in np.ndenumerate(b)] + \
+              [(e, ("mask",)) for e in b_masks]
+    for (ea, ta), (eb, tb) in product(a_terms, b_terms):
+        e = ea + eb
+        if e in owner:
+            wanted = ta[0] == "A" and tb[0] == "B" and ta[2] == tb[1] and \
+                (ta[1], tb[2]) == owner[e]
+            if not wanted:
+                raise ValueError(f"The term {_term(ta)} * {_term(tb)} reaches x**{e}, the "
+                                 f"exponent of output block {owner[e]}: choose exponents "
+                                 f"that keep the outputs' coefficients apart.")
+    return out
+
+
+def _term(t) -> str:
+    return "a mask" if t[0] == "mask" else f"{t[0]}_{t[1]}{t[2]}"

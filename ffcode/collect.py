@@ -1,0 +1,233 @@
+"""Collectors: what a master feeds packets to until it can decode. One protocol for all:
+
+  add(packet) -> bool     take a packet (True: kept, it counts); ValueError/TypeError for a
+                          malformed one, which changes nothing
+  rank, needed, complete  progress: packets (or results) that count, enough, decodable
+  pending, eliminate(n)   deferred work, done when the master is idle
+  result()                the output (exactly what the code's decode gives)
+  wrong                   the workers found to have sent wrong results (when correcting)
+  counted(worker, index)  whether a kept packet counted towards the output
+
+``Decoder`` and ``RobustDecoder`` are collectors of packets; here are those of whole
+results (``Gather`` for uncoded jobs, ``Robust`` for classic jobs with wrong workers) and
+``ShapeVote``, and ``for_job``, which picks the one a job needs.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Optional
+
+import numpy as np
+
+from ffcode import byzantine
+from ffcode._field import PrimeField
+from ffcode.byzantine import RobustDecoder
+from ffcode.codes.base import Encoding
+from ffcode.decoder import Decoder
+from ffcode.pieces import Packet
+
+
+def for_job(encoding: Encoding, pieces: int, adversaries: int = 0, whole: bool = False,
+            buffer: Optional[np.ndarray] = None):
+    """The collector of a coded job: a deferred Decoder; with A = ``adversaries`` wrong
+    workers to correct, Robust for whole results (``whole``, one packet per worker) or a
+    RobustDecoder. The shape of a local result is voted on (ShapeVote) when the code
+    cannot tell it, and when a wrong worker's packet must not fix it for everyone."""
+    code = encoding.code
+
+    def make(shape, first):
+        if not adversaries:
+            return Decoder(encoding, pieces, shape, defer=True, buffer=buffer if first else None)
+        if whole:
+            return Robust(encoding, adversaries)
+        return RobustDecoder(encoding, pieces, adversaries, shape)
+
+    rows = code.result_rows(encoding)
+    if adversaries or rows is None:
+        return ShapeVote(make, pieces, rows, correcting=bool(adversaries))
+    return make(None, True)
+
+
+class WholeResults:
+    """Collects whole local results, one packet (index 0, coefficients [1]) per worker, until
+    ``needed`` distinct workers have sent one; subclasses check a payload and use them."""
+    pending = 0
+    wrong: tuple = ()
+
+    def __init__(self, needed: int) -> None:
+        self.needed, self._results = needed, {}
+
+    @property
+    def rank(self) -> int:
+        return len(self._results)
+
+    @property
+    def complete(self) -> bool:
+        return len(self._results) >= self.needed
+
+    def add(self, packet: Packet) -> bool:
+        if packet.index != 0 or np.asarray(packet.coeffs).tolist() != [1]:
+            raise ValueError("A whole result is one packet: index 0, coefficients [1].")
+        payload = self._checked(packet)
+        first = next(iter(self._results.values()), payload)
+        if payload.shape != first.shape:
+            raise ValueError(f"Packet payload has shape {payload.shape}, expected "
+                             f"{first.shape}.")
+        if packet.worker in self._results or self.complete:
+            return False
+        self._results[packet.worker] = payload
+        return True
+
+    def _checked(self, packet: Packet) -> np.ndarray:
+        raise NotImplementedError
+
+    def eliminate(self, count: int = 1) -> int:
+        return 0
+
+    def counted(self, worker: int, index: int) -> bool:
+        return True
+
+
+class Gather(WholeResults):
+    """The uncoded collector: one whole result from each of ``needed`` workers, assembled."""
+
+    def __init__(self, F: PrimeField, needed: int, assemble: Callable[[list], object]) -> None:
+        super().__init__(needed)
+        self.F, self._assemble = F, assemble
+
+    def _checked(self, packet):
+        if not 0 <= packet.worker < self.needed:
+            raise ValueError(f"Worker {packet.worker} has no uncoded task.")
+        return self.F.elements(packet.payload, "packet payload")
+
+    def result(self):
+        if not self.complete:
+            raise ValueError(f"Not assembled yet: {self.rank}/{self.needed} results.")
+        return self._assemble([self._results[w] for w in range(self.needed)])
+
+
+class Robust(WholeResults):
+    """Whole results decoded despite up to A wrong ones, the moment they decide the output:
+    with n results, when all but e = min(A, n - R - A) agree on one polynomial (e = 0 at
+    R + A results, e = A at R + 2A), so that the output is exact even if A of the agreeing
+    ones are wrong. The workers found wrong are kept in ``wrong``."""
+
+    def __init__(self, encoding: Encoding, adversaries: int) -> None:
+        code = encoding.code
+        super().__init__(code.recovery_threshold + 2 * adversaries)
+        self.encoding, self.code, self.adversaries = encoding, code, adversaries
+        self.wrong = []
+        self._projected, self._pairs, self._good = {}, None, None
+
+    @property
+    def complete(self) -> bool:
+        return self._good is not None
+
+    def _checked(self, packet):
+        y = self.code.F.elements(packet.payload, "packet payload")
+        expected = self.code.result_shape(self.encoding, y.shape)
+        if y.shape != expected:
+            raise ValueError(f"A local result has shape {y.shape}, expected {expected}.")
+        self.code.worker_index(packet.worker)
+        return y
+
+    def add(self, packet: Packet) -> bool:
+        if not super().add(packet):
+            return False
+        F, payload = self.code.F, self._results[packet.worker]
+        if self._pairs is None:         # fresh randomness, which no worker can know
+            self._pairs = byzantine.projections(F, payload.shape, np.random.default_rng())
+        self._projected[packet.worker] = byzantine.project(F, payload, self._pairs)
+        R, A, n = self.code.recovery_threshold, self.adversaries, len(self._results)
+        errors = min(A, n - R - A)
+        if errors >= 0:
+            workers = sorted(self._results)
+            bad = byzantine.locate(self.code, workers, [self._projected[w] for w in workers],
+                                   errors)
+            if bad is not None:
+                self.wrong = [workers[i] for i in sorted(bad)]
+                self._good = [w for w in workers if w not in self.wrong]
+        return True
+
+    def result(self):
+        if not self.complete:
+            raise ValueError(f"Not decided yet: {self.rank} results.")
+        return self.code.decode(self.encoding, {w: self._results[w] for w in self._good})
+
+
+class ShapeVote:
+    """LCC with an f that is not row-linear (and any code when correcting wrong workers): the
+    master cannot tell a local result's shape (or trust the first one it sees), so each
+    shape the workers claim (``Packet.rows`` and the payload's other dimensions) gets its
+    own collector, made by ``make(shape, first)``. A worker that claims a wrong shape fills
+    only its own, which one worker alone never completes when R > 1 (its packets span at
+    most m of the m·R dimensions), nor A wrong workers when the collector corrects A. When
+    ``correcting``, the wrong workers include those that claimed another shape."""
+
+    def __init__(self, make, pieces: int, rows: Optional[int] = None,
+                 correcting: bool = False) -> None:
+        self._make, self.pieces, self._rows = make, pieces, rows    # rows: if known
+        self.correcting = correcting
+        self.collectors = {}
+        self.filed = {}         # (worker, index) of a kept packet -> the shape it claimed
+
+    def add(self, packet: Packet) -> bool:
+        shape, rows = np.shape(packet.payload), self._rows or packet.rows or 0
+        if rows < 1 or not shape or -(-rows // self.pieces) != shape[0]:
+            raise ValueError(f"A local result of {rows} rows does not split into pieces of "
+                             f"shape {shape}.")
+        key = (rows,) + tuple(shape[1:])
+        if key not in self.collectors:
+            self.collectors[key] = self._make(key, not self.collectors)
+        kept = self.collectors[key].add(packet)
+        if kept:
+            self.filed[(packet.worker, packet.index)] = key
+        return kept
+
+    def counted(self, worker: int, index: int) -> bool:
+        """Not so for a kept packet filed under a shape that lost the vote."""
+        return self.filed.get((worker, index)) == self.leader_shape
+
+    @property
+    def leader_shape(self):
+        """The shape of the complete collector, else of the one furthest on."""
+        return max(self.collectors, default=None,
+                   key=lambda k: (self.collectors[k].complete, self.collectors[k].rank))
+
+    @property
+    def leader(self):
+        return self.collectors[self.leader_shape] if self.collectors else None
+
+    @property
+    def needed(self) -> int:
+        return self.leader.needed if self.collectors else 0
+
+    @property
+    def rank(self) -> int:
+        return self.leader.rank if self.collectors else 0
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.collectors) and self.leader.complete
+
+    @property
+    def pending(self) -> int:
+        return self.leader.pending if self.collectors else 0
+
+    def eliminate(self, count: int = 1) -> int:
+        return self.leader.eliminate(count) if self.collectors else 0
+
+    @property
+    def buffer(self):
+        return getattr(self.leader, "buffer", None)
+
+    @property
+    def wrong(self) -> list:
+        if not self.collectors or not self.correcting:
+            return []
+        leader = self.leader_shape
+        others = {w for (w, _), key in self.filed.items() if key != leader}
+        return sorted(set(self.leader.wrong) | others)
+
+    def result(self):
+        return self.leader.result()
