@@ -286,15 +286,23 @@ class Decoder:
         # are adjacent and form its rows.
         row_of = np.empty(self.needed, np.intp)
         row_of[self._basis.pivots] = np.arange(self.needed)
-        H = self._basis.payloads[row_of.reshape(m, R).T.reshape(-1)]
+        order = row_of.reshape(m, R).T              # (R, m): payload row of H_d's piece l
+        picked = self.code.output_selection
+        if picked is not None:                      # read only the output's coefficients
+            H = self._basis.payloads[order[picked].reshape(-1)]
+            return output_of(self.encoding, H.reshape(len(picked), m, -1),
+                             self._piece_shape, self._rows, selected=True)
+        H = self._basis.payloads[order.reshape(-1)]
         return output_of(self.encoding, H.reshape(R, m, -1), self._piece_shape, self._rows)
 
 
-def output_of(encoding: Encoding, H: np.ndarray, piece_shape: tuple, rows: int) -> Output:
+def output_of(encoding: Encoding, H: np.ndarray, piece_shape: tuple, rows: int,
+              selected: bool = False) -> Output:
     """The output from the coefficient blocks of h in pieces: H[d, l] is piece l (flat, of
-    piece_shape) of H_d; a local result has ``rows`` rows."""
+    piece_shape) of H_d (of the output's own coefficients only, if ``selected``); a local
+    result has ``rows`` rows."""
     code = encoding.code
     R, m = H.shape[:2]
-    blocks = code.output_blocks(H.reshape(R, -1))
+    blocks = H if selected else code.output_blocks(H.reshape(R, -1))
     blocks = blocks.reshape((blocks.shape[0], m * piece_shape[0]) + tuple(piece_shape[1:]))
     return code.assemble(encoding, blocks[:, :rows])

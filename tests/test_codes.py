@@ -590,8 +590,9 @@ EXPONENTS = [
 @pytest.mark.parametrize("a, b, out", EXPONENTS, ids=str)
 def test_product_code_support_and_outputs_follow_from_exponents(p, a, b, out):
     """support = every sum of an A and a B exponent; output block (u, w) is the coefficient
-    of out[u][w] (outputs: its row selects that exponent in the support, None when the
-    outputs are the whole support in order); C = A @ B (or A @ x) decodes exactly."""
+    of out[u][w] (outputs: its row selects that exponent in the support, None when every
+    coefficient is an output block, decoded in support order and placed by assemble);
+    C = A @ B (or A @ x) decodes exactly."""
     F = ffcode.GF(p)
     support = _exponent_sums(a, b)
     R = len(support)
@@ -599,12 +600,13 @@ def test_product_code_support_and_outputs_follow_from_exponents(p, a, b, out):
     assert code.support == support and code.recovery_threshold == R
     assert code.output_exponents.tolist() == out
     flat = [e for row in out for e in row]
-    if flat == list(support):
-        assert code.outputs is None
+    if sorted(flat) == list(support):
+        assert code.outputs is None and code.output_selection is None
     else:
         selection = np.zeros((len(flat), R), np.int64)
         selection[range(len(flat)), [support.index(e) for e in flat]] = 1
         assert code.outputs.tolist() == selection.tolist()
+        assert code.output_selection.tolist() == [support.index(e) for e in flat]
     r, c = len(a), 1 if b is None else len(b[0])
     A = rand(p, (3 * r + 1, 2 * len(a[0]) + 1), 1)
     if b is None:

@@ -14,7 +14,8 @@ Attributes
   support                the exponents of h, increasing; recovery_threshold = len(support)
   evaluations            (N, R) points[i] ** support[d]: worker i's decoding equation
   outputs                (outputs, R) or None: output block o = sum_d outputs[o, d] H_d
-                         (None: the output blocks are the H_d in support order)
+                         (None: the output blocks are the H_d in support order);
+                         output_selection says which H_d when outputs only selects
   function               the worker's computation, module-level (workers import it by path)
   inputs, encodes        the names of a job's inputs, and how many of them (the first)
                          encode takes; the rest are arguments every worker receives
@@ -317,11 +318,17 @@ class Code:
                     from None
         return inverse if self.outputs is None else self.F.matmul(self.outputs, inverse)
 
+    @property
+    def output_selection(self) -> Optional[np.ndarray]:
+        """Which coefficient each output block is, when ``outputs`` only selects (as
+        MatDot's one of 2s - 1), else None: decoders then read just those."""
+        return None if self.outputs is None else _selection(self.outputs)
+
     def output_blocks(self, H: np.ndarray) -> np.ndarray:
         """The output blocks (outputs, ...) from the R coefficient blocks H (R, ...)."""
         if self.outputs is None:
             return H
-        picked = _selection(self.outputs)
+        picked = self.output_selection
         if picked is not None:
             return H[picked]
         flat = H.reshape(H.shape[0], -1)

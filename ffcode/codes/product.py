@@ -74,10 +74,15 @@ class ProductCode(Code):
         self.signed = bool(signed)
         self.function = functions.matmul
         index = {e: d for d, e in enumerate(self.support)}
-        outputs = np.zeros((exponents.size, self.recovery_threshold), F.dtype)
-        outputs[np.arange(exponents.size), [index[e] for e in exponents.flat]] = 1
-        self.outputs = None if np.array_equal(outputs, np.eye(len(support))) else \
-            read_only(outputs)
+        picked = np.array([index[e] for e in exponents.flat])
+        if exponents.size == len(support):  # every coefficient is an output block: decoded
+            self.outputs = None             # in support order, placed by assemble
+            self._placement = read_only(picked.reshape(exponents.shape))
+        else:
+            outputs = np.zeros((exponents.size, len(support)), F.dtype)
+            outputs[np.arange(exponents.size), picked] = 1
+            self.outputs = read_only(outputs)
+            self._placement = read_only(np.arange(exponents.size).reshape(exponents.shape))
         self.output_exponents = read_only(exponents)
 
     @property
@@ -168,15 +173,22 @@ class ProductCode(Code):
         return (rows, encoding.blocks[1][1])
 
     def assemble(self, encoding: Encoding, blocks: np.ndarray) -> np.ndarray:
-        """C from its r * c blocks, row blocks first, padding cut off."""
-        r, c = self.a_exponents.shape[0], self.b_exponents.shape[1]
+        """C from its blocks (in support order when every coefficient is one), each copied
+        once into its place, padding cut off."""
+        r, c = self._placement.shape
         rows = encoding.shapes[0][0]
-        if self.encodes == 1:
-            return blocks.reshape((r * blocks.shape[1],) + blocks.shape[2:])[:rows]
-        cols = encoding.shapes[1][1]
-        block_rows, block_cols = blocks.shape[1:]
-        C = blocks.reshape(r, c, block_rows, block_cols).transpose(0, 2, 1, 3)
-        return C.reshape(r * block_rows, c * block_cols)[:rows, :cols]
+        block_rows = blocks.shape[1]
+        if self.encodes == 1:           # one column of blocks, x's columns or a vector
+            C = np.empty((r * block_rows,) + blocks.shape[2:], blocks.dtype)
+            for u in range(r):
+                C[u * block_rows:(u + 1) * block_rows] = blocks[self._placement[u, 0]]
+            return C[:rows]
+        block_cols, cols = blocks.shape[2], encoding.shapes[1][1]
+        C = np.empty((r * block_rows, c * block_cols), blocks.dtype)
+        for (u, w), d in np.ndenumerate(self._placement):
+            C[u * block_rows:(u + 1) * block_rows, w * block_cols:(w + 1) * block_cols] = \
+                blocks[d]
+        return C[:rows, :cols]
 
     # -- checks and the uncoded split ---------------------------------------------------------
 
