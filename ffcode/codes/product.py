@@ -178,6 +178,9 @@ class ProductCode(Code):
         r, c = self._placement.shape
         rows = encoding.shapes[0][0]
         block_rows = blocks.shape[1]
+        if r * c == 1:                  # one block (MatDot): the output itself, uncopied
+            C = blocks[self._placement[0, 0]]
+            return C[:rows] if self.encodes == 1 else C[:rows, :encoding.shapes[1][1]]
         if self.encodes == 1:           # one column of blocks, x's columns or a vector
             C = np.empty((r * block_rows,) + blocks.shape[2:], blocks.dtype)
             for u in range(r):
