@@ -371,7 +371,7 @@ class RobustDecoder:
         F, n, m = self.F, self._unknowns, self.pieces
         E = np.ascontiguousarray(self._equations(self._good)[:, :n])
         payloads = [e[2].reshape(-1) for w in self._good for e in self._kept[w]]
-        rank, rows = _linalg.echelon(F.p, np.ascontiguousarray(E.T), E.shape[0], reduced=False)
+        _, rows = _linalg.echelon(F.p, np.ascontiguousarray(E.T), E.shape[0], reduced=False)
         rows = list(rows[:n])                   # independent equations: pivots of E^T
         H = _matmul.combine(F.p, F.matinv(E[rows]), [payloads[r] for r in rows], F.dtype)
         R = self.code.recovery_threshold        # unknown l * R + d is piece l of H_d

@@ -70,7 +70,6 @@ class Plan:
         encoding = code.encode(*inputs[:code.encodes], pieces=m, seed=seed)
         args = code.arguments(encoding, *inputs[code.encodes:])
         _check_rows(encoding.blocks)
-        self.encoding = encoding
         self.tasks = [_task(share, args, dict(base, seed=_seed(seed, i)))
                       for i, share in enumerate(encoding)]
         # Enough packets for any A wrong workers (m·R when nobody may be wrong).
