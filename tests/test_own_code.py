@@ -178,7 +178,8 @@ def test_cluster_every_scheme(bounded, name):
         for scheme in ("uncoded", "classic", "systematic", "cfs", "compfs"):
             output, report = cluster.run(code, *inputs, scheme=scheme, pieces=2, verify=True)
             assert np.array_equal(output, expected) and report.verified, scheme
-        faults = ffcode.Faults(corrupt={2: "random"})
+        others = {w: (0.1, 0) for w in range(code.n_workers) if w != 2}
+        faults = ffcode.Faults(corrupt={2: "random"}, delay=others)   # 2 is heard first
         output, report = cluster.run(code, *inputs, scheme="compfs", pieces=2,
                                      adversaries=1, faults=faults)
         assert np.array_equal(output, expected) and report.wrong == [2]
