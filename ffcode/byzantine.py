@@ -89,7 +89,7 @@ def locate(code: Code, workers: Sequence[int], projected: Sequence[Sequence[int]
     at the same positions over all rounds together (unique when len(workers) >= R + 2 *
     errors, as any R results determine the polynomial)."""
     R, p = code.recovery_threshold, code.F.p
-    if code.support == tuple(range(R)):
+    if code.dense:
         points = [int(code.points[w]) for w in workers]
         bad = set()
         for values in zip(*projected):

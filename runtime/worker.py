@@ -201,8 +201,8 @@ class Worker:
                     raise
                 except Exception as e:      # the worker survives; the master fails the job
                     log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
-                    out(job.header(Kind.FAILED), wire.control(
-                        job.header(Kind.FAILED), {"error": f"{type(e).__name__}: {e}"})[1:])
+                    failed = job.header(Kind.FAILED)
+                    out(failed, wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
             except Stopped:
                 pass
 

@@ -67,6 +67,16 @@ def assert_field_array(F, got, expected) -> None:
                              f"got {g[i]}, expected {exp[i]} (p = {F.p})")
 
 
+def assert_output(F, got, expected) -> None:
+    """got is expected exactly: an array, or LCC's list of arrays."""
+    if isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            assert_field_array(F, g, e)
+    else:
+        assert_field_array(F, got, expected)
+
+
 def rand(p: int, shape, seed) -> np.ndarray:
     """Uniform canonical elements, generated independently of F.random."""
     dtype = np.uint32 if p < 2**32 else np.uint64

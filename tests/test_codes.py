@@ -12,7 +12,7 @@ import ffcode
 from ffcode import LCC, MDS, Decoder, MatDot, PolynomialCode, ProductCode, piece_packets
 from ffcode.codes import base as base_module, product as product_module
 
-from helpers import assert_field_array, layouts, obj_matmul, rand, to_flint
+from helpers import assert_field_array, assert_output, layouts, obj_matmul, rand, to_flint
 
 CODE_PRIMES = [65521, 2**31 - 1, 2**61 - 1]
 
@@ -32,16 +32,6 @@ def subsets(code, seed):
     out = [list(range(R)), list(range(N - R, N))]
     out += [sorted(int(w) for w in rng.choice(N, size, replace=False)) for size in range(R, N + 1)]
     return out
-
-
-def assert_output(F, got, expected):
-    """got is expected exactly (an array, or LCC's list of arrays)."""
-    if isinstance(expected, list):
-        assert isinstance(got, list) and len(got) == len(expected)
-        for g, e in zip(got, expected):
-            assert_field_array(F, g, e)
-    else:
-        assert_field_array(F, got, expected)
 
 
 def assert_decodes(code, shares, results, expected, seed=0):

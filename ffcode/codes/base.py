@@ -11,7 +11,8 @@ blocks are combinations of them (``outputs``), assembled by the code.
 
 Attributes
   F, n_workers, points   the field, the workers, their points (read-only arrays)
-  support                the exponents of h, increasing; recovery_threshold = len(support)
+  support                the exponents of h, increasing; recovery_threshold = len(support);
+                         dense when they are 0..R-1
   evaluations            (N, R) points[i] ** support[d]: worker i's decoding equation
   outputs                (outputs, R) or None: output block o = sum_d outputs[o, d] H_d
                          (None: the output blocks are the H_d in support order);
@@ -163,8 +164,7 @@ class Code:
         self.recovery_threshold = R
         self.points = read_only(points)
         self.evaluations = read_only(powers(F, points, support))
-        self._dense = support == tuple(range(R))
-        if not self._dense:
+        if not self.dense:
             self._check_subsets()
 
     def __repr__(self) -> str:
@@ -188,6 +188,12 @@ class Code:
 
     outputs: Optional[np.ndarray] = None
     function: Callable = None
+
+    @property
+    def dense(self) -> bool:
+        """Whether the support is 0..R-1: h is any polynomial of degree < R, its
+        evaluations a Vandermonde system (inverted in O(R**2), Reed-Solomon correctable)."""
+        return self.support == tuple(range(self.recovery_threshold))
 
     @property
     def row_linear(self) -> bool:
@@ -307,7 +313,7 @@ class Code:
         """W (outputs x R): the output blocks are W @ (the local results of these R
         workers); DecodingError when their results do not determine h."""
         workers = list(workers)
-        if self._dense:             # a Vandermonde matrix: inverted in O(R**2)
+        if self.dense:              # a Vandermonde matrix: inverted in O(R**2)
             inverse = self.F.vandermonde_inverse(self.points[workers])
         else:
             try:
@@ -365,7 +371,7 @@ class Code:
         """The first R of these workers whose results determine h (DecodingError if no R
         of them do)."""
         R = self.recovery_threshold
-        if self._dense:
+        if self.dense:
             return list(workers[:R])
         chosen = []
         for w in workers:
