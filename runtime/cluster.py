@@ -1,8 +1,9 @@
 """``ffcode.Cluster``: the master's ROUTER socket and its pool of workers, reused across jobs.
 
 Local workers come from a fork server (runtime/pool.py) that imports exactly what the master
-imports; remote ones run ``ffcode worker --connect ENDPOINT``. Every wait is bounded, and
-closing (also on an exception, Ctrl-C, or garbage collection) kills every local process.
+imports; Ray workers are actors placed by Ray (runtime/ray_pool.py); remote ones run
+``ffcode worker --connect ENDPOINT``. Every wait is bounded, and closing (also on an
+exception, Ctrl-C, or garbage collection) kills every process the cluster started.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import zmq
 from ffcode import _validate, functions
 from ffcode import verify as verification
 from ffcode.codes.base import Code
-from ffcode.runtime import keys, pool, wire
+from ffcode.runtime import keys, pool, ray_pool, wire
 from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
 from ffcode.runtime.jobs import Plan
@@ -32,6 +33,7 @@ from ffcode.runtime.pool import LocalPool
 from ffcode.runtime.report import Report
 from ffcode.runtime.wire import Header, Kind
 
+ENGINES = ("local", "ray")
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
@@ -40,41 +42,51 @@ log = logging.getLogger(__name__)
 
 
 class WorkerHandle:
-    """The master's view of one connected worker. ``order`` places it in jobs: a local
-    worker's slot (checked against the pool), a remote worker's place in the order of
-    arrival; never a number the worker chose."""
+    """The master's view of one connected worker. ``order`` places it in jobs: a started
+    worker's slot (checked against its pool), a remote worker's place in the order of
+    arrival; never a number the worker chose. ``member`` is what its pool knows it by (a
+    local pid, a Ray actor), None for a worker started by hand."""
 
-    def __init__(self, ident, meta, local, order):
-        self.ident, self.local, self.order = ident, local, order
-        self.slot = order if local else None
+    def __init__(self, ident, meta, order, pool=None, member=None):
+        self.ident, self.order, self.pool, self.member = ident, order, pool, member
+        self.local = isinstance(pool, LocalPool)
+        self.slot = order if pool is not None else None
         self.pid, self.host = meta.get("pid", 0), meta.get("host", "")
+        self.node = pool.node(member) if pool is not None else None
         self.last_seen = time.monotonic()
         self.lost = None
 
     def __repr__(self):
-        where = f"slot {self.slot}" if self.local else f"{self.host or '?'}"
+        where = f"slot {self.slot}" if self.slot is not None else f"{self.host or '?'}"
         return f"worker({where}, pid {self.pid})"
 
     def gone(self):
-        """Why a local worker's process will not answer (exited, frozen), or None."""
-        return LocalPool.gone(self.pid) if self.local else None
+        """Why a started worker will not answer (its process exited or froze, its Ray actor
+        died), or None."""
+        return self.pool.gone(self.member) if self.pool is not None else None
 
 
 class Cluster:
     """A master and its workers: ``Cluster(n_workers=8)`` spawns local worker processes;
-    ``Cluster(endpoint="tcp://HOST:5555", n_workers=8)`` waits for workers started with
-    ``ffcode worker --connect tcp://HOST:5555``. Use it as a context manager.
+    ``Cluster(n_workers=8, engine="ray")`` starts them as Ray actors spread over a Ray
+    cluster's nodes; ``Cluster(endpoint="tcp://HOST:5555", n_workers=8)`` waits for workers
+    started with ``ffcode worker --connect tcp://HOST:5555``. Use it as a context manager.
 
     ``key`` (the master's CURVE secret key file) and ``clients`` (a directory of the
     authorised workers' public keys) encrypt a tcp endpoint and admit only those workers.
     A tcp master needs them, also on loopback (any process on the host can reach it),
-    unless told ``insecure=True``. A worker silent for ``lost_after`` seconds is given up
-    on; ``start_timeout`` bounds waiting for workers. ``max_message`` (bytes) is the
+    unless told ``insecure=True``. The Ray engine makes fresh keys for each cluster instead
+    (no key files; ``public_key`` is the master's); its ``address`` is the Ray cluster's
+    ("HOST:PORT" or "auto"; default: the Ray instance this process is connected to, else a
+    new local one with a CPU per worker), and its ``endpoint`` defaults to tcp on this
+    node's Ray address, any free port. A worker silent for ``lost_after`` seconds is given
+    up on; ``start_timeout`` bounds waiting for workers. ``max_message`` (bytes) is the
     largest message part the master takes: a peer announcing a larger one is disconnected
     before it is read, and a job whose packets would be larger fails with a clear error.
     """
 
     def __init__(self, n_workers: int = 4, endpoint: str | None = None, *,
+                 engine: str = "local", address: str | None = None,
                  key: str | None = None, clients: str | None = None, insecure: bool = False,
                  start_timeout: float = 60.0, lost_after: float = 2.0,
                  max_message: int = MAX_MESSAGE) -> None:
@@ -94,12 +106,23 @@ class Cluster:
                              f"bytes (a control message), not {self.max_message}.")
         if (key is None) != (clients is None):
             raise ValueError("Arguments 'key' and 'clients' go together (CURVE).")
-        self.local = endpoint is None
+        if engine not in ENGINES:
+            raise ValueError(f"Argument 'engine' must be one of {ENGINES}, not {engine!r}.")
+        self.engine = engine
+        ray = engine == "ray"
+        if ray and key is not None:
+            raise ValueError("The Ray engine makes fresh CURVE keys for each cluster: leave "
+                             "out key= and clients= (or pass insecure=True for none).")
+        if address is not None and not ray:
+            raise ValueError("Argument 'address' names a Ray cluster: it needs engine='ray'.")
+        self.local = endpoint is None and not ray
         if self.local and key is not None:
             raise ValueError("CURVE keys are for a tcp endpoint: local workers talk over a "
                              "private ipc socket, which needs none.")
-        if not self.local:
-            _check_endpoint(endpoint, secure=key is not None or insecure)
+        if endpoint is not None:
+            _check_endpoint(endpoint, secure=key is not None or insecure or ray)
+            if ray and not endpoint.startswith("tcp://"):
+                raise ValueError(f"Ray workers connect over tcp, not {endpoint!r}.")
         self.session = secrets.randbits(63) | 1
         self.epoch = 0
         self._handles = {}                  # routing id -> WorkerHandle
@@ -117,12 +140,16 @@ class Cluster:
         self._router.rcvhwm = RCVHWM
         self._router.maxmsgsize = self.max_message      # also bounds a handshake's frames
         self._authenticator = None
+        self.public_key = None              # the master's CURVE key (z85) for Ray workers
         tmpdir = pool.private_dir() if self.local else None
         self._owned = {"router": self._router, "context": self._context, "tmpdir": tmpdir}
         self._finalizer = weakref.finalize(self, _shutdown, self._owned)
         try:
-            if key is not None:
-                self._authenticator = keys.server(self._context, self._router, key, clients)
+            if ray:
+                self._pool = self._owned["pool"] = ray_pool.RayPool(
+                    address, self.n_workers, self.start_timeout)
+                endpoint = endpoint or f"tcp://{self._pool.host}:*"
+            admitted = self._secure(key, clients, session=ray and not insecure)
             try:
                 self._router.bind(endpoint or f"ipc://{tmpdir}/master")
             except zmq.ZMQError as e:
@@ -131,11 +158,28 @@ class Cluster:
             log.info("master listening on %s", self.endpoint)
             if self.local:
                 self._pool = self._owned["pool"] = LocalPool(self.endpoint, tmpdir)
-                for slot in range(self.n_workers):
-                    self._pool.spawn(slot)
+            elif ray:
+                self._pool.serve_at(_reachable(self.endpoint, self._pool.host),
+                                    self.public_key, admitted)
+            for slot in range(self.n_workers if self._pool is not None else 0):
+                self._pool.spawn(slot)
         except BaseException:
             self.close()
             raise
+
+    def _secure(self, key, clients, session):
+        """CURVE on the socket: from key files, or for a session a fresh key pair in memory
+        that admits what the returned Admitted set holds (the Ray actors' keys)."""
+        if key is not None:
+            self._authenticator = keys.server(self._context, self._router,
+                                              *keys.load_secret(key), clients)
+        elif session:
+            self.public_key, secret = zmq.curve_keypair()
+            admitted = keys.Admitted()
+            self._authenticator = keys.server(self._context, self._router, self.public_key,
+                                              secret, admitted)
+            return admitted
+        return None
 
     def __repr__(self):
         return (f"Cluster({getattr(self, 'endpoint', None)!r}, workers "
@@ -162,10 +206,10 @@ class Cluster:
         self._check_open()
         count = self.n_workers if count is None else _validate.integer(count, "count")
         timeout = self.start_timeout if timeout is None else _positive(timeout, "timeout")
-        if self.local:
+        if self._pool is not None:
             if count > self.n_workers:
-                raise ValueError(f"This cluster has {self.n_workers} local workers, not "
-                                 f"{count}.")
+                raise ValueError(f"This cluster has {self.n_workers} {self.engine} workers, "
+                                 f"not {count}.")
             self._replace_lost()
         deadline = time.monotonic() + timeout
         for _ in self.receive(0):           # what the last job's workers sent after it
@@ -174,14 +218,13 @@ class Cluster:
             log.info("waiting for %d of %d workers at %s (up to %g s)",
                      count - len(self.live()), count, self.endpoint, timeout)
         while len(self.live()) < count:
-            if self.local and self._pool.failed() is not None:
-                raise ClusterError(f"The local worker pool exited with code "
-                                   f"{self._pool.failed()}; run 'python -c \"import "
-                                   f"ffcode.runtime.worker\"' to see why.")
+            if self._pool is not None:
+                self._pool.check()
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ClusterError(f"Only {len(self.live())} of {count} workers connected to "
-                                   f"{self.endpoint} within {timeout:g} s.")
+                                   f"{self.endpoint} within {timeout:g} s." +
+                                   (self._pool.missing() if self._pool is not None else ""))
             for _ in self.receive(min(left, 0.1)):
                 self.reject("stale")
         return self.live()[:count]
@@ -196,18 +239,18 @@ class Cluster:
         self._handles = {i: h for i, h in self._handles.items() if h.lost is None}
 
     def lose(self, handle, reason):
-        """Give up on a worker; a local one's process is killed (it may be frozen)."""
+        """Give up on a worker; one the cluster started is killed (it may be frozen)."""
         if handle.lost is None:
             handle.lost = reason
             log.warning("%r given up on: %s", handle, reason)
-            if handle.local:
-                LocalPool.kill(handle.pid)
+            if handle.pool is not None:
+                handle.pool.kill(handle.member)
 
     def exclude(self, handle, reason):
-        """Never give this worker another job: a local one is replaced by a fresh process
-        before the next job, a remote one is told to exit (the cluster then waits for
-        another to connect)."""
-        if handle.lost is None and not handle.local:
+        """Never give this worker another job: one the cluster started is replaced by a
+        fresh one before the next job, a remote one is told to exit (the cluster then waits
+        for another to connect)."""
+        if handle.lost is None and handle.pool is None:
             self._tell_shutdown(handle)
         self.lose(handle, f"excluded: {reason}")
 
@@ -238,7 +281,7 @@ class Cluster:
                 if header.kind not in wire.TO_MASTER:
                     raise ProtocolError(f"{header.kind.name} is not for the master")
                 if header.kind == Kind.HELLO:
-                    self._hello(frames[0].bytes, frames[2:])
+                    self._hello(frames[0].bytes, frames[2:], _user_id(frames[1]))
                     continue
             except ProtocolError:
                 self.reject("malformed")
@@ -263,7 +306,7 @@ class Cluster:
             self.rejected[reason] += 1
         self.rejected_total[reason] += 1
 
-    def _hello(self, ident, frames):
+    def _hello(self, ident, frames, user_id):
         if ident in self._handles:
             raise ProtocolError("a second HELLO from a connected worker")
         meta, _ = wire.read_control(frames)
@@ -271,14 +314,15 @@ class Cluster:
         if type(slot) is not int or type(pid) is not int or not isinstance(
                 meta.get("host", ""), str):
             raise ProtocolError("a HELLO with a non-integer slot or pid")
-        if self.local:                  # a worker of our pool, asked for and not yet here
-            if slot not in self._pool.requested or not self._pool.owns(pid):
+        member = None
+        if self._pool is not None:      # a worker of our pool, asked for and not yet here
+            member = self._pool.admit(slot, meta, user_id)
+            if member is None:
                 raise ProtocolError("a HELLO from no worker this cluster started")
-            self._pool.requested.discard(slot)
             order = slot
         else:
             order, self._arrivals = self._arrivals, self._arrivals + 1
-        handle = self._handles[ident] = WorkerHandle(ident, meta, self.local, order)
+        handle = self._handles[ident] = WorkerHandle(ident, meta, order, self._pool, member)
         log.info("%r connected", handle)
 
     def send(self, handle, frames, patience=2.0) -> bool:
@@ -403,7 +447,7 @@ class Cluster:
             self._tell_shutdown(handle)
         if self._authenticator is not None:
             self._authenticator.stop()
-        self._owned["linger"] = 0 if self.local else 500      # let the SHUTDOWNs leave
+        self._owned["linger"] = 0 if self._pool is not None else 500  # let SHUTDOWNs leave
         self._finalizer()
 
 
@@ -414,6 +458,23 @@ def _shutdown(owned):
     owned["context"].term()
     if owned["tmpdir"]:
         shutil.rmtree(owned["tmpdir"], ignore_errors=True)
+
+
+def _user_id(frame) -> str | None:
+    """The CURVE public key (z85) the sender authenticated with, or None without CURVE."""
+    try:
+        return frame.get("User-Id")
+    except (zmq.ZMQError, AttributeError):
+        return None
+
+
+def _reachable(endpoint, host) -> str:
+    """The endpoint as workers on other nodes dial it: a wildcard host becomes this node's
+    address."""
+    parts = urlsplit(endpoint)
+    if parts.hostname in ("0.0.0.0", "::", "*"):
+        return f"tcp://{host}:{parts.port}"
+    return endpoint
 
 
 def _verification(verify, code, inputs, adversaries) -> bool:

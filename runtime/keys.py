@@ -1,5 +1,6 @@
-"""CURVE encryption with client authentication, from key files (pyzmq's own CURVE and ZAP
-authenticator): the master accepts only workers whose public keys sit in its directory.
+"""CURVE encryption with client authentication (pyzmq's own CURVE and ZAP authenticator):
+the master accepts only workers whose public keys sit in its directory, or in an Admitted
+set of session keys that never touch a disk.
 
 Key files use pyzmq's certificate format (``zmq.auth.load_certificate`` reads them). A secret
 key file is created readable by its owner only (mode 0600, never wider, not even for a
@@ -94,25 +95,53 @@ def _load(path, secret):
     return public, secret_key
 
 
-def server(context, socket, secret_file, clients_dir):
-    """Make socket a CURVE server that admits only the public keys in clients_dir; returns
-    the running ZAP authenticator (stop it when done)."""
+class Admitted:
+    """The CURVE public keys a master admits, held in memory (a Ray cluster's session
+    keys): ZAP asks ``callback`` in its own thread, so the set is only ever replaced."""
+
+    def __init__(self):
+        self.keys = frozenset()
+
+    def add(self, public: bytes):
+        self.keys = self.keys | {public}
+
+    def discard(self, public: bytes):
+        self.keys = self.keys - {public}
+
+    def callback(self, domain, key) -> bool:    # key: the client's public key, z85
+        return key in self.keys
+
+
+def load_secret(secret_file: str) -> tuple[bytes, bytes]:
+    """(public, secret) from a secret key file."""
+    return _load(secret_file, secret=True)
+
+
+def load_client(secret_file: str, server_public_file: str) -> tuple[bytes, bytes, bytes]:
+    """A worker's (public, secret, master's public) from its key files."""
+    return (*_load(secret_file, secret=True), _load(server_public_file, secret=False)[0])
+
+
+def server(context, socket, public: bytes, secret: bytes, clients):
+    """Make socket a CURVE server with this key pair that admits only the public keys in
+    clients: a directory of key files, or an Admitted set. Returns the running ZAP
+    authenticator (stop it when done)."""
     from zmq.auth.thread import ThreadAuthenticator     # a thread the workers never need
 
-    if not os.path.isdir(clients_dir):
-        raise ValueError(f"CURVE clients directory {clients_dir!r} does not exist.")
-    public, secret = _load(secret_file, secret=True)
+    if isinstance(clients, str) and not os.path.isdir(clients):
+        raise ValueError(f"CURVE clients directory {clients!r} does not exist.")
     authenticator = ThreadAuthenticator(context)
     authenticator.start()
-    authenticator.configure_curve(domain="*", location=os.path.abspath(clients_dir))
+    if isinstance(clients, Admitted):
+        authenticator.configure_curve_callback(domain="*", credentials_provider=clients)
+    else:
+        authenticator.configure_curve(domain="*", location=os.path.abspath(clients))
     socket.curve_secretkey, socket.curve_publickey = secret, public
     socket.curve_server = True
     return authenticator
 
 
-def client(socket, secret_file, server_public_file):
+def client(socket, public: bytes, secret: bytes, server_public: bytes):
     """Make socket a CURVE client with its own key pair, trusting the master's public key."""
-    public, secret = _load(secret_file, secret=True)
-    server_public, _ = _load(server_public_file, secret=False)
     socket.curve_secretkey, socket.curve_publickey = secret, public
     socket.curve_serverkey = server_public

@@ -23,7 +23,7 @@ class JobRun:
         code = plan.code
         self.report = Report(plan.scheme, repr(code), code.n_workers, plan.pieces,
                              plan.needed)
-        self.timelines = [WorkerTimeline(i, h.host, h.pid) for i, h in enumerate(workers)]
+        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node) for i, h in enumerate(workers)]
         self.report.workers = self.timelines
         self.finished = set()           # workers done sending (or idle, or lost)
         self.invalid = set()            # when correcting: workers that sent invalid packets

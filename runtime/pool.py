@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from ffcode.runtime.errors import ClusterError
+
 _BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ['FFCODE_SYS_PATH']); "
          "from ffcode.runtime.pool import serve; serve(sys.argv[1], sys.argv[2])")
 IN_POOL = "FFCODE_POOL"             # set in the pool's processes: no Cluster starts there
@@ -100,6 +102,19 @@ class LocalPool:
         except (ProcessLookupError, PermissionError, OverflowError):
             return False
 
+    def admit(self, slot, meta, user_id):
+        """The pid this HELLO comes from, or None: its slot was asked for and its pid is one
+        of this pool's processes."""
+        pid = meta.get("pid", 0)
+        if slot not in self.requested or not self.owns(pid):
+            return None
+        self.requested.discard(slot)
+        return pid
+
+    @staticmethod
+    def node(pid):
+        return None                     # this host
+
     def spawn(self, slot: int):
         """Ask for one more worker, announcing itself with this slot."""
         if self.server.poll() is not None:
@@ -109,9 +124,16 @@ class LocalPool:
         self.server.stdin.write(f"{slot}\n".encode())
         self.server.stdin.flush()
 
-    def failed(self):
-        """The fork server's exit code if it died, else None."""
-        return self.server.poll()
+    def check(self):
+        """ClusterError when the fork server died."""
+        if self.server.poll() is not None:
+            raise ClusterError(f"The local worker pool exited with code "
+                               f"{self.server.returncode}; run 'python -c \"import "
+                               f"ffcode.runtime.worker\"' to see why.")
+
+    @staticmethod
+    def missing() -> str:
+        return ""
 
     @staticmethod
     def gone(pid: int):
@@ -163,23 +185,12 @@ def _level() -> int:
     return logging.getLogger("ffcode").getEffectiveLevel()
 
 
-class _Lines(logging.Formatter):
-    def format(self, record):
-        return f"ffcode worker {record.process}: {record.levelname.lower()}: " \
-               f"{record.getMessage()}"
-
-
 def serve(endpoint, directory):
     """The fork server's loop: one worker per slot number read from stdin; when stdin closes
     (the master closed the pool, or died), the master's directory goes too. Its workers log
     to stderr at the master's level."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Lines())
-    logger = logging.getLogger("ffcode")
-    logger.addHandler(handler)
-    logger.setLevel(int(os.environ.get(_LOG_LEVEL, logging.WARNING)))
-    logger.propagate = False
     from ffcode.runtime import worker    # numpy, zmq and ffcode, imported once before forking
+    worker.log_to_stderr(int(os.environ.get(_LOG_LEVEL, logging.WARNING)))
     worker.warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)      # the kernel reaps exited workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from ffcode import __version__
 
-SCHEMA = 1                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 2                  # the version of the JSON layout below; raised when it changes
 
 
 def utc_now() -> str:
@@ -21,7 +21,8 @@ class WorkerTimeline:
     """One worker's job, in seconds from the job's start (the master's clock, except
     ``sent`` and ``stopped``: the worker's clock minus the master's at the start, so a
     remote worker's clock offset shows there). In JSON: ``worker`` (its index in the code),
-    ``host``, ``pid``, ``share_sent`` (its task sent), ``packets`` (a record per packet
+    ``host``, ``pid`` (as the worker said), ``node`` (the Ray node ID of a Ray worker, as
+    Ray placed it; null for others), ``share_sent`` (its task sent), ``packets`` (a record per packet
     accepted: ``index``, ``sent``, ``received``, ``compute`` (s computing it, as the worker
     reported), ``innovative`` (it raised the rank)), ``compute`` (s in all), ``done`` (its
     message that every packet was sent arrived; null if it was stopped first), ``stopped``
@@ -30,6 +31,7 @@ class WorkerTimeline:
     worker: int
     host: str = ""
     pid: int = 0
+    node: str = None                                # the Ray node ID (Ray workers only)
     share_sent: float = None
     packets: list = field(default_factory=list)    # {index, sent, received, compute,
                                                     #  innovative}
@@ -52,9 +54,9 @@ class Report:
     """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
 
     Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
-    encoding. The JSON object (schema 1):
+    encoding. The JSON object (schema 2; 1 had no workers' ``node``):
 
-    - ``schema`` (int, 1), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+    - ``schema`` (int, 2), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
     - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
       input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``,

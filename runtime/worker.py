@@ -75,6 +75,22 @@ def operation(spec):
     return F, lambda *operands: F.elements(f(F, *operands), "the local result")
 
 
+class _Lines(logging.Formatter):
+    def format(self, record):
+        return f"ffcode worker {record.process}: {record.levelname.lower()}: " \
+               f"{record.getMessage()}"
+
+
+def log_to_stderr(level: int):
+    """ffcode's loggers write to stderr at the master's level, a prefixed line each."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Lines())
+    logger = logging.getLogger("ffcode")
+    logger.handlers[:] = [handler]
+    logger.setLevel(level)
+    logger.propagate = False
+
+
 def warm_up():
     """Pay the first-use costs (lazy imports, first kernel calls) once, before forking."""
     for p in (65521, 2**61 - 1):
@@ -140,19 +156,20 @@ def compute(job, out):
 
 
 class Worker:
-    """connect_timeout: seconds to wait for the master's handshake before serve raises
+    """curve: (own public key, own secret key, the master's public key) for a CURVE master;
+    connect_timeout: seconds to wait for the master's handshake before serve raises
     NoMaster (None: forever)."""
 
-    def __init__(self, endpoint, slot=-1, key=None, server_key=None, buffer=32 << 20,
-                 parent=None, connect_timeout=None):
+    def __init__(self, endpoint, slot=-1, curve=None, buffer=32 << 20, parent=None,
+                 connect_timeout=None):
         self.endpoint, self.connect_timeout = endpoint, connect_timeout
         self.context = zmq.Context()
         self.dealer = self.context.socket(zmq.DEALER)
         self.dealer.linger = 1000
         self.dealer.sndhwm = self.dealer.rcvhwm = ZMQ_HWM
         try:
-            if key is not None:
-                keys.client(self.dealer, key, server_key)
+            if curve is not None:         # (own public, own secret, master's public)
+                keys.client(self.dealer, *curve)
             self.monitor = self.dealer.get_monitor_socket(
                 zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | REFUSED)
             self.dealer.connect(endpoint)
@@ -411,9 +428,9 @@ def run(args) -> int:
     if (args.key is None) != (args.server_key is None):
         raise ValueError("--key and --server-key go together (CURVE).")
     try:
-        worker = Worker(args.connect, args.slot, args.key, args.server_key,
-                        int(args.buffer * (1 << 20)), args.parent,
-                        connect_timeout=args.timeout or None)
+        curve = None if args.key is None else keys.load_client(args.key, args.server_key)
+        worker = Worker(args.connect, args.slot, curve, int(args.buffer * (1 << 20)),
+                        args.parent, connect_timeout=args.timeout or None)
     except zmq.ZMQError as e:
         raise ValueError(f"cannot connect to {args.connect!r}: {e} (an endpoint looks like "
                          f"tcp://HOST:PORT)") from None

@@ -305,7 +305,7 @@ REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encod
                "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
                "wasted_after_stop", "stale", "rejected", "workers", "received", "used",
                "wasted", "schema", "ffcode", "date", "settings"}
-WORKER_KEYS = {"worker", "host", "pid", "share_sent", "packets", "compute", "done", "stopped",
+WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "packets", "compute", "done", "stopped",
                "lost", "used", "wasted"}
 
 

@@ -1,0 +1,231 @@
+"""The Ray engine on one Ray instance (started once for this module, loopback only): every
+scheme of every code exact, the report naming each worker's node, a crashed, a killed and a
+hung actor replaced, a wrong worker corrected, ZeroMQ clients without the session's keys
+refused, and no actor left once a cluster closes."""
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+import zmq
+
+import ffcode
+from ffcode import LCC, MDS, MatDot, PolynomialCode, cli
+from ffcode.runtime import Cluster, ClusterError, Faults
+
+from helpers import descendants
+
+ray = pytest.importorskip("ray")
+
+SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
+N = 4
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    """Ray on 127.0.0.1 with a CPU per worker and no dashboard; afterwards no process of
+    it is left."""
+    before = descendants()
+    ray.init(num_cpus=N + 2, include_dashboard=False, logging_level="warning")
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        deadline = time.monotonic() + 20
+        while descendants() - before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not descendants() - before, "Ray left processes behind"
+
+
+@pytest.fixture(scope="module")
+def cluster(ray_session):
+    with Cluster(N, engine="ray", start_timeout=60, lost_after=1.0) as c:
+        c.wait()
+        yield c
+
+
+def exact(output, expected):
+    if isinstance(expected, list):
+        return len(output) == len(expected) and all(
+            o.dtype == e.dtype and np.array_equal(o, e) for o, e in zip(output, expected))
+    return output.dtype == expected.dtype and np.array_equal(output, expected)
+
+
+def jobs():
+    F31, F61, F16 = ffcode.GF(2**31 - 1), ffcode.GF(2**61 - 1), ffcode.GF(65521)
+    A31, x31 = F31.random((30, 20), seed=1), F31.random(20, seed=2)
+    A61, B61 = F61.random((30, 20), seed=3), F61.random((20, 12), seed=4)
+    A16, B16 = F16.random((22, 20), seed=5), F16.random((20, 9), seed=6)
+    X = [F31.random((14, 6), seed=7 + j) for j in range(2)]
+    return [
+        ("MDS", MDS(F31, 2, N), (A31, x31), F31.matmul(A31, x31), SCHEMES),
+        ("PolynomialCode", PolynomialCode(F61, 2, 1, N), (A61, B61), F61.matmul(A61, B61),
+         SCHEMES),
+        ("MatDot", MatDot(F16, 2, N), (A16, B16), F16.matmul(A16, B16), SCHEMES),
+        ("LCC", LCC(F31, 2, 0, "ffcode.functions:square", 2, N), (X,),
+         [F31.mul(x, x) for x in X], SCHEMES[:4]),
+    ]
+
+
+@pytest.mark.bounded(120)
+def test_every_scheme_of_every_code(bounded, cluster):
+    """Each job's output equals direct computation; the report names the Ray node of
+    every worker (Ray's placement, not the worker's word) and the actors' processes."""
+    node = ray.get_runtime_context().get_node_id()
+    for name, code, inputs, expected, schemes in jobs():
+        for scheme in schemes:
+            output, report = cluster.run(code, *inputs, scheme=scheme, pieces=3, seed=11,
+                                         timeout=30)
+            assert exact(output, expected), (name, scheme)
+            assert report.rank == report.needed and report.rejected == {}, (name, scheme)
+            assert [w.node for w in report.workers] == [node] * N
+            assert [w.pid for w in report.workers] == [h.pid for h in cluster.live()]
+            assert not any(w.lost for w in report.workers)
+
+
+@pytest.mark.bounded(120)
+def test_wrong_worker_corrected_and_replaced(bounded, cluster):
+    """A corrupting worker is corrected (adversaries=1), named, and its actor replaced by a
+    fresh one before the next job."""
+    F = ffcode.GF(65521)
+    A, x = F.random((24, 8), seed=1), F.random(8, seed=2)
+    code = MDS(F, 2, N)
+    pid = cluster.live()[1].pid
+    later = {w: (0.1, 0) for w in (0, 2, 3)}         # the wrong worker is heard first
+    output, report = cluster.run(code, A, x, adversaries=1, timeout=30,
+                                 faults=Faults(corrupt={1: "random"}, delay=later))
+    assert np.array_equal(output, F.matmul(A, x)) and report.wrong == [1]
+    output, report = cluster.run(code, A, x, timeout=30)
+    assert np.array_equal(output, F.matmul(A, x))
+    assert report.workers[1].pid != pid and not report.wrong
+
+
+def slow_job(F):
+    """MDS with R = 2 of 4, 6 pieces per worker."""
+    A, x = F.random((1200, 400), seed=3), F.random((400, 60), seed=4)
+    return MDS(F, 2, N), A, x
+
+
+@pytest.mark.bounded(120)
+@pytest.mark.parametrize("how", ["crash", "ray.kill", "hang"])
+def test_lost_actor(bounded, cluster, how):
+    """An actor whose process dies (crash), that is killed from outside (ray.kill) or that
+    freezes (hang: found by its silence, then ray.kill-ed) is given up on during the job,
+    which completes exactly from the others (they pause after each piece, so the job
+    outlasts the loss); a fresh actor takes its slot next job."""
+    F = ffcode.GF(2**31 - 1)
+    code, A, x = slow_job(F)
+    handles = cluster.live()
+    victim = handles[0]
+    pause = 0.5 if how == "hang" else 0.1       # hang: silent for lost_after = 1 s first
+    faults = Faults(delay=(pause, 0), **{"crash": {"crash_after": {0: 1}},
+                                         "hang": {"hang_after": {0: 0}},
+                                         "ray.kill": {}}[how])
+    killer = None
+    if how == "ray.kill":
+        killer = threading.Timer(0.2, lambda: ray.kill(victim.member.handle))
+        killer.start()
+    output, report = cluster.run(code, A, x, scheme="compfs", pieces=6, timeout=60,
+                                 faults=faults)
+    if killer:
+        killer.join()
+    assert np.array_equal(output, F.matmul(A, x))
+    lost = report.workers[0].lost
+    assert lost and ("silent" if how == "hang" else "Ray actor died") in lost, lost
+    output, report = cluster.run(code, A, x, timeout=60)
+    assert np.array_equal(output, F.matmul(A, x))
+    assert report.workers[0].pid != victim.pid and not report.workers[0].lost
+    assert [h.pid for h in cluster.live()][1:] == [h.pid for h in handles][1:]
+
+
+def handshake(endpoint, curve):
+    """What a DEALER with these CURVE keys (or none) meets at the endpoint: 'connected',
+    'refused' or 'nothing' within 3 s."""
+    context = zmq.Context()
+    dealer = context.socket(zmq.DEALER)
+    dealer.linger = 0
+    if curve is not None:
+        dealer.curve_publickey, dealer.curve_secretkey, dealer.curve_serverkey = curve
+    monitor = dealer.get_monitor_socket()
+    dealer.connect(endpoint)
+    dealer.send_multipart([ffcode.runtime.wire.Header(
+        ffcode.runtime.wire.Kind.HELLO, 0, 0).pack(), b'{"arrays": [], "slot": 0}'])
+    seen, deadline = "nothing", time.monotonic() + 3
+    from zmq.utils.monitor import recv_monitor_message
+    while time.monotonic() < deadline and seen == "nothing":
+        if monitor.poll(100):
+            event = recv_monitor_message(monitor)["event"]
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                seen = "connected"
+            elif event & (zmq.EVENT_HANDSHAKE_FAILED_AUTH |
+                          zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                          zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+                seen = "refused"
+    dealer.disable_monitor()
+    monitor.close()
+    dealer.close()
+    context.term()
+    return seen
+
+
+@pytest.mark.bounded(60)
+def test_clients_without_the_session_keys_are_refused(bounded, cluster):
+    """The master speaks only CURVE with the keys of its current actors: a plaintext client
+    and a client with its own key pair (which knows the master's public key) are refused;
+    the workers stay as they were and the next job is exact."""
+    before = [h.pid for h in cluster.live()]
+    assert cluster.public_key is not None
+    assert handshake(cluster.endpoint, None) != "connected"
+    stranger = zmq.curve_keypair()
+    assert handshake(cluster.endpoint, (*stranger, cluster.public_key)) == "refused"
+    F = ffcode.GF(65521)
+    A, x = F.random((8, 4), seed=1), F.random(4, seed=2)
+    output, report = cluster.run(MDS(F, 2, N), A, x, timeout=30)
+    assert np.array_equal(output, F.matmul(A, x))
+    assert [h.pid for h in cluster.live()] == before and report.rejected == {}
+
+
+@pytest.mark.bounded(120)
+def test_closing_leaves_no_actor(bounded, ray_session):
+    """Closing a cluster (here a second one, in the same Ray) kills its actors' processes
+    and frees their CPUs; an insecure one works the same, without CURVE."""
+    cpus = ray.available_resources().get("CPU")
+    with Cluster(2, engine="ray", insecure=True, start_timeout=30) as c:
+        pids = [h.pid for h in c.wait()]
+        F = ffcode.GF(65521)
+        A, x = F.random((8, 4), seed=1), F.random(4, seed=2)
+        output, _ = c.run(MDS(F, 1, 2), A, x, timeout=30)
+        assert np.array_equal(output, F.matmul(A, x)) and c.public_key is None
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (
+            any(os.path.exists(f"/proc/{pid}") for pid in pids) or
+            ray.available_resources().get("CPU") != cpus):
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in pids)
+    assert ray.available_resources().get("CPU") == cpus
+
+
+@pytest.mark.bounded(60)
+def test_too_few_cpus(bounded, ray_session):
+    """More workers than the Ray cluster has CPUs: a clear error at once."""
+    with pytest.raises(ClusterError, match="CPUs; 64 workers need one each"):
+        Cluster(64, engine="ray")
+
+
+@pytest.mark.bounded(120)
+def test_cli_engine_ray(bounded, ray_session, capsys, tmp_path):
+    """'ffcode run ... --engine ray' runs every scheme on Ray workers (here in the Ray this
+    process is connected to) and says where they run; the report names their nodes."""
+    report = tmp_path / "report.json"
+    assert cli.main(["run", "matmul", "--n", "64", "--workers", "2", "--a", "1", "--b", "1",
+                     "--stragglers", "1", "--engine", "ray", "--compare", "--no-progress",
+                     "--report", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "Ray workers, CURVE keys made for this run" in out
+    assert "2 workers ready at tcp://127.0.0.1:" in out and "on 1 Ray node in" in out
+    assert "run passed" in out
+    import json
+    node = ray.get_runtime_context().get_node_id()
+    runs = json.loads(report.read_text())["runs"]
+    assert len(runs) == 5 and all(w["node"] == node for r in runs for w in r["workers"])
