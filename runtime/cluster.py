@@ -34,6 +34,7 @@ from ffcode.runtime.report import Report
 from ffcode.runtime.wire import Header, Kind
 
 ENGINES = ("local", "ray")
+CURVE_IO_THREADS = 2        # decryption is per connection: spread it over two threads
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
@@ -77,10 +78,13 @@ class Cluster:
     A tcp master needs them, also on loopback (any process on the host can reach it),
     unless told ``insecure=True``. The Ray engine makes fresh keys for each cluster instead
     (no key files; ``public_key`` is the master's); its ``address`` is the Ray cluster's
-    ("HOST:PORT" or "auto"; default: the Ray instance this process is connected to, else a
-    new local one with a CPU per worker), and its ``endpoint`` defaults to tcp on this
-    node's Ray address, any free port. A worker silent for ``lost_after`` seconds is given
-    up on; ``start_timeout`` bounds waiting for workers. ``max_message`` (bytes) is the
+    ("HOST:PORT", or "auto" for the one 'ray start' began on this host; default: the Ray
+    instance this process is connected to, else $RAY_ADDRESS, else a new local one with a
+    CPU per worker), and its ``endpoint`` defaults to tcp on this
+    node's Ray address, any free port (actors on this node connect over a private ipc
+    socket instead, in plaintext; an explicit endpoint serves every actor). A worker
+    silent for ``lost_after`` seconds is given up on; ``start_timeout`` bounds waiting
+    for workers. ``max_message`` (bytes) is the
     largest message part the master takes: a peer announcing a larger one is disconnected
     before it is read, and a job whose packets would be larger fails with a clear error.
     """
@@ -133,15 +137,16 @@ class Cluster:
         self.rejected, self.stale = Counter(), 0
         self.rejected_total = Counter()
         self._closed = False
-        self._context = zmq.Context()
+        curve = key is not None or ray and not insecure
+        self._context = zmq.Context(io_threads=CURVE_IO_THREADS if curve else 1)
         self._router = self._context.socket(zmq.ROUTER)
         self._router.router_mandatory = 1
         self._router.linger = 0
         self._router.rcvhwm = RCVHWM
         self._router.maxmsgsize = self.max_message      # also bounds a handshake's frames
-        self._authenticator = None
         self.public_key = None              # the master's CURVE key (z85) for Ray workers
-        tmpdir = pool.private_dir() if self.local else None
+        nearby = ray and endpoint is None   # actors on this node may use ipc
+        tmpdir = pool.private_dir() if self.local or nearby else None
         self._owned = {"router": self._router, "context": self._context, "tmpdir": tmpdir}
         self._finalizer = weakref.finalize(self, _shutdown, self._owned)
         try:
@@ -149,7 +154,7 @@ class Cluster:
                 self._pool = self._owned["pool"] = ray_pool.RayPool(
                     address, self.n_workers, self.start_timeout)
                 endpoint = endpoint or f"tcp://{self._pool.host}:*"
-            admitted = self._secure(key, clients, session=ray and not insecure)
+            admitted = self._secure(key, clients, session=curve and key is None)
             try:
                 self._router.bind(endpoint or f"ipc://{tmpdir}/master")
             except zmq.ZMQError as e:
@@ -160,7 +165,8 @@ class Cluster:
                 self._pool = self._owned["pool"] = LocalPool(self.endpoint, tmpdir)
             elif ray:
                 self._pool.serve_at(_reachable(self.endpoint, self._pool.host),
-                                    self.public_key, admitted)
+                                    self.public_key, admitted,
+                                    self._nearby(tmpdir) if nearby else None)
             for slot in range(self.n_workers if self._pool is not None else 0):
                 self._pool.spawn(slot)
         except BaseException:
@@ -171,15 +177,24 @@ class Cluster:
         """CURVE on the socket: from key files, or for a session a fresh key pair in memory
         that admits what the returned Admitted set holds (the Ray actors' keys)."""
         if key is not None:
-            self._authenticator = keys.server(self._context, self._router,
-                                              *keys.load_secret(key), clients)
+            self._owned["authenticator"] = keys.server(self._context, self._router,
+                                                       *keys.load_secret(key), clients)
         elif session:
             self.public_key, secret = zmq.curve_keypair()
             admitted = keys.Admitted()
-            self._authenticator = keys.server(self._context, self._router, self.public_key,
-                                              secret, admitted)
+            self._owned["authenticator"] = keys.server(self._context, self._router,
+                                                       self.public_key, secret, admitted)
             return admitted
         return None
+
+    def _nearby(self, tmpdir) -> str:
+        """Also listen on a private ipc socket, in plaintext (options apply per bind): for
+        the actors on this node, which prove themselves with a token instead of a key."""
+        self._router.curve_server = False
+        self._router.bind(f"ipc://{tmpdir}/master")
+        log.info("master also listening on %s for workers on this node",
+                 self._router.last_endpoint.decode())
+        return self._router.last_endpoint.decode()
 
     def __repr__(self):
         return (f"Cluster({getattr(self, 'endpoint', None)!r}, workers "
@@ -445,8 +460,6 @@ class Cluster:
         self._closed = True
         for handle in self.live():
             self._tell_shutdown(handle)
-        if self._authenticator is not None:
-            self._authenticator.stop()
         self._owned["linger"] = 0 if self._pool is not None else 500  # let SHUTDOWNs leave
         self._finalizer()
 
@@ -454,6 +467,8 @@ class Cluster:
 def _shutdown(owned):
     if "pool" in owned:
         owned["pool"].close()
+    if "authenticator" in owned:        # before the context ends under its thread
+        owned["authenticator"].stop()
     owned["router"].close(linger=owned.get("linger", 0))
     owned["context"].term()
     if owned["tmpdir"]:

@@ -6,14 +6,18 @@ over the Ray cluster's nodes (one CPU each). Every actor makes a fresh CURVE key
 it starts and hands the master only its public key, through Ray: no secret key crosses the
 network or touches a disk, the master's own included. The master admits exactly the keys
 of its current actors and takes a worker's slot from the key it authenticated with, never
-from what the worker says. An actor that dies (its process or its node) shows at once in
+from what the worker says. Actors on the master's own node may connect to a private ipc
+socket instead (no network, no encryption to pay for, as local workers do); each proves
+itself there with a one-time token the master handed it through Ray. An actor that dies (its process or its node) shows at once in
 the result of its serve call; a lost actor is killed with ``ray.kill`` and a fresh one
 takes its slot before the next job.
 """
 from __future__ import annotations
 
+import hmac
 import logging
 import os
+import secrets
 import socket
 import sys
 from dataclasses import dataclass
@@ -44,15 +48,18 @@ class RayWorker:
     def public_key(self) -> bytes:
         return self.public
 
-    def serve(self, endpoint, slot, server_public, timeout, level) -> int:
+    def serve(self, endpoint, slot, server_public, timeout, level, token=None) -> int:
         """Serve the master until it says SHUTDOWN (0), goes away or refuses us (1), or
-        does not answer within timeout seconds (2)."""
+        does not answer within timeout seconds (2). server_public: the master's key for
+        CURVE (None: plaintext, over ipc or when insecure)."""
         from ffcode.runtime import worker
 
         worker.log_to_stderr(level)
         sys.setswitchinterval(5e-4)     # the serving thread answers a stop at once
+        worker.renice(0, to=0)          # Ray runs workers at nice 15: answer at the usual
+                                        # priority where allowed (zmq's threads inherit it)
         curve = None if server_public is None else (self.public, self.secret, server_public)
-        process = worker.Worker(endpoint, slot, curve, connect_timeout=timeout)
+        process = worker.Worker(endpoint, slot, curve, connect_timeout=timeout, token=token)
         try:
             return process.serve()
         except worker.NoMaster as e:
@@ -70,14 +77,30 @@ class Actor:
     key: Any = None                 # the public_key() call, until the key is admitted
     public: bytes = None            # z85, as zmq makes keys
     serving: Any = None             # the serve() call, once the key is admitted
-    node: str = None                # the Ray node ID of its bundle, known at HELLO
+    endpoint: str = None            # where it was told to connect
+    token: str = None               # its one-time proof over ipc
+    node: str = None                # the Ray node ID of its bundle
     ended: str = None               # why it ended, once it did
 
 
+def admits(actor, meta, user_id) -> bool:
+    """Whether a HELLO (its meta, and the CURVE key it authenticated with, z85, or None)
+    comes from this actor: over ipc, it shows the actor's token; over CURVE, the key is
+    the actor's own; only an insecure cluster takes the actor's word."""
+    if actor.serving is None:
+        return False
+    if actor.token is not None:
+        token = meta.get("token")
+        return user_id is None and isinstance(token, str) and hmac.compare_digest(
+            token, actor.token)
+    return actor.public is None or user_id == actor.public.decode()
+
+
 class RayPool:
-    """The actors of one Cluster. ``address`` is a Ray cluster's ("HOST:PORT", "auto"),
-    or None: the Ray instance this process is connected to, or a new local one with a CPU
-    per worker (at least the machine's count)."""
+    """The actors of one Cluster. ``address`` is a Ray cluster's ("HOST:PORT", "auto" for
+    the one 'ray start' began on this host), or None: the Ray instance this process is
+    connected to, else $RAY_ADDRESS, else a new local one with a CPU per worker (at least
+    the machine's count)."""
 
     def __init__(self, address, n_workers, timeout):
         self.ray = ray = require()
@@ -103,17 +126,19 @@ class RayPool:
             raise
         self.slots = {}                 # slot -> Actor
         self.requested = set()          # slots asked for whose HELLO is still due
-        self.endpoint = self.server_public = self.admitted = None
+        self.endpoint = self.server_public = self.admitted = self.nearby = None
+        self.here = ray.get_runtime_context().get_node_id()
 
     @property
     def host(self) -> str:
         """This node's address on the Ray cluster: where the actors reach the master."""
         return self.ray.util.get_node_ip_address()
 
-    def serve_at(self, endpoint, server_public, admitted):
+    def serve_at(self, endpoint, server_public, admitted, nearby=None):
         """Where the actors connect, the master's public key and its admitted set (both
-        None when insecure)."""
+        None when insecure), and the ipc endpoint for actors on this node (or None)."""
         self.endpoint, self.server_public, self.admitted = endpoint, server_public, admitted
+        self.nearby = nearby
 
     def spawn(self, slot: int):
         """A fresh actor for this slot (its earlier one killed)."""
@@ -132,9 +157,19 @@ class RayPool:
         self.requested.add(slot)
 
     def _serve(self, actor):
+        """Let the (started) actor serve: over ipc with a fresh token when it runs on this
+        node, else at the endpoint."""
+        from ray.util.placement_group import placement_group_table
+
         level = logging.getLogger("ffcode").getEffectiveLevel()
-        actor.serving = actor.handle.serve.remote(self.endpoint, actor.slot,
-                                                  self.server_public, self.timeout, level)
+        actor.node = placement_group_table(self.group)["bundles_to_node_id"].get(actor.slot)
+        if self.nearby is not None and actor.node == self.here:
+            actor.endpoint, actor.token = self.nearby, secrets.token_hex(16)
+            server_public = None
+        else:
+            actor.endpoint, server_public = self.endpoint, self.server_public
+        actor.serving = actor.handle.serve.remote(actor.endpoint, actor.slot, server_public,
+                                                  self.timeout, level, actor.token)
 
     def check(self):
         """Move the actors' start on: admit the keys they made, then let them serve.
@@ -156,19 +191,15 @@ class RayPool:
             why = self.gone(self.slots[slot])
             if why is not None:
                 raise ClusterError(f"Worker {slot} ended before it connected to "
-                                   f"{self.endpoint}: {why}.")
+                                   f"{self.slots[slot].endpoint}: {why}.")
 
     def admit(self, slot, meta, user_id):
-        """The actor this HELLO comes from, or None: its slot was asked for and, with CURVE,
-        it authenticated with that slot's key."""
+        """The actor this HELLO comes from, or None: its slot was asked for and it proved
+        to be that slot's actor (``admits``)."""
         actor = self.slots.get(slot) if slot in self.requested else None
-        if actor is None or actor.serving is None or actor.public is not None and \
-                user_id != actor.public.decode():
+        if actor is None or not admits(actor, meta, user_id):
             return None
         self.requested.discard(slot)
-        from ray.util.placement_group import placement_group_table
-
-        actor.node = placement_group_table(self.group)["bundles_to_node_id"].get(slot)
         return actor
 
     @staticmethod
@@ -186,7 +217,7 @@ class RayPool:
                     actor.ended = {
                         1: "the master refused it (CURVE) or went away",
                         2: f"no master answered within {self.timeout:g} s: can its node "
-                           f"reach {self.endpoint}? (pass the Cluster an endpoint= on an "
+                           f"reach {actor.endpoint}? (pass the Cluster an endpoint= on an "
                            f"address the nodes reach)"}.get(
                         status, f"its worker loop ended (status {status})")
                 except self.ray.exceptions.RayError as e:
@@ -239,9 +270,9 @@ class RayPool:
 
 def _start(ray, address, n_workers, timeout):
     """ray.init, bounded: an unreachable address is refused before Ray tries it."""
-    address = address or os.environ.get("RAY_ADDRESS")
+    address = address or os.environ.get("RAY_ADDRESS") or "local"
     options = {"include_dashboard": False, "logging_level": logging.WARNING}
-    if address is None:
+    if address == "local":              # a new instance, never a 'ray start' one by chance
         options["num_cpus"] = max(n_workers, os.cpu_count() or 1)
     elif address not in ("auto", "local"):
         host, _, port = address.removeprefix("ray://").rpartition(":")

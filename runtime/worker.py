@@ -9,6 +9,8 @@ one task at a time and checks for a stop between pieces and in every injected pa
 It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
 stop and end, and its exit at INFO; trouble at WARNING and ERROR.
 """
+from __future__ import annotations
+
 import argparse
 import logging
 import os
@@ -73,6 +75,18 @@ def operation(spec):
         pool.import_main()              # f is defined in the master's script
     f = functions.load(spec["f"])
     return F, lambda *operands: F.elements(f(F, *operands), "the local result")
+
+
+def renice(by: int, to: int | None = None):
+    """Make this thread nicer by ``by`` (or set it ``to``), where the OS lets us: Linux
+    sets niceness per thread, and lowering it may need privileges."""
+    if hasattr(os, "setpriority"):
+        thread = threading.get_native_id()
+        try:
+            now = os.getpriority(os.PRIO_PROCESS, thread)
+            os.setpriority(os.PRIO_PROCESS, thread, min(19, now + by) if to is None else to)
+        except OSError:
+            pass
 
 
 class _Lines(logging.Formatter):
@@ -157,12 +171,13 @@ def compute(job, out):
 
 class Worker:
     """curve: (own public key, own secret key, the master's public key) for a CURVE master;
+    token: a secret the master gave this worker to prove itself with in its HELLO;
     connect_timeout: seconds to wait for the master's handshake before serve raises
     NoMaster (None: forever)."""
 
     def __init__(self, endpoint, slot=-1, curve=None, buffer=32 << 20, parent=None,
-                 connect_timeout=None):
-        self.endpoint, self.connect_timeout = endpoint, connect_timeout
+                 connect_timeout=None, token=None):
+        self.endpoint, self.connect_timeout, self.token = endpoint, connect_timeout, token
         self.context = zmq.Context()
         self.dealer = self.context.socket(zmq.DEALER)
         self.dealer.linger = 1000
@@ -191,8 +206,7 @@ class Worker:
     # -- the compute thread --------------------------------------------------------------------
 
     def _compute_loop(self):
-        if hasattr(os, "setpriority"):      # Linux: the main thread answers the master first
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), COMPUTE_NICE)
+        renice(COMPUTE_NICE)                # the main thread answers the master first
         pipe = self.context.socket(zmq.PAIR)
         pipe.sndhwm = 2
         pipe.connect(PIPE)
@@ -228,9 +242,10 @@ class Worker:
     def serve(self) -> int:
         """Serve until the master says SHUTDOWN (0), or goes away or refuses us (1); NoMaster
         if none answers within the connect timeout."""
-        self._send(wire.control(Header(Kind.HELLO, 0, 0),
-                                {"slot": self.slot, "pid": os.getpid(),
-                                 "host": socket.gethostname()}))
+        hello = {"slot": self.slot, "pid": os.getpid(), "host": socket.gethostname()}
+        if self.token is not None:
+            hello["token"] = self.token
+        self._send(wire.control(Header(Kind.HELLO, 0, 0), hello))
         poller = zmq.Poller()
         poller.register(self.monitor, zmq.POLLIN)
         started = time.monotonic()

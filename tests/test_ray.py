@@ -12,7 +12,7 @@ import zmq
 
 import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode, cli
-from ffcode.runtime import Cluster, ClusterError, Faults
+from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
 
 from helpers import descendants
 
@@ -187,16 +187,22 @@ def test_clients_without_the_session_keys_are_refused(bounded, cluster):
 
 
 @pytest.mark.bounded(120)
-def test_closing_leaves_no_actor(bounded, ray_session):
-    """Closing a cluster (here a second one, in the same Ray) kills its actors' processes
-    and frees their CPUs; an insecure one works the same, without CURVE."""
+@pytest.mark.parametrize("options", [{}, {"insecure": True}],
+                         ids=["tcp+CURVE", "insecure"])
+def test_closing_leaves_no_actor(bounded, ray_session, options):
+    """A second cluster in the same Ray: with an explicit tcp endpoint even the actors on
+    the master's node use it (CURVE), insecure ones speak plaintext; the job is exact, and
+    closing kills the actors' processes and frees their CPUs."""
     cpus = ray.available_resources().get("CPU")
-    with Cluster(2, engine="ray", insecure=True, start_timeout=30) as c:
-        pids = [h.pid for h in c.wait()]
+    with Cluster(2, "tcp://127.0.0.1:*", engine="ray", start_timeout=30, **options) as c:
+        handles = c.wait()
+        pids = [h.pid for h in handles]
+        assert all(h.member.endpoint == c.endpoint.replace("*", "") for h in handles)
+        assert (c.public_key is None) == ("insecure" in options)
         F = ffcode.GF(65521)
         A, x = F.random((8, 4), seed=1), F.random(4, seed=2)
         output, _ = c.run(MDS(F, 1, 2), A, x, timeout=30)
-        assert np.array_equal(output, F.matmul(A, x)) and c.public_key is None
+        assert np.array_equal(output, F.matmul(A, x))
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and (
             any(os.path.exists(f"/proc/{pid}") for pid in pids) or
@@ -204,6 +210,32 @@ def test_closing_leaves_no_actor(bounded, ray_session):
         time.sleep(0.1)
     assert not any(os.path.exists(f"/proc/{pid}") for pid in pids)
     assert ray.available_resources().get("CPU") == cpus
+
+
+def test_actors_on_the_masters_node_use_ipc(cluster):
+    """By default the actors on the master's node connect over its private ipc socket."""
+    assert cluster.endpoint.startswith("tcp://127.0.0.1:")
+    assert all(h.member.endpoint.startswith("ipc://") and h.member.token
+               for h in cluster.live())
+
+
+def test_admission():
+    """A HELLO is taken for an actor's only with its proof: the token over ipc (never with
+    a CURVE key, never a wrong or missing one), its own key over CURVE; an insecure
+    actor's word; and never before the actor was told to serve."""
+    key = zmq.curve_keypair()[0]
+    near = ray_pool.Actor(0, None, serving=object(), endpoint="ipc://x", token="ab" * 16)
+    far = ray_pool.Actor(1, None, serving=object(), public=key)
+    plain = ray_pool.Actor(2, None, serving=object())
+    assert ray_pool.admits(near, {"token": "ab" * 16}, None)
+    for meta, user in [({"token": "ba" * 16}, None), ({}, None), ({"token": 7}, None),
+                       ({"token": "ab" * 16}, key.decode())]:
+        assert not ray_pool.admits(near, meta, user)
+    assert ray_pool.admits(far, {}, key.decode())
+    assert not ray_pool.admits(far, {}, zmq.curve_keypair()[0].decode())
+    assert not ray_pool.admits(far, {"token": "ab" * 16}, None)
+    assert ray_pool.admits(plain, {}, None)
+    assert not ray_pool.admits(ray_pool.Actor(3, None, public=key), {}, key.decode())
 
 
 @pytest.mark.bounded(60)
