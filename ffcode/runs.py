@@ -149,10 +149,19 @@ def add_arguments(parser):
         "With --endpoint tcp://HOST:PORT the master waits for workers started with\n"
         "'ffcode worker --connect'. They authenticate with CURVE keys: --key and --clients\n"
         f"if given, else a key directory (--keys, default ./{KEYS}) made on first use and\n"
-        "reused; the one command each worker needs is printed.")
+        "reused; the one command each worker needs is printed. With --engine ray the\n"
+        "workers are Ray actors spread over a Ray cluster's nodes (--address, default: a\n"
+        "new local Ray), with fresh CURVE keys for each run.")
+    cluster.add_argument("--engine", choices=["local", "ray"], default="local",
+                         help="local: worker processes on this host (or, with --endpoint, "
+                              "workers started by hand); ray: Ray actors (default local)")
+    cluster.add_argument("--address", metavar="HOST:PORT", help="--engine ray: the Ray "
+                         "cluster's head, as 'ray start --head' printed it, or auto "
+                         "(default: a new local Ray with a CPU per worker)")
     cluster.add_argument("--endpoint", help="listen on tcp://HOST:PORT (PORT * for any free "
                          "one) or ipc://PATH and wait for 'ffcode worker --connect' workers "
-                         "(default: local workers)")
+                         "(default: local workers; with --engine ray, tcp on this node's Ray "
+                         "address)")
     cluster.add_argument("--key", help="CURVE: the master's secret key file, with --clients "
                          "(default: from --keys)")
     cluster.add_argument("--clients", help="CURVE: directory of authorised worker public "
@@ -315,6 +324,17 @@ def cluster_options(args):
     local workers, a note on the keys or None). Without --key/--clients a tcp endpoint gets
     the key directory --keys, made on first use and reused after."""
     given = [flag for flag in ("key", "clients", "keys", "insecure") if getattr(args, flag)]
+    if args.engine == "ray":
+        keyed = [flag for flag in given if flag != "insecure"]
+        if keyed:
+            raise ValueError(f"{_flag(keyed[0])} is not for --engine ray: it makes fresh "
+                             f"CURVE keys for each run.")
+        options = {"engine": "ray", "address": args.address, "insecure": args.insecure}
+        return options, None, "  Ray workers, " + (
+            "no encryption, no authentication (--insecure)" if args.insecure else
+            "CURVE keys made for this run (in memory only)")
+    if args.address is not None:
+        raise ValueError("--address is the Ray cluster's: it needs --engine ray.")
     if args.endpoint is None:
         if given:
             raise ValueError(f"{_flag(given[0])} is for --endpoint: local workers need no "
@@ -430,8 +450,11 @@ def run(args) -> int:
             if worker_args is None:
                 raise
             raise ClusterError(f"{e} Wait longer with --start-timeout S.") from None
-        print(f"  {args.workers} workers ready at {cluster.endpoint} in "
-              f"{time.perf_counter() - start:.2f} s")
+        handles = cluster.live()
+        nodes = {h.node for h in handles} - {None}
+        print(f"  {args.workers} workers ready at {cluster.endpoint}"
+              + (f" on {len(nodes)} Ray node{'s' * (len(nodes) > 1)}" if nodes else "")
+              + f" in {time.perf_counter() - start:.2f} s")
         for scheme in schemes:
             runs.append(_one(cluster, args, scheme, code, inputs, expected, faults))
     if args.compare:

@@ -141,6 +141,11 @@ def test_bad_numbers_refused(capsys, args, message):
     ("matvec", ["--key", "k"], "--key is for --endpoint"),
     ("matvec", ["--insecure"], "--insecure is for --endpoint"),
     ("matvec", ["--keys", "d"], "--keys is for --endpoint"),
+    ("matvec", ["--address", "127.0.0.1:6379"], "--address is the Ray cluster's: it needs "
+                                                "--engine ray"),
+    ("matvec", ["--engine", "ray", "--key", "k"], "--key is not for --engine ray: it makes "
+                                                  "fresh CURVE keys"),
+    ("matvec", ["--engine", "ray", "--keys", "d"], "--keys is not for --engine ray"),
     ("matvec", ["--endpoint", "127.0.0.1:5555"], "--endpoint must look like tcp://HOST:PORT"),
     ("matvec", ["--endpoint", "tcp://127.0.0.1:5555", "--key", "k"], "--key and --clients "
                                                                       "go together"),

@@ -64,3 +64,13 @@ def test_across_hosts_has_redundancy_and_keys():
 def test_written_for_users(phrase):
     """No internal documents, issue numbers or 'this machine' in the user guide."""
     assert phrase.lower() not in README.read_text().lower()
+
+
+def test_ray_section_has_the_three_commands():
+    """A real Ray cluster takes three commands: the head, each other node, the master."""
+    section = _section("### On a Ray cluster")
+    assert "ray start --head --port=6379" in section
+    assert "ray start --address=HEAD:6379" in section
+    assert "ffcode run matmul --compare --workers 16 --engine ray --address HEAD:6379" in \
+        section
+    assert "#SBATCH" in section and 'pip install "ffcode[ray]"' in section
