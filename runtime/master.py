@@ -147,11 +147,13 @@ class JobRun:
         self.timelines[i].compute += header.compute
 
     def _watch(self, now):
-        """Give up on workers whose process died or that fell silent."""
+        """Give up on workers whose process died or that fell silent. A worker heard from
+        since the last look is alive: its process (a /proc read, a Ray call) is not asked."""
         for i, handle in enumerate(self.workers):
             if i in self.finished:
                 continue
-            if handle.lost is None and handle.gone():
+            if handle.lost is None and now - handle.last_seen > WATCH_EVERY and \
+                    handle.gone():
                 self.cluster.lose(handle, handle.gone())
             elif handle.lost is None and now - handle.last_seen > self.cluster.lost_after:
                 self.cluster.lose(handle, f"silent for {self.cluster.lost_after:g} s")
