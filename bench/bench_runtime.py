@@ -42,8 +42,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
@@ -51,7 +49,7 @@ import numpy as np
 import zmq
 
 import ffcode
-from benchlib import check, machine_info, n_cores, print_targets
+from benchlib import check, machine_info, n_cores, print_targets, raw_sender, reap, release
 from ffcode._ext.rankbasis import RankBasis
 from ffcode.decoder import Decoder
 
@@ -61,22 +59,6 @@ TOTAL_MIB = 128                 # per transfer, raw and ffcode alike
 PIECE_ROWS, PIECE_COLS = 1024, 256      # one 1 MiB packet of uint32
 ALIGN_PAUSE = 0.2               # seconds after compute in the "aligned" ffcode rows
 
-_SENDER = r"""
-import sys, zmq
-endpoint, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-buffer = bytearray(size)
-context = zmq.Context()
-dealer = context.socket(zmq.DEALER)
-dealer.linger = 5000
-dealer.connect(endpoint)
-dealer.send(b"ready")
-dealer.recv()                                   # go
-for _ in range(count):
-    dealer.send(buffer, copy=False)
-dealer.recv()                                   # done
-dealer.close()
-context.term()
-"""
 
 
 def raw_ingest(n_senders: int, count: int, size: int = MIB, keep: bool = False,
@@ -94,9 +76,7 @@ def raw_ingest(n_senders: int, count: int, size: int = MIB, keep: bool = False,
     router.linger = 0
     endpoint = f"ipc://{tmpdir}/router"
     router.bind(endpoint)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    senders = [subprocess.Popen([sys.executable, "-c", _SENDER, endpoint, str(count),
-                                 str(size)], env=env) for _ in range(n_senders)]
+    senders = [raw_sender(endpoint, count, size) for _ in range(n_senders)]
     try:
         idents = []
         while len(idents) < n_senders:
@@ -126,15 +106,9 @@ def raw_ingest(n_senders: int, count: int, size: int = MIB, keep: bool = False,
         del kept, frames
         if received != total * size:
             raise RuntimeError(f"raw transfer received {received} bytes, not {total * size}")
-        for ident in idents:
-            router.send_multipart([ident, b"done"])
-        for sender in senders:
-            sender.wait(30)
+        release(router, idents, senders)
     finally:
-        for sender in senders:
-            if sender.poll() is None:
-                sender.kill()
-                sender.wait()
+        reap(senders)
         router.close()
         context.term()
         shutil.rmtree(tmpdir, ignore_errors=True)

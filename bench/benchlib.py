@@ -8,6 +8,7 @@ import operator
 import os
 import platform
 import statistics
+import subprocess
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
@@ -156,3 +157,53 @@ def integer_expression(text: str) -> int:
 
 def int_list(text: str) -> List[int]:
     return [integer_expression(part) for part in text.split(",") if part.strip()]
+
+
+def release(router, idents, senders, timeout=30):
+    """Tell raw zmq senders (subprocesses) that the transfer is over; wait for them."""
+    for ident in idents:
+        router.send_multipart([ident, b"done"])
+    for sender in senders:
+        sender.wait(timeout)
+
+
+def reap(senders):
+    """Kill whatever raw sender still runs (after a failure) and collect it."""
+    for sender in senders:
+        if sender.poll() is None:
+            sender.kill()
+            sender.wait()
+
+
+_SENDER = r"""
+import sys, zmq
+endpoint, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+keys = sys.stdin.read().split()                 # CURVE: own public, own secret, receiver's
+buffer = bytearray(size)
+context = zmq.Context()
+dealer = context.socket(zmq.DEALER)
+if keys:
+    dealer.curve_publickey, dealer.curve_secretkey, dealer.curve_serverkey = map(str.encode, keys)
+dealer.linger = 5000
+dealer.connect(endpoint)
+dealer.send(b"ready")
+dealer.recv()                                   # go
+for _ in range(count):
+    dealer.send(buffer, copy=False)
+dealer.recv()                                   # done
+dealer.close()
+context.term()
+"""
+
+
+def raw_sender(endpoint, count, size, keys=b""):
+    """A fresh ``python -c`` process (zmq only, one BLAS thread) with a DEALER at endpoint:
+    it says "ready", waits for "go", sends count messages of size bytes (one buffer,
+    copy=False) and exits after "done". keys: b"own-public own-secret server-public" (z85)
+    for CURVE, handed over on its stdin rather than its command line."""
+    sender = subprocess.Popen([sys.executable, "-c", _SENDER, endpoint, str(count),
+                               str(size)], stdin=subprocess.PIPE,
+                              env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    sender.stdin.write(keys)
+    sender.stdin.close()
+    return sender
