@@ -16,7 +16,7 @@ from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
 
 from helpers import descendants
 
-ray = pytest.importorskip("ray")
+import ray  # noqa: E402  (the test extra installs it)
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 N = 4
