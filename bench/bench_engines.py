@@ -543,6 +543,11 @@ def main(argv=None) -> None:
                     "transfers, one repeat, no cold start")
     ap.add_argument("--json", metavar="FILE", help="also write the numbers to FILE")
     args = ap.parse_args(argv)
+    if args.json:
+        args.json = os.path.abspath(args.json)
+    # Ray puts the driver's working directory on its workers' sys.path: not the repository
+    # root, whose ffcode/ lacks the compiled kernels of an installed (not editable) ffcode.
+    os.chdir(os.path.dirname(os.path.abspath(__file__)))
     n_workers = args.workers
     if not 4 <= n_workers <= 8:
         ap.error(f"--workers must be 4 to 8, not {n_workers}")

@@ -1,6 +1,9 @@
 """Shared helpers of the ffcode test suite: the primes, the reference oracles and checks."""
+import contextlib
 import functools
 import itertools
+import os
+import tempfile
 
 import flint
 import galois
@@ -207,3 +210,16 @@ def descendants(pid=None) -> set:
             found.add(child)
             todo.append(child)
     return found
+
+
+@contextlib.contextmanager
+def outside_source():
+    """Run the block in the temporary directory: Ray puts the driver's working directory on
+    its workers' sys.path when it connects, and the repository root holds an ffcode/ without
+    the compiled kernels, which would shadow the installed package there."""
+    here = os.getcwd()
+    os.chdir(tempfile.gettempdir())
+    try:
+        yield
+    finally:
+        os.chdir(here)

@@ -14,7 +14,7 @@ import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode, cli
 from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
 
-from helpers import descendants
+from helpers import descendants, outside_source
 
 import ray  # noqa: E402  (the test extra installs it)
 
@@ -27,7 +27,8 @@ def ray_session():
     """Ray on 127.0.0.1 with a CPU per worker and no dashboard; afterwards no process of
     it is left."""
     before = descendants()
-    ray.init(num_cpus=N + 2, include_dashboard=False, logging_level="warning")
+    with outside_source():
+        ray.init(num_cpus=N + 2, include_dashboard=False, logging_level="warning")
     try:
         yield ray
     finally:

@@ -22,10 +22,11 @@ def no_ray():
 
 
 @pytest.mark.bounded(90)
-def test_cluster_starts_and_ends_its_own_ray(bounded, no_ray):
+def test_cluster_starts_and_ends_its_own_ray(bounded, no_ray, tmp_path, monkeypatch):
     """Without a running Ray, the cluster starts a local one with a CPU per worker (more
     workers than cores), runs on it, and shuts it down on close: no process is left (the
     bounded fixture checks)."""
+    monkeypatch.chdir(tmp_path)             # see helpers.outside_source
     F = ffcode.GF(2**61 - 1)
     A, x = F.random((20, 7), seed=1), F.random(7, seed=2)
     with Cluster(5, engine="ray", start_timeout=60) as cluster:
@@ -74,7 +75,7 @@ def ray_session():
     afterwards no process of them is left."""
     from ray.cluster_utils import Cluster as RayCluster
 
-    from helpers import descendants
+    from helpers import descendants, outside_source
 
     before = descendants()
     fast = {"health_check_period_ms": 200, "health_check_failure_threshold": 3,
@@ -83,7 +84,8 @@ def ray_session():
         "num_cpus": 2, "include_dashboard": False, "_system_config": fast})
     try:
         workers = [nodes.add_node(num_cpus=2) for _ in range(2)]
-        ray.init(address=nodes.address, logging_level="warning")
+        with outside_source():
+            ray.init(address=nodes.address, logging_level="warning")
         nodes.wait_for_nodes()
         yield nodes, workers
     finally:
