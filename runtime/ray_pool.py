@@ -56,7 +56,7 @@ class RayWorker:
 
         worker.log_to_stderr(level)
         sys.setswitchinterval(5e-4)     # the serving thread answers a stop at once
-        worker.renice(0, to=0)          # Ray runs workers at nice 15: answer at the usual
+        worker.renice(to=0)             # Ray runs workers at nice 15: answer at the usual
                                         # priority where allowed (zmq's threads inherit it)
         curve = None if server_public is None else (self.public, self.secret, server_public)
         process = worker.Worker(endpoint, slot, curve, connect_timeout=timeout, token=token)

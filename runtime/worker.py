@@ -77,7 +77,7 @@ def operation(spec):
     return F, lambda *operands: F.elements(f(F, *operands), "the local result")
 
 
-def renice(by: int, to: int | None = None):
+def renice(by: int = 0, to: int | None = None):
     """Make this thread nicer by ``by`` (or set it ``to``), where the OS lets us: Linux
     sets niceness per thread, and lowering it may need privileges."""
     if hasattr(os, "setpriority"):
