@@ -34,6 +34,8 @@ from ffcode.runtime.faults import Link
 from ffcode.runtime.wire import Header, Kind
 
 HEARTBEAT = 0.1             # seconds between heartbeats
+COPY_BELOW = 256 << 10      # bytes: smaller frames are copied, cheaper than zero-copy's
+                            # hand-back through pyzmq's garbage-collector thread
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
 PIPE = "inproc://compute"
 COMPUTE_NICE = 10           # the compute thread yields the CPU to the main threads and the master
@@ -182,6 +184,7 @@ class Worker:
         self.dealer = self.context.socket(zmq.DEALER)
         self.dealer.linger = 1000
         self.dealer.sndhwm = self.dealer.rcvhwm = ZMQ_HWM
+        self.dealer.copy_threshold = COPY_BELOW
         try:
             if curve is not None:         # (own public, own secret, master's public)
                 keys.client(self.dealer, *curve)
