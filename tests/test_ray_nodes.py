@@ -130,13 +130,14 @@ def test_workers_spread_and_a_node_removed_mid_job(bounded, ray_session):
 
 @pytest.mark.bounded(60)
 def test_workers_that_cannot_reach_the_master(bounded, ray_session, monkeypatch):
-    """Actors told an endpoint they cannot reach (as a node behind a firewall would be):
-    a ClusterError within the start timeout that names the nodes and the endpoint."""
+    """Actors told an endpoint they cannot reach (as a node behind a firewall would be;
+    every actor uses it, none the master node's ipc socket): a ClusterError within the
+    start timeout that names the nodes and the endpoint."""
     serve_at = ray_pool.RayPool.serve_at
     monkeypatch.setattr(ray_pool.RayPool, "serve_at", lambda self, endpoint, *rest:
                         serve_at(self, "tcp://127.0.0.1:9", *rest))
     start = time.monotonic()
     with pytest.raises(ClusterError, match=r"reach tcp://127.0.0.1:9\?"):
-        with Cluster(2, engine="ray", start_timeout=4) as cluster:
+        with Cluster(2, "tcp://127.0.0.1:*", engine="ray", start_timeout=4) as cluster:
             cluster.wait()
     assert time.monotonic() - start < 20
