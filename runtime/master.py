@@ -50,9 +50,10 @@ class JobRun:
                     continue
                 meta = {"task": task.spec, "max_message": cluster.max_message,
                         "faults": self.faults.for_worker(i, plan.work_pieces)}
-                if cluster.send(handle, wire.control(self.header(Kind.JOB, i), meta,
-                                                     task.operands)):
+                message = wire.control(self.header(Kind.JOB, i), meta, task.operands)
+                if cluster.send(handle, message):
                     self.timelines[i].share_sent = self.clock()
+                    self.timelines[i].shipped = sum(memoryview(f).nbytes for f in message)
             sent = time.monotonic()
             self._ingest(deadline)
             self.decodable = time.monotonic()

@@ -22,7 +22,8 @@ class WorkerTimeline:
     ``sent`` and ``stopped``: the worker's clock minus the master's at the start, so a
     remote worker's clock offset shows there). In JSON: ``worker`` (its index in the code),
     ``host``, ``pid`` (as the worker said), ``node`` (the Ray node ID of a Ray worker, as
-    Ray placed it; null for others), ``share_sent`` (its task sent), ``packets`` (a record per packet
+    Ray placed it; null for others), ``share_sent`` (its task sent), ``shipped`` (bytes of
+    its task message: its share and the job's arguments), ``packets`` (a record per packet
     accepted: ``index``, ``sent``, ``received``, ``compute`` (s computing it, as the worker
     reported), ``innovative`` (it raised the rank)), ``compute`` (s in all), ``done`` (its
     message that every packet was sent arrived; null if it was stopped first), ``stopped``
@@ -33,6 +34,7 @@ class WorkerTimeline:
     pid: int = 0
     node: str = None                                # the Ray node ID (Ray workers only)
     share_sent: float = None
+    shipped: int = 0                                # bytes of its task message
     packets: list = field(default_factory=list)    # {index, sent, received, compute,
                                                     #  innovative}
     compute: float = 0.0                            # seconds computing, as reported
@@ -54,7 +56,7 @@ class Report:
     """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
 
     Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
-    encoding. The JSON object (schema 2; 1 had no workers' ``node``):
+    encoding. The JSON object (schema 2; 1 had no ``node`` and ``shipped``):
 
     - ``schema`` (int, 2), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
@@ -71,7 +73,8 @@ class Report:
       worker, decodable -> its stop acknowledgement left it (s); ``quiet``: decodable -> the
       job's last message left its worker (s, null if none came); ``wasted_after_stop``,
       ``stale`` (messages of earlier jobs), ``rejected`` (reason -> count of messages);
-      ``received``, ``used`` (innovative packets), ``wasted`` (received - used +
+      ``shipped`` (bytes sent to the workers for the job), ``received``, ``used``
+      (innovative packets), ``wasted`` (received - used +
       wasted_after_stop);
     - ``workers``: a WorkerTimeline each (see there), plus its ``used`` and ``wasted``.
     """
@@ -100,6 +103,10 @@ class Report:
     date: str = field(default_factory=utc_now)
 
     @property
+    def shipped(self) -> int:
+        return sum(w.shipped for w in self.workers)
+
+    @property
     def received(self) -> int:
         return sum(len(w.packets) for w in self.workers)
 
@@ -115,7 +122,8 @@ class Report:
         """The JSON object described above (schema, ffcode and date first)."""
         out = asdict(self)
         out = {key: out.pop(key) for key in ("schema", "ffcode", "date", "settings")} | out
-        out.update(received=self.received, used=self.used, wasted=self.wasted)
+        out.update(shipped=self.shipped, received=self.received, used=self.used,
+                   wasted=self.wasted)
         for timeline, worker in zip(self.workers, out["workers"]):
             worker.update(used=timeline.used, wasted=timeline.wasted)
         return out
@@ -133,7 +141,7 @@ class Report:
         return (f"{self.scheme}: {self.total:.3f} s (encode {self.encode:.3f}, compute "
                 f"{self.compute:.3f}, decode {self.decode:.3f}"
                 + (f", verify {self.verify:.3f}" if self.verified is not None else "")
-                + f"); packets used {self.used}/"
+                + f"); shipped {self.shipped / 2**20:.1f} MiB; packets used {self.used}/"
                 f"{self.needed}, wasted {self.wasted}, per worker "
                 f"{[w.used for w in self.workers]}"
                 + (f"; lost {', '.join(lost)}" if lost else "")

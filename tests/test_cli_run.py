@@ -25,11 +25,11 @@ SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
                "needed", "rank", "encode", "compute", "decode", "total", "verify", "verified",
                "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
-               "workers", "received", "used", "wasted", "exact", "error"}
+               "workers", "shipped", "received", "used", "wasted", "exact", "error"}
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
                  "verify"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "packets", "compute", "done", "stopped",
-               "lost", "used", "wasted"}
+WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "packets", "compute",
+               "done", "stopped", "lost", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]
 
 

@@ -11,7 +11,7 @@ from ffcode.runtime import report as report_module
 KEYS = ["schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
         "needed", "rank", "encode", "compute", "decode", "total", "verify", "verified", "wrong",
         "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected", "workers",
-        "received", "used", "wasted"]
+        "shipped", "received", "used", "wasted"]
 
 
 def sample() -> Report:

@@ -303,10 +303,10 @@ def test_lcc_scalar_blocks(bounded, cluster, scheme):
 
 REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encode", "compute",
                "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
-               "wasted_after_stop", "stale", "rejected", "workers", "received", "used",
-               "wasted", "schema", "ffcode", "date", "settings"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "packets", "compute", "done", "stopped",
-               "lost", "used", "wasted"}
+               "wasted_after_stop", "stale", "rejected", "workers", "shipped", "received",
+               "used", "wasted", "schema", "ffcode", "date", "settings"}
+WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "packets", "compute",
+               "done", "stopped", "lost", "used", "wasted"}
 
 
 @pytest.mark.bounded(30)
@@ -343,6 +343,10 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
             assert set(p) == {"index", "sent", "received", "compute", "innovative"}
             assert 0 <= p["index"] < 3 and p["received"] >= 0
         assert w["share_sent"] is not None and w["share_sent"] >= 0
+    # Every worker was sent its share (A_i, B_i) and a little framing: header and JSON meta.
+    share = sum(a.nbytes for a in code.encode(*inputs)[0])
+    assert all(0 < w["shipped"] - share < 4096 for w in data_["workers"])
+    assert data_["shipped"] == sum(w["shipped"] for w in data_["workers"]) == report.shipped
     assert sum(w["used"] for w in data_["workers"]) == 12
     assert all(isinstance(s, float) for s in data_["stop_latency"])
     assert f"packets used 12/12, wasted {report.wasted}" in report.summary()
