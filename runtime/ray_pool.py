@@ -74,7 +74,7 @@ class Actor:
     """One slot's actor: its handle, its key (None when insecure) and serve call."""
     slot: int
     handle: Any
-    key: Any = None                 # the public_key() call, until the key is admitted
+    key: Any = None                 # the public_key() call, until the actor has started
     public: bytes = None            # z85, as zmq makes keys
     serving: Any = None             # the serve() call, once the key is admitted
     endpoint: str = None            # where it was told to connect
@@ -150,10 +150,7 @@ class RayPool:
             scheduling_strategy=PlacementGroupSchedulingStrategy(
                 self.group, placement_group_bundle_index=slot)).remote()
         actor = self.slots[slot] = Actor(slot, handle)
-        if self.admitted is None:
-            self._serve(actor)
-        else:
-            actor.key = handle.public_key.remote()
+        actor.key = handle.public_key.remote()  # also tells when Ray has placed it
         self.requested.add(slot)
 
     def _serve(self, actor):
@@ -181,11 +178,13 @@ class RayPool:
                 actor = pending[ref]
                 actor.key = None
                 try:
-                    actor.public = self.ray.get(ref)        # z85, as zmq made it
+                    public = self.ray.get(ref)              # z85, as zmq made it
                 except self.ray.exceptions.RayError as e:
                     raise ClusterError(f"The Ray actor of worker {actor.slot} did not start: "
                                        f"{_first_line(e)}") from None
-                self.admitted.add(actor.public)
+                if self.admitted is not None:               # not when insecure
+                    actor.public = public
+                    self.admitted.add(public)
                 self._serve(actor)
         for slot in self.requested:
             why = self.gone(self.slots[slot])

@@ -200,6 +200,8 @@ def test_closing_leaves_no_actor(bounded, ray_session, options):
         pids = [h.pid for h in handles]
         assert all(h.member.endpoint == c.endpoint.replace("*", "") for h in handles)
         assert (c.public_key is None) == ("insecure" in options)
+        node = ray.get_runtime_context().get_node_id()
+        assert [h.node for h in handles] == [node, node]
         F = ffcode.GF(65521)
         A, x = F.random((8, 4), seed=1), F.random(4, seed=2)
         output, _ = c.run(MDS(F, 1, 2), A, x, timeout=30)
