@@ -246,8 +246,9 @@ class Cluster:
 
     def _replace_lost(self):
         for handle in self._handles.values():
-            if handle.lost is None and handle.gone():
-                self.lose(handle, handle.gone())
+            gone = handle.lost is None and handle.gone()
+            if gone:
+                self.lose(handle, gone)
         for handle in self._handles.values():
             if handle.lost is not None:
                 self._pool.spawn(handle.slot)

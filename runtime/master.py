@@ -153,10 +153,11 @@ class JobRun:
         for i, handle in enumerate(self.workers):
             if i in self.finished:
                 continue
-            if handle.lost is None and now - handle.last_seen > WATCH_EVERY and \
-                    handle.gone():
-                self.cluster.lose(handle, handle.gone())
-            elif handle.lost is None and now - handle.last_seen > self.cluster.lost_after:
+            silent = now - handle.last_seen
+            gone = handle.lost is None and silent > WATCH_EVERY and handle.gone()
+            if gone:
+                self.cluster.lose(handle, gone)
+            elif handle.lost is None and silent > self.cluster.lost_after:
                 self.cluster.lose(handle, f"silent for {self.cluster.lost_after:g} s")
             if handle.lost is not None:
                 self.timelines[i].lost = handle.lost

@@ -8,9 +8,9 @@ network or touches a disk, the master's own included. The master admits exactly 
 of its current actors and takes a worker's slot from the key it authenticated with, never
 from what the worker says. Actors on the master's own node may connect to a private ipc
 socket instead (no network, no encryption to pay for, as local workers do); each proves
-itself there with a one-time token the master handed it through Ray. An actor that dies (its process or its node) shows at once in
-the result of its serve call; a lost actor is killed with ``ray.kill`` and a fresh one
-takes its slot before the next job.
+itself there with a one-time token the master handed it through Ray. An actor that dies
+(its process or its node) shows at once in the result of its serve call; a lost actor is
+killed with ``ray.kill`` and a fresh one takes its slot before the next job.
 """
 from __future__ import annotations
 
@@ -153,13 +153,11 @@ class RayPool:
         actor.key = handle.public_key.remote()  # also tells when Ray has placed it
         self.requested.add(slot)
 
-    def _serve(self, actor):
+    def _serve(self, actor, nodes):
         """Let the (started) actor serve: over ipc with a fresh token when it runs on this
-        node, else at the endpoint."""
-        from ray.util.placement_group import placement_group_table
-
+        node, else at the endpoint. nodes: the placement group's bundle -> node ID."""
         level = logging.getLogger("ffcode").getEffectiveLevel()
-        actor.node = placement_group_table(self.group)["bundles_to_node_id"].get(actor.slot)
+        actor.node = nodes.get(actor.slot)
         if self.nearby is not None and actor.node == self.here:
             actor.endpoint, actor.token = self.nearby, secrets.token_hex(16)
             server_public = None
@@ -171,9 +169,13 @@ class RayPool:
     def check(self):
         """Move the actors' start on: admit the keys they made, then let them serve.
         ClusterError when an actor ends before it connected."""
+        from ray.util.placement_group import placement_group_table
+
         pending = {actor.key: actor for actor in self.slots.values() if actor.key is not None}
-        if pending:
-            ready, _ = self.ray.wait(list(pending), num_returns=len(pending), timeout=0)
+        ready = self.ray.wait(list(pending), num_returns=len(pending), timeout=0)[0] \
+            if pending else []
+        if ready:                       # where Ray placed them, asked once for all
+            nodes = placement_group_table(self.group)["bundles_to_node_id"]
             for ref in ready:
                 actor = pending[ref]
                 actor.key = None
@@ -185,7 +187,7 @@ class RayPool:
                 if self.admitted is not None:               # not when insecure
                     actor.public = public
                     self.admitted.add(public)
-                self._serve(actor)
+                self._serve(actor, nodes)
         for slot in self.requested:
             why = self.gone(self.slots[slot])
             if why is not None:
