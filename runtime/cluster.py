@@ -22,15 +22,17 @@ import numpy as np
 import zmq
 
 from ffcode import _validate, functions
+from ffcode.pieces import pieces_count
 from ffcode import verify as verification
 from ffcode.codes.base import Code
 from ffcode.runtime import keys, pool, ray_pool, wire
 from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
-from ffcode.runtime.jobs import Plan
+from ffcode.runtime.jobs import Layout, Plan, checked_scheme
 from ffcode.runtime.master import JobRun
 from ffcode.runtime.pool import LocalPool
 from ffcode.runtime.report import Report
+from ffcode.runtime.resident import Resident, load_message, unload_message
 from ffcode.runtime.wire import Header, Kind
 
 ENGINES = ("local", "ray")
@@ -56,6 +58,7 @@ class WorkerHandle:
         self.node = pool.node(member) if pool is not None else None
         self.last_seen = time.monotonic()
         self.lost = None
+        self.holds = {}                 # resident data id -> the share (code index) it holds
 
     def __repr__(self):
         where = f"slot {self.slot}" if self.slot is not None else f"{self.host or '?'}"
@@ -133,6 +136,8 @@ class Cluster:
         self._arrivals = 0                  # remote workers admitted so far
         self._pool = None
         self._buffers = {}                  # dtype -> payload storage of the last job
+        self._resident = {}                 # id -> Resident, loaded and not unloaded
+        self._loads = 0                     # resident data loaded so far (their ids)
         # Messages dropped since the last report (which takes them), and in all.
         self.rejected, self.stale = Counter(), 0
         self.rejected_total = Counter()
@@ -361,16 +366,20 @@ class Cluster:
 
     # -- jobs -------------------------------------------------------------------------------
 
-    def run(self, code: Code, *inputs, scheme: str = "compfs", pieces: int = 4,
-            faults: Faults | None = None, timeout: float = 600.0, seed: int | None = None,
-            progress: Callable[[int, int], None] | None = None,
+    def run(self, code: Code | Resident, *inputs, scheme: str | None = None,
+            pieces: int | None = None, faults: Faults | None = None, timeout: float = 600.0,
+            seed: int | None = None, progress: Callable[[int, int], None] | None = None,
             verify: bool | str = "auto", adversaries: int = 0) -> tuple[Any, Report]:
         """Run one coded job on the cluster's workers; returns (output, report).
+
+        ``run(code, *inputs)`` encodes the inputs' data and ships it with the job;
+        ``run(data, *arguments)`` runs on data that ``load`` left on the workers and ships
+        only the job's arguments (MDS's x), scheme and pieces defaulting to the load's.
 
         scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
         "systematic" (whole results sent as m plain row pieces), "cfs" (whole results sent
         as m random combinations of their pieces), "compfs" (a packet per piece as it is
-        computed). pieces is m; faults (ffcode.Faults) are injected; progress(rank, needed)
+        computed; the default). pieces is m (default 4); faults (ffcode.Faults) are injected; progress(rank, needed)
         is called as the rank grows. Raises JobFailed (the report attached as .report)
         when the remaining work cannot decode, JobTimeout after timeout seconds.
 
@@ -394,9 +403,17 @@ class Cluster:
         """
         self._check_open()
         start = time.monotonic()
-        if not isinstance(code, Code):
-            raise TypeError(f"Argument 'code' must be an ffcode code, not "
-                            f"{type(code).__name__}.")
+        data = code if isinstance(code, Resident) else None
+        if data is not None:
+            self._check_resident(data)
+            code = data.code
+            scheme = data.scheme if scheme is None else scheme
+            pieces = data.pieces if pieces is None else pieces
+        elif not isinstance(code, Code):
+            raise TypeError(f"Argument 'code' must be an ffcode code or the data load "
+                            f"returned, not {type(code).__name__}.")
+        scheme = "compfs" if scheme is None else scheme
+        pieces = 4 if pieces is None else pieces
         if faults is None:
             faults = Faults()
         if not isinstance(faults, Faults):
@@ -415,14 +432,16 @@ class Cluster:
         if not self.local:
             _importable_elsewhere(code)
         plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype),
-                    adversaries)
+                    adversaries, data)
+        if data is not None:
+            inputs = (*data.data, *inputs)
         check = _verification(verify, code, inputs, adversaries)  # inputs checked by now
         encode = time.monotonic() - start
         workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
         self.epoch += 1
         job = JobRun(self, plan, workers, faults, progress)
         job.report.settings = _settings(code, inputs, scheme, plan.pieces, faults, seed,
-                                        adversaries, check)
+                                        adversaries, check, data)
         log.info("job %d: %s on %d workers", self.epoch, scheme, len(workers))
         try:
             output, report = job.run(encode, timeout - encode)
@@ -448,6 +467,85 @@ class Cluster:
             self.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         return output, report
 
+    # -- resident data ------------------------------------------------------------------------
+
+    def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
+             seed: int | None = None) -> Resident:
+        """Encode a code's data once and leave each worker its share: ``run(resident,
+        *arguments)`` then ships only a job's arguments, for as many jobs as you like.
+
+        data: the inputs the code encodes (``code.inputs[:code.encodes]``: MDS's A, LCC's
+        blocks). scheme: what the shares serve, "uncoded" (slices), "classic", "systematic"
+        or "cfs" (whole shares; a run may pick any of the three), "compfs" (shares already
+        combined into m = pieces pieces, for runs with that m). seed: the masks and piece
+        combinations (default fresh randomness). A worker lost and replaced gets its share
+        again before its next job (its timeline's ``reloaded`` bytes). ``unload`` (or
+        closing the cluster) frees the workers' memory."""
+        self._check_open()
+        if not isinstance(code, Code):
+            raise TypeError(f"Argument 'code' must be an ffcode code, not "
+                            f"{type(code).__name__}.")
+        scheme = checked_scheme(scheme)
+        pieces = pieces_count(pieces)
+        if len(data) != code.encodes:
+            names = ", ".join(code.inputs[:code.encodes])
+            rest = ", ".join(code.inputs[code.encodes:])
+            raise TypeError(f"{type(code).__name__}'s data is ({names}), got {len(data)} "
+                            f"array{'s' if len(data) != 1 else ''}" +
+                            (f"; its arguments ({rest}) go to each run" if rest else "") + ".")
+        if code.n_workers > self.n_workers:
+            raise ValueError(f"The code has {code.n_workers} workers, the cluster "
+                             f"{self.n_workers}.")
+        if not self.local:
+            _importable_elsewhere(code)
+        layout = Layout(code, data, scheme, pieces if scheme == "compfs" else None, seed)
+        workers = self.wait(code.n_workers)
+        self._loads += 1
+        ident = self._loads
+        resident = self._resident[ident] = Resident(self, ident, layout, data, scheme,
+                                                    pieces, seed)
+        resident.shipped = sum(self.give(handle, resident, i)
+                               for i, handle in enumerate(workers))
+        log.info("resident data %d: %.1f MiB shipped to %d workers", ident,
+                 resident.shipped / 2**20, len(workers))
+        return resident
+
+    def give(self, handle, resident, i) -> int:
+        """Ship share i of resident data to a worker (bytes sent; 0 for an idle worker or
+        one that cannot take it, which is then lost)."""
+        share = resident.layout.shares[i]
+        if share is None:
+            handle.holds.pop(resident.ident, None)
+            return 0
+        message = load_message(self.session, self.epoch, resident.ident, share)
+        if not self.send(handle, message):
+            return 0
+        handle.holds[resident.ident] = i
+        return sum(memoryview(f).nbytes for f in message)
+
+    def unload(self, data: Resident) -> None:
+        """Free the workers' memory of resident data (nothing for data already unloaded)."""
+        self._check_resident(data, unloaded=True)
+        if self._resident.pop(data.ident, None) is None:
+            return
+        for handle in self.live():
+            if handle.holds.pop(data.ident, None) is not None:
+                self.send(handle, unload_message(self.session, self.epoch, data.ident),
+                          patience=0.1)
+
+    def holds(self, data: Resident) -> bool:
+        """Whether this open cluster holds this resident data."""
+        return not self._closed and self._resident.get(data.ident) is data
+
+    def _check_resident(self, data, unloaded=False):
+        if not isinstance(data, Resident):
+            raise TypeError(f"Argument 'data' must be what Cluster.load returned, not "
+                            f"{type(data).__name__}.")
+        if data.owner is not self:
+            raise ValueError(f"{data!r} was loaded on another cluster, not on this one.")
+        if not unloaded and not self.holds(data):
+            raise ValueError(f"{data!r} was unloaded: load it again.")
+
     # -- shutdown ---------------------------------------------------------------------------
 
     def _check_open(self):
@@ -459,6 +557,7 @@ class Cluster:
         if self._closed:
             return
         self._closed = True
+        self._resident.clear()              # the workers' memory goes with them
         for handle in self.live():
             self._tell_shutdown(handle)
         self._owned["linger"] = 0 if self._pool is not None else 500  # let SHUTDOWNs leave
@@ -522,14 +621,17 @@ def _importable_elsewhere(code):
                          f"and pass it or 'package.module:function'.")
 
 
-def _settings(code, inputs, scheme, pieces, faults, seed, adversaries, verify) -> dict:
-    """What a report says the job was (JSON-ready)."""
+def _settings(code, inputs, scheme, pieces, faults, seed, adversaries, verify,
+              data=None) -> dict:
+    """What a report says the job was (JSON-ready); ``resident``: the id of the resident
+    data it ran on (null: shipped with the job)."""
     def shapes(x):
         return [shapes(y) for y in x] if isinstance(x, (list, tuple)) else list(np.shape(x))
 
     return {"code": repr(code), "p": code.F.p, "inputs": [shapes(x) for x in inputs],
             "scheme": scheme, "pieces": pieces, "faults": faults.to_dict(), "seed": seed,
-            "adversaries": adversaries, "verify": verify}
+            "adversaries": adversaries, "verify": verify,
+            "resident": None if data is None else data.ident}
 
 
 def _positive(value, name) -> float:

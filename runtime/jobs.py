@@ -1,12 +1,14 @@
 """What each worker does in a job, and which collector turns its packets into the output.
 
 Workers never see a code object: a task names the code's computation by import path (with
-the field), carries the operand arrays of the worker's share (and the job's arguments),
-and says how to send the result: whole (one packet), systematic or random combinations of
-m row pieces, or one packet per piece as it is computed (computation at full speed: the
-row-linear operand arrives as m blocks, with their combination coefficients last).
+the field), carries the operand arrays of the worker's share (or names the share the worker
+already holds: resident data) and the job's arguments, and says how to send the result:
+whole (one packet), systematic or random combinations of m row pieces, or one packet per
+piece as it is computed (computation at full speed: the row-linear operand arrives as m
+blocks, followed by their combination coefficients).
 """
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -17,26 +19,52 @@ from ffcode.pieces import pieces_count
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
 SEND = {"uncoded": "whole", "classic": "whole", "systematic": "systematic", "cfs": "random",
         "compfs": "pieces"}
+# The shares a scheme's workers hold: slices, whole coded shares, or piece-combined ones.
+HOLDS = {"uncoded": "slices", "classic": "shares", "systematic": "shares", "cfs": "shares",
+         "compfs": "pieces"}
 
 
-@dataclass
-class Task:
-    spec: dict          # JSON: f, p, send, pieces, seed, operand (faults are added per run)
-    operands: list      # arrays: for "pieces", the first holds the m blocks, the last G_i
+def checked_scheme(scheme) -> str:
+    if scheme not in SCHEMES:
+        raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}; "
+                         f"not {scheme!r}.")
+    return scheme
+
+
+class Layout:
+    """A job's data as the workers hold it: ``encoding`` (an Encoding, or the uncoded
+    Split) and ``shares[i]``, worker i's arrays (None: idle). ``holds`` says which schemes
+    it serves (HOLDS); ``pieces`` is m for piece-combined shares."""
+
+    def __init__(self, code: Code, data, scheme: str, pieces: Optional[int], seed):
+        self.code, self.holds = code, HOLDS[scheme]
+        self.pieces = pieces if self.holds == "pieces" else None
+        if self.holds == "slices":
+            self.encoding = code.uncoded(*data)
+        else:
+            self.encoding = code.encode(*data, pieces=self.pieces, seed=seed)
+            _check_rows(self.encoding.blocks)
+        shares = [_arrays(share) for share in self.encoding]
+        if self.holds == "slices":
+            _check_rows(np.shape(a) for share in shares for a in share)
+        self.shares = shares + [None] * (code.n_workers - len(shares))
+        self.nbytes = sum(a.nbytes for share in shares for a in share)
+
+    def serves(self, scheme) -> bool:
+        return HOLDS[scheme] == self.holds
 
 
 class Plan:
     """One job: the tasks of workers 0..N-1 (None: idle), and the collector of their
-    packets (ffcode.collect)."""
+    packets (ffcode.collect). ``inputs`` are the code's inputs, data and arguments; for
+    ``resident`` data (runtime.resident.Resident) just the arguments."""
 
-    def __init__(self, code, inputs, scheme, pieces, seed, buffer=None, adversaries=0):
+    def __init__(self, code, inputs, scheme, pieces, seed, buffer=None, adversaries=0,
+                 resident=None):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
-        if scheme not in SCHEMES:
-            raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}; "
-                             f"not {scheme!r}.")
-        self.code, self.F, self.scheme = code, code.F, scheme
+        self.code, self.F, self.scheme = code, code.F, checked_scheme(scheme)
         # The faults pause per piece of work, m pieces in every scheme (so that a comparison
         # meets the same delays); whole-result schemes send their m pieces as one packet.
         self.work_pieces = self.pieces = pieces_count(pieces)
@@ -55,32 +83,65 @@ class Plan:
         if R + 2 * adversaries > code.n_workers:
             raise ValueError(f"Correcting {adversaries} wrong results needs R + 2A = "
                              f"{R + 2 * adversaries} workers; the code has {code.n_workers}.")
-        code.check_inputs(inputs)
-        base = dict(f=functions.path_of(code.function), p=self.F.p, send=SEND[scheme],
-                    pieces=self.pieces)
+        path = functions.path_of(code.function)    # before any work: workers import it
+        self.resident = resident
+        layout = None if resident is None else resident.layout
+        if layout is None:
+            code.check_inputs(inputs)
+            layout = Layout(code, inputs[:code.encodes], scheme, self.pieces, seed)
+            inputs = inputs[code.encodes:]
+        elif not layout.serves(scheme):
+            raise ValueError(f"The resident data holds {layout.holds} (loaded for "
+                             f"{', '.join(s for s in SCHEMES if layout.serves(s))}), which "
+                             f"scheme={scheme!r} cannot run on: load it for {scheme!r}.")
+        elif layout.pieces not in (None, self.pieces):
+            raise ValueError(f"The resident data was loaded for compfs with "
+                             f"pieces={layout.pieces}, not {self.pieces}.")
+        self.layout = layout
+        args = [np.asarray(a) for a in code.arguments(layout.encoding, *inputs)]
+        self.argument_bytes = sum(a.nbytes for a in args)
+        base = dict(f=path, p=self.F.p, send=SEND[scheme],
+                    pieces=self.pieces, data=None if resident is None else resident.ident)
+        if scheme == "compfs":
+            base["operand"] = layout.encoding[0].operand
+        self.tasks = [None if share is None else
+                      Task(dict(base, seed=_seed(seed, i), share=0 if resident else len(share)),
+                           [] if resident else share, args)
+                      for i, share in enumerate(layout.shares)]
         if scheme == "uncoded":
-            split = code.uncoded(*inputs)
-            _check_rows(np.shape(a) for share in split.shares for a in share)
-            self.tasks = [Task(base, list(share)) for share in split.shares]
-            self.tasks += [None] * (code.n_workers - len(self.tasks))
+            split = layout.encoding
             self.collector = collect.Gather(self.F, len(split.shares), split.assemble)
             self.needed = self.collector.needed
             return
-        m = self.pieces if scheme == "compfs" else None
-        encoding = code.encode(*inputs[:code.encodes], pieces=m, seed=seed)
-        args = code.arguments(encoding, *inputs[code.encodes:])
-        _check_rows(encoding.blocks)
-        self.tasks = [_task(share, args, dict(base, seed=_seed(seed, i)))
-                      for i, share in enumerate(encoding)]
         # Enough packets for any A wrong workers (m·R when nobody may be wrong).
         self.needed = self.pieces * (R + 2 * adversaries)
-        self.collector = collect.for_job(encoding, self.pieces, adversaries,
+        self.collector = collect.for_job(layout.encoding, self.pieces, adversaries,
                                          whole=scheme == "classic", buffer=buffer)
 
     @property
     def buffer(self):
         """The payload storage the decoder used, for the next job to reuse."""
         return getattr(self.collector, "buffer", None)
+
+
+@dataclass
+class Task:
+    spec: dict          # JSON: f, p, send, pieces, seed, operand; data: the resident share's
+                        # id (None: shipped), share: how many of the arrays are the share
+    share: list         # the share's arrays, shipped with the task ([] when resident)
+    args: list          # the job's arguments
+
+    @property
+    def arrays(self) -> list:
+        return [*self.share, *self.args]
+
+
+def _arrays(share) -> list:
+    """A share as the list of arrays a worker holds: for full speed, the m blocks, their
+    coefficients, then the other operands."""
+    if isinstance(share, tuple):
+        return [np.asarray(a) for a in share]
+    return [share.blocks, share.coeffs, *share.rest]
 
 
 def _check_rows(shapes):
@@ -92,10 +153,3 @@ def _check_rows(shapes):
 def _seed(seed, worker):
     """Each worker's packet coefficients come from its own stream of the job's seed."""
     return [int(s) for s in np.random.SeedSequence([seed or 0, worker]).generate_state(2)]
-
-
-def _task(share, args, spec):
-    if spec["send"] == "pieces":
-        return Task(dict(spec, operand=share.operand),
-                    [share.blocks, *share.rest, *args, share.coeffs])
-    return Task(spec, [*share, *args])

@@ -48,12 +48,17 @@ class JobRun:
                 if task is None:
                     self.finished.add(i)
                     continue
+                timeline = self.timelines[i]
+                if plan.resident is not None and \
+                        handle.holds.get(plan.resident.ident) != i:  # a replacement
+                    timeline.reloaded = cluster.give(handle, plan.resident, i)
                 meta = {"task": task.spec, "max_message": cluster.max_message,
                         "faults": self.faults.for_worker(i, plan.work_pieces)}
-                message = wire.control(self.header(Kind.JOB, i), meta, task.operands)
+                message = wire.control(self.header(Kind.JOB, i), meta, task.arrays)
                 if cluster.send(handle, message):
-                    self.timelines[i].share_sent = self.clock()
-                    self.timelines[i].shipped = sum(memoryview(f).nbytes for f in message)
+                    timeline.share_sent = self.clock()
+                    timeline.shipped = timeline.reloaded + \
+                        sum(memoryview(f).nbytes for f in message)
             sent = time.monotonic()
             self._ingest(deadline)
             self.decodable = time.monotonic()

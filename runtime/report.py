@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from ffcode import __version__
 
-SCHEMA = 2                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 3                  # the version of the JSON layout below; raised when it changes
 
 
 def utc_now() -> str:
@@ -22,8 +22,10 @@ class WorkerTimeline:
     ``sent`` and ``stopped``: the worker's clock minus the master's at the start, so a
     remote worker's clock offset shows there). In JSON: ``worker`` (its index in the code),
     ``host``, ``pid`` (as the worker said), ``node`` (the Ray node ID of a Ray worker, as
-    Ray placed it; null for others), ``share_sent`` (its task sent), ``shipped`` (bytes of
-    its task message: its share and the job's arguments), ``packets`` (a record per packet
+    Ray placed it; null for others), ``share_sent`` (its task sent), ``shipped`` (bytes
+    sent for the job: its task message, with its share unless resident, and the job's
+    arguments; plus ``reloaded``), ``reloaded`` (bytes of its resident share sent again
+    because it replaced a lost worker, else 0), ``packets`` (a record per packet
     accepted: ``index``, ``sent``, ``received``, ``compute`` (s computing it, as the worker
     reported), ``innovative`` (it raised the rank)), ``compute`` (s in all), ``done`` (its
     message that every packet was sent arrived; null if it was stopped first), ``stopped``
@@ -34,7 +36,8 @@ class WorkerTimeline:
     pid: int = 0
     node: str = None                                # the Ray node ID (Ray workers only)
     share_sent: float = None
-    shipped: int = 0                                # bytes of its task message
+    shipped: int = 0                                # bytes sent for the job
+    reloaded: int = 0                               # of them, its resident share again
     packets: list = field(default_factory=list)    # {index, sent, received, compute,
                                                     #  innovative}
     compute: float = 0.0                            # seconds computing, as reported
@@ -56,13 +59,15 @@ class Report:
     """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
 
     Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
-    encoding. The JSON object (schema 2; 1 had no ``node`` and ``shipped``):
+    encoding. The JSON object (schema 3; 2 had no ``reloaded`` and ``settings.resident``,
+    1 no ``node`` and ``shipped``):
 
-    - ``schema`` (int, 2), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+    - ``schema`` (int, 3), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
     - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
       input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``,
-      ``adversaries``, ``verify``;
+      ``adversaries``, ``verify``, ``resident`` (the id of the resident data the job ran
+      on, or null);
     - ``scheme``, ``code`` (repr), ``n_workers``, ``pieces`` (m as run: 1 for uncoded and
       classic), ``needed`` (the rank that decodes: R, or m·R, or m·(R + A)), ``rank`` (reached);
     - times: ``encode`` (encoding the shares), ``compute`` (first task sent -> decodable),
@@ -107,6 +112,11 @@ class Report:
         return sum(w.shipped for w in self.workers)
 
     @property
+    def reloaded(self) -> list:
+        """The workers that got their resident share again (replacing lost ones)."""
+        return [w.worker for w in self.workers if w.reloaded]
+
+    @property
     def received(self) -> int:
         return sum(len(w.packets) for w in self.workers)
 
@@ -145,6 +155,7 @@ class Report:
                 f"{self.needed}, wasted {self.wasted}, per worker "
                 f"{[w.used for w in self.workers]}"
                 + (f"; lost {', '.join(lost)}" if lost else "")
+                + (f"; resident shares reloaded to {self.reloaded}" if self.reloaded else "")
                 + (f"; wrong results from {self.wrong} (corrected, excluded)" if self.wrong
                    else "")
                 + (f"; rejected {rejected} {self.rejected}" if rejected else "")

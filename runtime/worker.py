@@ -55,9 +55,17 @@ class Stopped(Exception):
 
 
 class Job:
-    def __init__(self, header, meta, operands):
+    """A task: its share's arrays come with it or, for resident data, from ``store``."""
+
+    def __init__(self, header, meta, arrays, store):
         self.session, self.epoch, self.worker = header.session, header.epoch, header.worker
-        self.spec, self.operands = meta["task"], operands
+        self.spec = meta["task"]
+        self.data = self.spec["data"]
+        if self.data is None:
+            count = self.spec["share"]
+            self.share, self.args = arrays[:count], arrays[count:]
+        else:                           # None when not here: the job fails, saying so
+            self.share, self.args = store.get(self.data), arrays
         self.faults = meta["faults"]
         self.max_message = meta["max_message"]  # the master disconnects larger parts
         self.link = Link(self.faults["link_rate"])
@@ -134,12 +142,14 @@ def compute(job, out):
     """Run one task, handing each message to out(header, frames); returns early on a stop."""
     F, op = operation(job.spec)
     send, m = job.spec["send"], job.spec["pieces"]
+    if job.share is None:
+        raise ValueError(f"this worker holds no resident data {job.data} (never loaded, or "
+                         f"unloaded)")
     slowdown, delays = job.faults["slowdown"], job.faults["delays"]
     corrupt, rng = job.faults.get("corrupt"), np.random.default_rng()
     if send == "pieces":                # computation at full speed: a packet per block
-        *operands, G = job.operands
-        share = PieceShare(job.worker, G, operands[0], tuple(operands[1:]),
-                           job.spec["operand"])
+        blocks, G, *rest = job.share
+        share = PieceShare(job.worker, G, blocks, (*rest, *job.args), job.spec["operand"])
         packets = piece_results(op, share)
         for j in range(m):
             start = time.perf_counter()
@@ -152,7 +162,7 @@ def compute(job, out):
                                            tamper(F, packet.payload, j, corrupt, rng)))
     else:                               # the whole result, then its packets
         start = time.perf_counter()
-        y = op(*job.operands)
+        y = op(*job.share, *job.args)
         spent = time.perf_counter() - start
         if job.stop.wait((slowdown - 1) * spent + sum(delays)):
             return
@@ -200,6 +210,7 @@ class Worker:
         self.slot, self.buffer, self.parent = slot, buffer, parent
         self.tasks = queue.Queue()
         self.job = None
+        self.store = {}                 # resident data id -> the arrays of this worker's share
         self.handoff = deque()          # (header, frames) from the compute thread
         self.outbox = deque()           # [header, frames, bytes]; header None: control
         self.queued = 0                 # bytes in the outbox
@@ -310,7 +321,16 @@ class Worker:
                 if header.kind == Kind.STOP and self.job and header.epoch == self.job.epoch:
                     self._stop()
                 elif header.kind == Kind.JOB:
-                    self._start(Job(header, *wire.read_control(frames[1:])))
+                    self._start(Job(header, *wire.read_control(frames[1:]), self.store))
+                elif header.kind == Kind.LOAD:
+                    meta, arrays = wire.read_control(frames[1:])
+                    self.store[meta["data"]] = arrays
+                    log.info("holding resident data %s: %d bytes", meta["data"],
+                             sum(a.nbytes for a in arrays))
+                elif header.kind == Kind.UNLOAD:
+                    meta, _ = wire.read_control(frames[1:])
+                    if self.store.pop(meta["data"], None) is not None:
+                        log.info("resident data %s unloaded", meta["data"])
             except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
                 log.warning("ignored a bad message from the master: %s", e)
         return True

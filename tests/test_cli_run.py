@@ -18,6 +18,7 @@ import pytest
 import ffcode
 from ffcode import MDS, PolynomialCode, cli
 from ffcode.runtime import Cluster
+from ffcode.runtime.report import SCHEMA
 
 from helpers import descendants
 
@@ -27,8 +28,8 @@ REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_work
                "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
                "workers", "shipped", "received", "used", "wasted", "exact", "error"}
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
-                 "verify"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "packets", "compute",
+                 "verify", "resident"}
+WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets", "compute",
                "done", "stopped", "lost", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]
 
@@ -60,7 +61,7 @@ def table_rows(out) -> dict:
 
 def check_report(entry, scheme, needed, n_workers=4):
     assert set(entry) == REPORT_KEYS
-    assert entry["schema"] == 2 and entry["ffcode"] == ffcode.__version__
+    assert entry["schema"] == SCHEMA and entry["ffcode"] == ffcode.__version__
     assert set(entry["settings"]) == SETTINGS_KEYS and entry["settings"]["scheme"] == scheme
     assert entry["exact"] is True and entry["error"] is None
     assert entry["scheme"] == scheme and entry["n_workers"] == n_workers
@@ -102,7 +103,7 @@ def test_compare(bounded, capsys, tmp_path, job, extra, needed):
     assert f"report written to {path}" in out
     assert out.rstrip().endswith("run passed")
     data = json.loads(path.read_text())
-    assert list(data) == ["schema", "ffcode", "date", "runs"] and data["schema"] == 2
+    assert list(data) == ["schema", "ffcode", "date", "runs"] and data["schema"] == SCHEMA
     assert [d["scheme"] for d in data["runs"]] == SCHEMES
     for entry in data["runs"]:
         check_report(entry, entry["scheme"], needed[entry["scheme"]])

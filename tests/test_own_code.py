@@ -61,10 +61,11 @@ class SparseMDS(Code):
     def check_cost(self, inputs):
         return verify.RECOMPUTE
 
-    def uncoded(self, A, x):
+    def uncoded(self, A):
         A = self.F.matrix(A, "A")
         slabs = row_blocks(A, self.n_workers)
-        return Split(tuple((slab, x) for slab in slabs), lambda Y: np.concatenate(Y)[:len(A)])
+        return Split(tuple((slab,) for slab in slabs), lambda Y: np.concatenate(Y)[:len(A)],
+                     shapes=(A.shape,))
 
 
 def row_blocks(A, k):

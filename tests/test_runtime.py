@@ -305,7 +305,7 @@ REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encod
                "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
                "wasted_after_stop", "stale", "rejected", "workers", "shipped", "received",
                "used", "wasted", "schema", "ffcode", "date", "settings"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "packets", "compute",
+WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets", "compute",
                "done", "stopped", "lost", "used", "wasted"}
 
 
@@ -331,7 +331,8 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
     assert data_["settings"] == {
         "code": repr(code), "p": P31, "inputs": [list(np.shape(x)) for x in inputs],
         "scheme": "cfs", "pieces": 3, "faults": json.loads(json.dumps(Faults().to_dict())),
-        "seed": 5, "adversaries": 0, "verify": data_["settings"]["verify"]}
+        "seed": 5, "adversaries": 0, "verify": data_["settings"]["verify"],
+        "resident": None}
     assert data_["ffcode"] == ffcode.__version__
     assert len(data_["workers"]) == 6
     for i, w in enumerate(data_["workers"]):

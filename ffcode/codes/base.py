@@ -18,15 +18,17 @@ Attributes
                          (None: the output blocks are the H_d in support order);
                          output_selection says which H_d when outputs only selects
   function               the worker's computation, module-level (workers import it by path)
-  inputs, encodes        the names of a job's inputs, and how many of them (the first)
-                         encode takes; the rest are arguments every worker receives
-                         unchanged (as MDS's x)
+  inputs, encodes        the names of a job's inputs, and how many of them (the first,
+                         its data) encode takes; the rest are arguments every worker
+                         receives unchanged (as MDS's x), which may change from job to job
+                         while the data stays on the workers
   row_linear_operand     the operand of a share that ``function`` is linear in the rows of
                          (f(G @ X) = G @ f(X) for every G mixing rows), or None; computation
                          at full speed (``encode(..., pieces=m)``) needs one
 Methods
   encode(*data, pieces=None, seed=None) -> Encoding   shares plus layout; never the masks
-  arguments(encoding, *args) -> tuple                 a job's arguments, checked
+  arguments(encoding, *args) -> tuple                 a job's arguments, checked (against
+                                                      an Encoding or an uncoded Split)
   compute(share, *args) -> array                      a worker's local result
   result_rows(encoding) -> int | None                 a local result's rows, when fixed
   result_shape(encoding, shape) -> tuple              a local result's shape, given one seen
@@ -35,7 +37,7 @@ Methods
   decode(encoding, results) -> output                 from {worker: local result}
   check(inputs, output, seed=None) -> bool            whether output is exact, cheaply
   check_cost(inputs) -> float | None                  the check's work / the job's (None: none)
-  uncoded(*inputs) -> Split                           the job without redundancy
+  uncoded(*data) -> Split                             the data without redundancy
   check_inputs(inputs) -> inputs                      as many as ``inputs`` names
 
 A new code defines ``support``, ``outputs``, ``function``, ``encode`` (building its shares
@@ -93,12 +95,24 @@ class Encoding(Sequence):
 
 @dataclass(frozen=True, eq=False)
 class Split:
-    """A job without redundancy: ``shares[j]`` for worker j (a tuple of arrays; workers
-    beyond them idle), whose local results ``assemble`` turns into the output. The local
-    results must share one shape (pad the slabs, as ProductCode does): the master refuses
-    a result shaped unlike the first."""
+    """The data of a job without redundancy: ``shares[j]`` for worker j (a tuple of arrays;
+    workers beyond them idle), who computes function(F, *shares[j], *arguments); the local
+    results, in order, ``assemble`` turns into the output. They must share one shape (pad
+    the slabs, as ProductCode does): the master refuses a result shaped unlike the first.
+    ``shapes`` and ``magnitude`` describe the data as an Encoding's do, for ``arguments``
+    to check a job's arguments against; ``code`` is the code that split it (None: not
+    said)."""
     shares: tuple
     assemble: Callable[[list], Output]
+    shapes: tuple = ()
+    magnitude: Optional[int] = None
+    code: Optional["Code"] = None
+
+    def __len__(self) -> int:
+        return len(self.shares)
+
+    def __getitem__(self, j):
+        return self.shares[j]
 
 
 class Code:
@@ -209,8 +223,8 @@ class Code:
         return inputs
 
     def arguments(self, encoding: Encoding, *args: ArrayLike) -> tuple:
-        """A job's arguments, checked against the encoding (none by default)."""
-        self.check_encoding(encoding)
+        """A job's arguments, checked against the encoding or split (none by default)."""
+        self.check_encoding(encoding, split=True)
         if args:
             raise TypeError(f"{type(self).__name__} takes no arguments beyond its encoded "
                             f"data, got {len(args)}.")
@@ -248,7 +262,7 @@ class Code:
         the output again; None: no check)."""
         return None
 
-    def uncoded(self, *inputs: ArrayLike) -> Split:
+    def uncoded(self, *data: ArrayLike) -> Split:
         raise ValueError(f"{self!r} has no uncoded split.")
 
     # -- encoding helpers for codes ---------------------------------------------------------
@@ -298,7 +312,14 @@ class Code:
         blocks = blocks.reshape((m, -(-operand.shape[0] // m)) + operand.shape[1:])
         return PieceShare(worker, G, blocks, share[:o] + share[o + 1:], o)
 
-    def check_encoding(self, encoding: Encoding) -> Encoding:
+    def check_encoding(self, encoding: Encoding, split: bool = False) -> Encoding:
+        """The encoding, checked to be this code's (or, with split=True, also a Split that
+        this code's uncoded made or that names no code)."""
+        if split and isinstance(encoding, Split):
+            if encoding.code not in (None, self):
+                raise ValueError(f"The split was made by {encoding.code!r}, not by this "
+                                 f"{self!r}.")
+            return encoding
         if not isinstance(encoding, Encoding):
             raise TypeError(f"Argument 'encoding' must be what {type(self).__name__}.encode "
                             f"returned, not {type(encoding).__name__}.")

@@ -182,13 +182,13 @@ class LCC(Code):
         rows = np.shape(first)[0] if np.ndim(first) else 0
         return verify.rounds(self.F.p) / rows if rows else verify.RECOMPUTE
 
-    def uncoded(self, *inputs: ArrayLike) -> Split:
+    def uncoded(self, blocks: Sequence[ArrayLike]) -> Split:
         """Block X_j to worker j (k workers; the rest idle)."""
-        X = self.checked_blocks(self.check_inputs(inputs)[0])
+        X = self.checked_blocks(blocks)
         if self.k > self.n_workers:
             raise ValueError(f"Uncoded LCC gives each of the k = {self.k} blocks to its own "
                              f"worker, but there are only {self.n_workers}.")
-        return Split(tuple((x,) for x in X), list)
+        return Split(tuple((x,) for x in X), list, (X[0].shape,), code=self)
 
 
 def is_row_linear(F: PrimeField, f: Callable, trailing: tuple = (), seed: Seed = None) -> bool:

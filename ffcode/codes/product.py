@@ -132,7 +132,7 @@ class ProductCode(Code):
         data could wrap (B not encoded); () otherwise."""
         if self.encodes == 2:
             return super().arguments(encoding, *args)
-        self.check_encoding(encoding)
+        self.check_encoding(encoding, split=True)
         if len(args) != 1:
             raise TypeError(f"{type(self).__name__} takes one argument x beyond its encoded "
                             f"A, got {len(args)}.")
@@ -215,18 +215,26 @@ class ProductCode(Code):
         return verify.rounds(self.F.p) * (n * inner + inner * c + n * c) / work if work \
             else verify.RECOMPUTE
 
-    def uncoded(self, *inputs: ArrayLike) -> Split:
-        """The rows of A split over the n_workers workers, B (or x) whole to each."""
-        A, B = self.check_inputs(inputs)
-        name = self.inputs[1]
+    def uncoded(self, A: ArrayLike, B: Optional[ArrayLike] = None) -> Split:
+        """The rows of A split over the n_workers workers, B whole to each (x, when B is not
+        encoded, is the job's argument: ``arguments(split, x)``)."""
+        if (B is None) != (self.encodes == 1):
+            takes = "A alone (x is an argument)" if self.encodes == 1 else "A and B"
+            raise TypeError(f"{type(self).__name__}.uncoded takes {takes}.")
         A = self.F.matrix(A, "A")
-        B = self.F.elements(B, name)
-        _validate.ndim(B, (1, 2), name)
-        _chain(A, B, name)
         slabs = list(_split(A, self.n_workers, 1))
         rows = A.shape[0]
-        return Split(tuple((slab, B) for slab in slabs),
-                     lambda results: np.concatenate(results)[:rows])
+        if B is None:
+            shares = tuple((slab,) for slab in slabs)
+        else:
+            B = self.F.matrix(B, "B")
+            _chain(A, B, "B")
+            if self.signed:
+                self.check_magnitude(A.shape[1] * magnitude(self.F, A) * magnitude(self.F, B),
+                                     "inner * |A| * |B|")
+            shares = tuple((slab, B) for slab in slabs)
+        return Split(shares, lambda results: np.concatenate(results)[:rows], (A.shape,),
+                     magnitude(self.F, A) if self.signed else None, self)
 
 
 def _chain(A, B, name):
