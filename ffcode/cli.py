@@ -1,6 +1,7 @@
 """The ffcode command line (``python -m ffcode`` outside the source tree):
 
   ffcode run matmul|matvec|lcc ...    a coded job over local (or remote) worker processes
+  ffcode learn linear|logistic ...    a regression trained by coded gradient descent
   ffcode worker --connect ENDPOINT    a worker for a master on another host
   ffcode keys DIR NAME                a CURVE key pair for encrypted, authenticated tcp
   ffcode experiment --out DIR         simulated runtimes of every scheme, tables and plots
@@ -13,7 +14,7 @@ import argparse
 import logging
 import sys
 
-from ffcode import __version__, runs
+from ffcode import __version__, learning, runs
 from ffcode.runtime.errors import ClusterError
 
 _handler = None                             # the log handler main installed last
@@ -85,6 +86,8 @@ def build(argv):
         return sub
 
     runs.add_arguments(command("run", "a coded job over worker processes"))
+    learning.add_arguments(command("learn", "train a linear or logistic regression by "
+                                            "coded gradient descent"))
     worker = command("worker", "serve a master at ENDPOINT")
     if "worker" in argv:                    # imports the runtime only for this command
         from ffcode.runtime import worker as worker_process
@@ -142,6 +145,8 @@ def _fail(prog, message) -> int:
 def _dispatch(args) -> int:
     if args.command == "run":
         return runs.run(args)
+    if args.command == "learn":
+        return learning.run(args)
     if args.command == "worker":
         from ffcode.runtime import worker as worker_process
         return worker_process.run(args)

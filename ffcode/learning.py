@@ -1,0 +1,283 @@
+"""``ffcode learn linear|logistic``: a model trained by gradient descent on coded workers
+(ffcode.learn), with one scheme or, with ``--compare``, uncoded, classic and compfs on the
+same injected stragglers: the time of an iteration and of the whole training, and how well
+each model does on held-out data.
+
+The data sets are scikit-learn's (the optional ``learn`` extra): every flag is checked, and
+scikit-learn looked for, before a worker starts."""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from ffcode import __version__, runs
+
+TASKS = {"linear": "LinearRegression", "logistic": "LogisticRegression"}
+# name -> the task its labels are for (None: both, generated for the task)
+DATASETS = {"breast_cancer": "logistic", "digits": "logistic", "diabetes": "linear",
+            "synthetic": None}
+COMPARED = ["uncoded", "classic", "compfs"]
+DEFAULTS = {"samples": 2000, "features": 20, "slowdown": 4.0}
+TEST_FRACTION = 0.25
+EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[learn]"
+
+
+# -- the flags ---------------------------------------------------------------------------------
+
+def positive(text) -> float:
+    """An argparse type: a positive real number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    return value
+
+
+def add_arguments(parser):
+    parser.add_argument("task", choices=list(TASKS), help="linear: least squares "
+                        "(LinearRegression, scored by R^2); logistic: a binary classifier "
+                        "(LogisticRegression, scored by accuracy)")
+    data = parser.add_argument_group("data (scikit-learn's, split into train and test: "
+                                     f"{TEST_FRACTION:.0%} held out, stratified for "
+                                     "logistic, by --seed)")
+    data.add_argument("--dataset", choices=list(DATASETS), required=True,
+                      help="breast_cancer: 569 tumours x 30 features, malignant (0) or "
+                           "benign (1), logistic; digits: 1797 8x8 images x 64 pixels, "
+                           "digit < 5 (0) or >= 5 (1), logistic; diabetes: 442 patients x "
+                           "10 features, disease progression a year on, linear; synthetic: "
+                           "make_classification (logistic) or make_regression (linear, "
+                           "noise 10) with --seed")
+    data.add_argument("--samples", type=runs.at_least(10), metavar="N",
+                      help=f"synthetic: N samples (default {DEFAULTS['samples']})")
+    data.add_argument("--features", type=runs.at_least(1), metavar="D",
+                      help=f"synthetic: D features (default {DEFAULTS['features']})")
+    model = parser.add_argument_group("training")
+    model.add_argument("--workers", type=runs.at_least(1), default=6, metavar="N",
+                       help="N local worker processes")
+    model.add_argument("--coding", choices=["mds", "lcc"], default="mds",
+                       help="mds: X w and X^T r as two MDS-coded products per iteration; "
+                            "lcc: the whole gradient as one Lagrange-coded job, private "
+                            "against any one worker (default mds)")
+    model.add_argument("--scheme", choices=runs.SCHEMES, help="how results travel (default "
+                       "compfs, or cfs with --coding lcc)")
+    model.add_argument("--compare", action="store_true", help="train with uncoded, classic "
+                       "and compfs (cfs with --coding lcc) on the same stragglers and print "
+                       "a table with speedups against uncoded (default: one scheme)")
+    model.add_argument("--iterations", type=runs.at_least(1), default=20, metavar="I",
+                       help="gradient steps")
+    model.add_argument("--learning-rate", type=positive, metavar="ETA",
+                       help="the step size (default: ffcode.learn's)")
+    model.add_argument("--seed", type=runs.at_least(0), default=0, help="seed of the "
+                       "synthetic data, the split, the encoding and the injected faults")
+    model.add_argument("--report", metavar="FILE", help="write the runs as JSON: {ffcode, "
+                       "date, settings, runs: [...]} (default: none)")
+    model.add_argument("--no-progress", action="store_true", help="no live iteration bar "
+                       "(default: a bar on a terminal)")
+    faults = parser.add_argument_group("injected stragglers (the same in every iteration)")
+    faults.add_argument("--stragglers", type=runs.at_least(0), default=2, metavar="K",
+                        help="the last K workers are --slowdown times slower")
+    faults.add_argument("--slowdown", type=positive, metavar="S",
+                        help=f"the stragglers' factor (default {DEFAULTS['slowdown']:g})")
+
+
+def settle(args):
+    """Refuse contradictions and flags the data set would ignore, then fill in the defaults
+    (in place; returns args)."""
+    serves = DATASETS[args.dataset]
+    if serves is not None and serves != args.task:
+        kind = ("binary labels, a classification" if serves == "logistic" else
+                "real targets, a regression")
+        raise ValueError(f"--dataset {args.dataset} has {kind} data set: it is for "
+                         f"'ffcode learn {serves}', not {args.task}.")
+    for name in ("samples", "features"):
+        if getattr(args, name) is not None and args.dataset != "synthetic":
+            raise ValueError(f"--{name} is for --dataset synthetic: {args.dataset} has its "
+                             f"own size.")
+    if args.compare and args.scheme is not None:
+        raise ValueError("--compare trains with uncoded, classic and compfs: leave out "
+                         "--scheme.")
+    if args.slowdown is not None and args.stragglers == 0:
+        raise ValueError("--slowdown is the stragglers' factor, and --stragglers is 0.")
+    if args.stragglers > args.workers:
+        raise ValueError(f"--stragglers must be between 0 and --workers ({args.workers}), "
+                         f"not {args.stragglers}")
+    for name, value in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    return args
+
+
+def schemes_for(args) -> list:
+    """The schemes to train with, saying why --compare or the default picks cfs."""
+    lcc = args.coding == "lcc"
+    if args.compare:
+        if lcc:
+            print("  cfs in place of compfs: an LCC gradient is not row-linear in the data")
+        return [("cfs" if lcc and s == "compfs" else s) for s in COMPARED]
+    return [args.scheme or ("cfs" if lcc else "compfs")]
+
+
+# -- the data ----------------------------------------------------------------------------------
+
+def data_set(args):
+    """(X_train, X_test, y_train, y_test, a description) of settled args; ImportError
+    without scikit-learn."""
+    from sklearn import datasets
+    from sklearn.model_selection import train_test_split
+    logistic = args.task == "logistic"
+    if args.dataset == "synthetic":
+        n, d = args.samples, args.features
+        informative = max(1, d // 2)
+        if logistic:
+            X, y = datasets.make_classification(n, d, n_informative=informative,
+                                                n_redundant=0, n_clusters_per_class=1,
+                                                random_state=args.seed)
+        else:
+            X, y = datasets.make_regression(n, d, n_informative=informative, noise=10.0,
+                                            random_state=args.seed)
+        what = f"synthetic ({'make_classification' if logistic else 'make_regression'})"
+    else:
+        X, y = getattr(datasets, f"load_{args.dataset}")(return_X_y=True)
+        what = args.dataset
+        if args.dataset == "digits":
+            y = (y >= 5).astype(np.int64)
+            what = "digits (< 5 vs >= 5)"
+    split = train_test_split(X, y, test_size=TEST_FRACTION, random_state=args.seed,
+                             stratify=y if logistic else None)
+    return (*split, f"{what}, {X.shape[0]} samples x {X.shape[1]} features "
+                    f"({len(split[0])} train, {len(split[1])} test)")
+
+
+def stragglers(args):
+    from ffcode.runtime import Faults
+    last = range(args.workers - args.stragglers, args.workers)
+    return Faults(slowdown={w: args.slowdown for w in last}, seed=args.seed)
+
+
+# -- running -----------------------------------------------------------------------------------
+
+class IterationBar:
+    """A one-line live bar of the iterations done, on stderr (only on a terminal)."""
+
+    def __init__(self, label, iterations, enabled):
+        self.label, self.iterations = label, iterations
+        self.enabled = enabled and sys.stderr.isatty()
+
+    def __call__(self, step):
+        if self.enabled:
+            filled = 30 * step.iteration // self.iterations
+            sys.stderr.write(f"\r  {self.label:<10} [{'#' * filled}{'.' * (30 - filled)}] "
+                             f"iteration {step.iteration}/{self.iterations}")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.flush()
+
+
+def run(args) -> int:
+    """Train as the (parsed) arguments say: 0 when every model was trained, 2 without
+    scikit-learn; ValueError for bad arguments, before any worker starts."""
+    settle(args)
+    if args.report:
+        runs._check_writable(args.report)
+    try:
+        X, X_test, y, y_test, what = data_set(args)
+    except ImportError:
+        print(f"ffcode: error: {EXTRA}", file=sys.stderr)
+        return 2
+    from ffcode import learn
+    from ffcode.runtime import Cluster
+    Model = getattr(learn, TASKS[args.task])
+    faults = stragglers(args)
+    print(f"ffcode learn {args.task}: {what}, {args.coding.upper()} coding, "
+          f"{args.iterations} iterations")
+    schemes = schemes_for(args)
+    print(f"  injected: {_describe(args)}")
+    start = time.perf_counter()
+    results = []
+    with Cluster(args.workers) as cluster:
+        cluster.wait()
+        print(f"  {args.workers} workers ready at {cluster.endpoint} in "
+              f"{time.perf_counter() - start:.2f} s")
+        for scheme in schemes:
+            results.append(_train(cluster, Model, args, scheme, faults, X, y, X_test, y_test))
+    metric = "accuracy" if args.task == "logistic" else "R^2"
+    if args.compare:
+        _table(results, metric)
+    else:
+        r = results[0]
+        print(f"  {r['scheme']}: {r['iterations']} iterations, median {r['iteration']:.4f} s, "
+              f"{r['seconds']:.3f} s in all (load {r['load_seconds']:.3f} s, "
+              f"{r['loaded_bytes'] / 2**20:.1f} MiB); loss {r['loss']:.4g}; test {metric} "
+              f"{r['score']:.4f}")
+    if args.report:
+        _write(args, faults, what, results)
+    return 0
+
+
+def _describe(args) -> str:
+    if not args.stragglers:
+        return "nothing"
+    first = args.workers - args.stragglers
+    workers = f"worker {first}" if args.stragglers == 1 else \
+        f"workers {first}..{args.workers - 1}"
+    return f"{workers} {args.slowdown:g}x slower in every iteration"
+
+
+def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
+    """Fit one model with one scheme: its numbers, as the report writes them."""
+    bar = IterationBar(scheme, args.iterations, not args.no_progress)
+    options = {} if args.learning_rate is None else {"learning_rate": args.learning_rate}
+    model = Model(cluster, coding=args.coding, scheme=scheme, iterations=args.iterations,
+                  faults=faults, seed=args.seed, progress=bar, **options)
+    start = time.perf_counter()
+    try:
+        model.fit(X, y)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    steps = model.history_
+    return {"scheme": scheme, "iterations": len(steps), "seconds": seconds,
+            "iteration": statistics.median(s.seconds for s in steps),
+            "load_seconds": model.load_seconds_, "loaded_bytes": model.loaded_bytes_,
+            "loss": steps[-1].loss, "score": float(model.score(X_test, y_test)),
+            "coef": [float(c) for c in model.coef_], "intercept": float(model.intercept_),
+            "steps": [{"iteration": s.iteration, "seconds": s.seconds, "loss": s.loss,
+                       "shipped": s.shipped} for s in steps]}
+
+
+def _table(results, metric):
+    base = results[0]                       # uncoded
+    print(f"  {'scheme':<11}{'iteration s':>12}{'vs uncoded':>12}{'total s':>10}"
+          f"{'vs uncoded':>12}{'loss':>10}{'test ' + metric:>15}")
+    for r in results:
+        print(f"  {r['scheme']:<11}{r['iteration']:>12.4f}"
+              f"{base['iteration'] / r['iteration']:>11.2f}x{r['seconds']:>10.3f}"
+              f"{base['seconds'] / r['seconds']:>11.2f}x{r['loss']:>10.4g}"
+              f"{r['score']:>15.4f}")
+    print("  (iteration s: the median iteration; total s: the whole fit, the data's load "
+          "included;\n   vs uncoded: uncoded's time / the scheme's, above 1x is faster)")
+
+
+def _write(args, faults, what, results):
+    from ffcode.runtime.report import utc_now
+    settings = {"task": args.task, "dataset": args.dataset, "data": what,
+                "coding": args.coding, "workers": args.workers,
+                "iterations": args.iterations, "learning_rate": args.learning_rate,
+                "seed": args.seed, "faults": faults.to_dict()}
+    data = {"ffcode": __version__, "date": utc_now(), "settings": settings, "runs": results}
+    try:
+        with open(args.report, "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        raise ValueError(f"cannot write the report to {args.report!r}: {e.strerror}") \
+            from None
+    print(f"  report written to {args.report}")
