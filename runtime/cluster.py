@@ -379,8 +379,8 @@ class Cluster:
         scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
         "systematic" (whole results sent as m plain row pieces), "cfs" (whole results sent
         as m random combinations of their pieces), "compfs" (a packet per piece as it is
-        computed; the default). pieces is m (default 4); faults (ffcode.Faults) are injected; progress(rank, needed)
-        is called as the rank grows. Raises JobFailed (the report attached as .report)
+        computed; the default). pieces is m (default 4); faults (ffcode.Faults) are
+        injected; progress(rank, needed) is called as the rank grows. Raises JobFailed (the report attached as .report)
         when the remaining work cannot decode, JobTimeout after timeout seconds.
 
         verify: check the output before returning it (ffcode.verify: Freivalds' check for
@@ -438,6 +438,8 @@ class Cluster:
         check = _verification(verify, code, inputs, adversaries)  # inputs checked by now
         encode = time.monotonic() - start
         workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
+        if data is not None:
+            workers = _in_place(workers, data)
         self.epoch += 1
         job = JobRun(self, plan, workers, faults, progress)
         job.report.settings = _settings(code, inputs, scheme, plan.pieces, faults, seed,
@@ -590,6 +592,18 @@ def _user_id(frame) -> str | None:
         return frame.get("User-Id")
     except (zmq.ZMQError, AttributeError):
         return None
+
+
+def _in_place(workers, data) -> list:
+    """The workers for a job on resident data: each holder in the place of the share it
+    holds, the others (replacements) in the places left."""
+    held = {}
+    for handle in workers:
+        i = handle.holds.get(data.ident)
+        if i is not None and i < len(workers) and i not in held:
+            held[i] = handle
+    rest = [h for h in workers if h not in held.values()]
+    return [held[i] if i in held else rest.pop(0) for i in range(len(workers))]
 
 
 def _reachable(endpoint, host) -> str:

@@ -187,18 +187,25 @@ class JobRun:
         error.report = self.report
         return error
 
+    def _stopping(self) -> list:
+        """The workers still at the job: given a task, not lost, not done."""
+        return [i for i, h in enumerate(self.workers) if h.lost is None and
+                self.plan.tasks[i] is not None and self.timelines[i].done is None]
+
     def _stop_all(self):
         self.stopping = time.monotonic()
-        for i, handle in enumerate(self.workers):
-            if handle.lost is None and self.plan.tasks[i] is not None:
-                self.cluster.send(handle, [self.header(Kind.STOP, i).pack()], patience=0.1)
+        for i in self._stopping():
+            self.cluster.send(self.workers[i], [self.header(Kind.STOP, i).pack()],
+                              patience=0.1)
 
     def _drain(self):
         """Collect the stop acknowledgements (briefly). Stop latency and quiet time use the
         workers' send times (one clock on one host): a stop takes effect in the worker, and
         the master is quiet once the last message of the job has left its sender."""
-        waiting = {i for i, h in enumerate(self.workers)
-                   if h.lost is None and not h.gone() and self.plan.tasks[i] is not None}
+        now = time.monotonic()
+        waiting = {i for i in self._stopping()     # a worker heard from lately is alive
+                   if now - self.workers[i].last_seen < WATCH_EVERY or
+                   not self.workers[i].gone()}
         decodable = self.wall + (self.decodable - self.start)
         last = None
         deadline = time.monotonic() + STOP_GRACE

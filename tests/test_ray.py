@@ -1,7 +1,7 @@
 """The Ray engine on one Ray instance (started once for this module, loopback only): every
 scheme of every code exact, the report naming each worker's node, a crashed, a killed and a
 hung actor replaced, a wrong worker corrected, ZeroMQ clients without the session's keys
-refused, and no actor left once a cluster closes."""
+refused, no actor left once a cluster closes, and resident data reloaded to a fresh actor."""
 import os
 import threading
 import time
@@ -264,3 +264,26 @@ def test_cli_engine_ray(bounded, ray_session, capsys, tmp_path):
     node = ray.get_runtime_context().get_node_id()
     runs = json.loads(report.read_text())["runs"]
     assert len(runs) == 5 and all(w["node"] == node for r in runs for w in r["workers"])
+
+
+@pytest.mark.bounded(120)
+def test_resident_data_on_actors(bounded, cluster):
+    """Actors hold resident data: jobs ship only x; an actor killed between jobs is replaced
+    by a fresh one, which gets its share before its first job."""
+    F = ffcode.GF(2**61 - 1)
+    A = F.random((40, 12), seed=5)
+    data = cluster.load(MDS(F, 2, N), A, scheme="compfs", pieces=2)
+    for seed in range(3):
+        x = F.random(12, seed=seed)
+        output, report = cluster.run(data, x, timeout=30)
+        assert np.array_equal(output, F.matmul(A, x)) and report.reloaded == []
+        assert all(w.shipped < x.nbytes + 1024 for w in report.workers)
+    victim = cluster.live()[2]
+    ray.kill(victim.member.handle)
+    deadline = time.monotonic() + 30
+    while victim.gone() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    output, report = cluster.run(data, x, timeout=60)
+    assert np.array_equal(output, F.matmul(A, x))
+    assert report.reloaded == [2] and report.workers[2].pid != victim.pid
+    cluster.unload(data)
