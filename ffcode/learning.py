@@ -213,7 +213,7 @@ def run(args) -> int:
         _table(results, metric)
     else:
         r = results[0]
-        print(f"  {r['scheme']}: {r['iterations']} iterations, median {r['iteration']:.4f} s, "
+        print(f"  {r['scheme']}: {r['iterations']} iterations, median iteration {r['iteration']:.4f} s, "
               f"{r['seconds']:.3f} s in all (load {r['load_seconds']:.3f} s, "
               f"{r['loaded_bytes'] / 2**20:.1f} MiB); loss {r['loss']:.4g}; test {metric} "
               f"{r['score']:.4f}")
@@ -225,10 +225,9 @@ def run(args) -> int:
 def _describe(args) -> str:
     if not args.stragglers:
         return "nothing"
-    first = args.workers - args.stragglers
-    workers = f"worker {first}" if args.stragglers == 1 else \
-        f"workers {first}..{args.workers - 1}"
-    return f"{workers} {args.slowdown:g}x slower in every iteration"
+    slow = [str(w) for w in range(args.workers - args.stragglers, args.workers)]
+    return f"worker{'s' * (len(slow) > 1)} {', '.join(slow)} {args.slowdown:g}x slower in " \
+           f"every iteration"
 
 
 def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
