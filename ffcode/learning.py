@@ -149,8 +149,8 @@ def data_set(args):
             what = "digits (< 5 vs >= 5)"
     split = train_test_split(X, y, test_size=TEST_FRACTION, random_state=args.seed,
                              stratify=y if logistic else None)
-    return (*split, f"{what}, {X.shape[0]} samples x {X.shape[1]} features "
-                    f"({len(split[0])} train, {len(split[1])} test)")
+    return (*split, (f"{what}, {X.shape[0]} samples x {X.shape[1]} features "
+                     f"({len(split[0])} train, {len(split[1])} test)"))
 
 
 def stragglers(args):
@@ -182,8 +182,9 @@ class IterationBar:
 
 
 def run(args) -> int:
-    """Train as the (parsed) arguments say: 0 when every model was trained, 2 without
-    scikit-learn; ValueError for bad arguments, before any worker starts."""
+    """Train as the (parsed) arguments say: 0 when every model was trained (and with
+    --compare, every scheme's is the same), 1 when they differ, 2 without scikit-learn;
+    ValueError for bad arguments, before any worker starts."""
     settle(args)
     if args.report:
         runs._check_writable(args.report)
@@ -211,15 +212,20 @@ def run(args) -> int:
     metric = "accuracy" if args.task == "logistic" else "R^2"
     if args.compare:
         _table(results, metric)
+        first = results[0]
+        same = all((r["coef"], r["intercept"]) == (first["coef"], first["intercept"])
+                   for r in results)
+        print(f"  every scheme learned the same model (exact arithmetic): "
+              f"{'yes' if same else 'NO'}")
     else:
         r = results[0]
-        print(f"  {r['scheme']}: {r['iterations']} iterations, median iteration {r['iteration']:.4f} s, "
-              f"{r['seconds']:.3f} s in all (load {r['load_seconds']:.3f} s, "
-              f"{r['loaded_bytes'] / 2**20:.1f} MiB); loss {r['loss']:.4g}; test {metric} "
-              f"{r['score']:.4f}")
+        print(f"  {r['scheme']}: {r['iterations']} iterations, median iteration "
+              f"{r['iteration']:.4f} s, {r['seconds']:.3f} s in all (load "
+              f"{r['load_seconds']:.3f} s, {r['loaded_bytes'] / 2**20:.1f} MiB); loss "
+              f"{r['loss']:.4g}; test {metric} {r['score']:.4f}")
     if args.report:
         _write(args, faults, what, results)
-    return 0
+    return 0 if not args.compare or same else 1
 
 
 def _describe(args) -> str:
