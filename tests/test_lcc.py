@@ -405,3 +405,175 @@ def test_secure_random_rejects_the_top_partial_range(monkeypatch, p, dtype):
     x = secure_random(F, 3)
     assert x.tolist() == [5 % p, (limit - 1) % p, 8 % p]
     assert x.dtype == F.dtype
+
+
+# -- per-job arguments -------------------------------------------------------------------------
+
+def _affine(F, X, w, c):
+    """X @ w + c: degree 1 in X."""
+    return F.add(F.matmul(X, w), c)
+
+
+def _gradient(F, X, w, c):
+    """X^T ((X @ w) * c): degree 2 in X, as a least-squares gradient."""
+    return F.matmul(X.T, F.mul(F.matmul(X, w), c))
+
+
+def _cubed_rows(F, X, w):
+    """(X @ w) ** 3: degree 3 in X."""
+    z = F.matmul(X, w)
+    return F.mul(F.mul(z, z), z)
+
+
+def _obj(p, x):
+    return np.asarray(x).astype(object) % p
+
+
+# (name, f, degree, arguments, exact oracle on Python ints)
+WITH_ARGUMENTS = [
+    ("affine", _affine, 1, ("w", "c"),
+     lambda p, X, w, c: (obj_matmul(p, X, w[:, None])[:, 0] + _obj(p, c)) % p),
+    ("gradient", _gradient, 2, ("w", "c"),
+     lambda p, X, w, c: obj_matmul(p, X.T, obj_matmul(p, X, w[:, None]) * _obj(p, c)[:, None]
+                                   % p)[:, 0]),
+    ("cubed rows", _cubed_rows, 3, ("w",),
+     lambda p, X, w: obj_matmul(p, X, w[:, None])[:, 0] ** 3 % p),
+]
+
+
+def _job_arguments(p, names, seed):
+    """A job's arguments for 4 x 3 blocks: w a 3-vector, c a 4-vector."""
+    return [rand(p, 3 if name == "w" else 4, (seed, i)) for i, name in enumerate(names)]
+
+
+@pytest.mark.parametrize("p", LCC_PRIMES)
+@pytest.mark.parametrize("name, f, degree, names, oracle", WITH_ARGUMENTS,
+                         ids=[c[0] for c in WITH_ARGUMENTS])
+@pytest.mark.parametrize("k, t", [(1, 0), (2, 1), (3, 2), (1, 2)], ids=str)
+def test_lcc_with_arguments_decodes(p, name, f, degree, names, oracle, k, t):
+    """One encoding serves jobs with different arguments: every job decodes f(X_j, *args)
+    exactly from every subset size, R = (k + t - 1) * degree + 1 (the degree in X only)."""
+    F = ffcode.GF(p)
+    R = (k + t - 1) * degree + 1
+    code = LCC(F, k, t, f, degree, R + 2, arguments=names)
+    assert code.inputs == ("blocks", *names) and code.encodes == 1
+    assert code.argument_names == names and code.recovery_threshold == R
+    X = [rand(p, (4, 3), (k, t, j)) for j in range(k)]
+    shares = code.encode(X, seed=1)
+    for job in range(2):
+        args = code.arguments(shares, *_job_arguments(p, names, job))
+        assert all(a.dtype == F.dtype for a in args)
+        results = {i: code.compute(s, *args) for i, s in enumerate(shares)}
+        assert_decodes(code, shares, results, [oracle(p, x, *args) for x in X], seed=job)
+
+
+def test_lcc_with_arguments_uncoded():
+    """The uncoded split gives block j to worker j; the job's arguments are appended to each
+    share, and the assembled results are f(X_j, *args)."""
+    p = 2**31 - 1
+    F = ffcode.GF(p)
+    code = LCC(F, 3, 1, _affine, 1, 5, arguments=("w", "c"))
+    X = [rand(p, (4, 3), j) for j in range(3)]
+    split = code.uncoded(X)
+    assert len(split) == 3 and split.code is code and split.shapes == ((4, 3),)
+    assert all(len(share) == 1 for share in split)
+    for job in range(2):
+        args = code.arguments(split, *_job_arguments(p, ("w", "c"), job))
+        got = split.assemble([code.compute(share, *args) for share in split])
+        for g, x in zip(got, X):
+            assert_field_array(F, g, WITH_ARGUMENTS[0][4](p, x, *args))
+    other = LCC(F, 3, 1, _affine, 1, 5, arguments=("w", "c"))
+    with pytest.raises(ValueError, match="split was made by"):
+        other.arguments(split, *_job_arguments(p, ("w", "c"), 0))
+
+
+def test_lcc_arguments_counted_and_checked():
+    """arguments() and compute() take exactly the named arguments, as field elements; an f
+    that cannot take their shapes says so; arguments (or their absence) fit the encoding."""
+    F = ffcode.GF(65521)
+    code = LCC(F, 2, 1, _affine, 1, 5, arguments=("w", "c"))
+    shares = code.encode([rand(F.p, (4, 3), j) for j in range(2)], seed=1)
+    w, c = _job_arguments(F.p, ("w", "c"), 0)
+    for args in ((), (w,), (w, c, c)):
+        with pytest.raises(TypeError, match=r"takes arguments \(w, c\) beyond the share, "
+                                            f"got {len(args)}"):
+            code.arguments(shares, *args)
+        with pytest.raises(TypeError, match=r"takes arguments \(w, c\)"):
+            code.compute(shares[0], *args)
+    with pytest.raises(ValueError, match="'c' has elements >= p"):
+        code.arguments(shares, w, np.full(4, F.p))
+    with pytest.raises(ValueError, match="'w' has negative elements"):
+        code.arguments(shares, -np.ones(3, np.int64), c)
+    with pytest.raises(TypeError, match="'w' must be an array of integers"):
+        code.arguments(shares, w.astype(float), c)
+    with pytest.raises(ValueError, match="do not chain"):
+        code.compute(shares[0], rand(F.p, 5, 0), c)           # X is 4 x 3: w has 3 rows
+    with pytest.raises(ValueError, match="broadcast"):
+        code.compute(shares[0], w, rand(F.p, 5, 0))
+    with pytest.raises(TypeError, match="must be what LCC.encode returned"):
+        code.arguments(list(shares), w, c)
+    plain = LCC(F, 2, 1, FUNCTIONS[1][1], 1, 5)
+    plain_shares = plain.encode([rand(F.p, 3, j) for j in range(2)], seed=1)
+    assert plain.inputs == ("blocks",) and plain.arguments(plain_shares) == ()
+    with pytest.raises(TypeError, match="LCC takes no arguments beyond its encoded data"):
+        plain.arguments(plain_shares, w)
+    with pytest.raises(TypeError, match="LCC's f takes no arguments beyond the share, got 1"):
+        plain.compute(plain_shares[0], w)
+
+
+def test_lcc_arguments_construction_refused():
+    """Names must be distinct identifiers other than 'blocks'; an LCC with arguments is not
+    row-linear (a per-job operand of a product is MDS's x); signed needs a bound that says
+    the arguments."""
+    F = ffcode.GF(65521)
+    with pytest.raises(TypeError, match="sequence of names"):
+        LCC(F, 2, 1, _affine, 1, 5, arguments="w")
+    for bad in [("w", "w"), ("blocks",), ("w", 3), ("not a name",)]:
+        with pytest.raises(ValueError, match="'arguments' must hold"):
+            LCC(F, 2, 1, _affine, 1, 5, arguments=bad)
+    with pytest.raises(ValueError, match="cannot be row_linear: for a product with a "
+                                         "per-job operand use MDS or a ProductCode"):
+        LCC(F, 2, 1, _affine, 1, 5, arguments=("w", "c"), row_linear=True)
+    with pytest.raises(ValueError, match=r"needs result_bound\(M, \|w\|, \|c\|\): a bound "
+                                         r"on \|f\(F, X, w, c\)\|"):
+        LCC(F, 2, 1, _affine, 1, 5, arguments=("w", "c"), signed=True)
+    with pytest.raises(TypeError, match=r"callable as f\(F, X, w\)"):
+        LCC(F, 2, 1, 3, 1, 5, arguments=("w",))
+
+
+def _signed_rows(F, X, w):
+    return F.matmul(X, w)
+
+
+def test_lcc_signed_arguments_refused_when_they_could_wrap():
+    """With signed=True the bound is result_bound(M, *magnitudes of the arguments), checked
+    per job against the data's magnitude stored at encode (or in the uncoded split): a job
+    that could wrap is refused naming the bound, one that cannot decodes negatives exactly."""
+    F = ffcode.GF(65521)                                  # (p-1)/2 = 32760
+    cols = 3
+
+    def bound(M, size_w):
+        return cols * M * size_w
+
+    code = LCC(F, 2, 1, _signed_rows, 1, 5, signed=True, result_bound=bound,
+               arguments=("w",))
+    X = [np.array([[-100, 20, 3], [7, -50, 0]]), np.array([[1, 2, 3], [-100, -100, -100]])]
+    blocks = [F.asarray(x) for x in X]
+    shares = code.encode(blocks, seed=1)                  # the data alone cannot wrap
+    split = code.uncoded(blocks)
+    assert shares.magnitude == split.magnitude == 100
+    w = np.array([-100, 9, 1])
+    for data in (shares, split):
+        args = code.arguments(data, F.asarray(w))           # 3 * 100 * 100 = 30000: fits
+        if data is shares:
+            results = {i: code.compute(s, *args) for i, s in enumerate(shares)}
+            got = code.decode(shares, results)
+        else:
+            got = split.assemble([code.compute(s, *args) for s in split])
+        assert [F.to_signed(g).tolist() for g in got] == [(x @ w).tolist() for x in X]
+        with pytest.raises(ValueError, match=r"could reach result_bound\(\|X\|, \|w\|\) = "
+                                             r"33000, beyond \(p-1\)/2 = 32760, and wrap"):
+            code.arguments(data, F.asarray([-110, 0, 0]))
+    hand_made = ffcode.codes.Split(split.shares, list, split.shapes)
+    with pytest.raises(ValueError, match="does not say its data's magnitude"):
+        code.arguments(hand_made, F.asarray(w))

@@ -14,18 +14,22 @@ from ffcode.codes.base import Code, Encoding, Split, magnitude, read_only, secur
 
 
 class LCC(Code):
-    """f(X_1), ..., f(X_k) for a polynomial f of total degree ``degree``; any
+    """f(X_1), ..., f(X_k) for a polynomial f of degree ``degree`` in X; any
     (k + t - 1) * degree + 1 results give them all, and any t workers learn nothing.
 
     u(z) interpolates X_1..X_k at betas[:k] and t uniformly random masks at betas[k:]
     (the k + t smallest nonzero elements that are not worker points, unless given); worker i
     computes f(u(points[i])), and f(X_j) = f(u(betas[j])) is read off by interpolation.
 
-    f is called as f(F, X) and must use exact ffcode operations; it may be given by its
-    import path ("package.module:function"), which is how worker processes find it. With
+    f is called as f(F, X, *args) and must use exact ffcode operations; it may be given by
+    its import path ("package.module:function"), which is how worker processes find it.
+    ``arguments`` names the job's arguments: every worker receives them unchanged in every
+    job (as MDS's x), so the data can stay on the workers while they change (an
+    iteration's weights); f's degree counts X only, the arguments are constants. With
     ``signed=True`` elements are read as signed integers (see ``F.from_real``), and
-    ``result_bound(M)`` must bound |f(X)| for inputs with |X| <= M: encode refuses data
-    whose result could wrap.
+    ``result_bound(M, *magnitudes)`` must bound |f(X, *args)| for inputs with |X| <= M and
+    arguments of those largest magnitudes (``result_bound(M)`` without arguments): encode
+    refuses data whose result could wrap, ``arguments`` each job's arguments.
     ``row_linear=True`` declares that f is linear in the rows of X: f(G @ X) = G @ f(X) for
     every matrix G that mixes the rows (as for f(X) = X @ W). Computation at full speed
     (``pieces=``) and the cheap check of the output need it. Rows that do not interact are
@@ -41,29 +45,47 @@ class LCC(Code):
     >>> results = {i: code.compute(shares[i]) for i in range(5)}
     >>> [y.tolist() for y in code.decode(shares, results)]
     [[9], [16]]
+
+    With an argument, the shares stay and each job brings its own c:
+
+    >>> scaled = lambda F, X, c: F.mul(F.mul(X, X), c)
+    >>> code = LCC(F, k=2, t=1, f=scaled, degree=2, n_workers=5, arguments=("c",))
+    >>> shares = code.encode([[3], [4]], seed=1)
+    >>> c = code.arguments(shares, [10])
+    >>> results = {i: code.compute(shares[i], *c) for i in range(5)}
+    >>> [y.tolist() for y in code.decode(shares, results)]
+    [[90], [160]]
     """
     inputs = ("blocks",)
+    argument_names: tuple = ()
 
     def __init__(self, F: PrimeField, k: Int, t: Int, f: Callable | str, degree: Int,
                  n_workers: Int, points: ArrayLike | None = None,
                  betas: ArrayLike | None = None, signed: bool = False,
-                 result_bound: Callable[[int], int] | None = None,
-                 row_linear: bool = False) -> None:
+                 result_bound: Callable[..., int] | None = None,
+                 row_linear: bool = False, arguments: Sequence[str] = ()) -> None:
         k, t = _validate.integer(k, "k"), _validate.integer(t, "t")
         degree = _validate.integer(degree, "degree")
         for name, value, least in (("k", k, 1), ("t", t, 0), ("degree", degree, 1)):
             if value < least:
                 raise ValueError(f"Argument {name!r} must be at least {least}, not {value}.")
+        names = _argument_names(arguments)
+        if row_linear and names:
+            raise ValueError(f"An LCC with arguments ({', '.join(names)}) cannot be "
+                             f"row_linear: for a product with a per-job operand use MDS or "
+                             f"a ProductCode, whose x is that operand.")
         if isinstance(f, str):
             f = functions.load(f)
+        call = f"f(F, X{''.join(', ' + n for n in names)})"
+        bound = f"result_bound(M{''.join(', |' + n + '|' for n in names)})"
         if not callable(f):
-            raise TypeError(f"Argument 'f' must be callable as f(F, X) or an import path, "
+            raise TypeError(f"Argument 'f' must be callable as {call} or an import path, "
                             f"not {type(f).__name__}.")
         if signed and result_bound is None:
-            raise ValueError("LCC with signed=True needs result_bound(M): a bound on |f(X)| "
-                             "for inputs with |X| <= M, to refuse results that would wrap.")
+            raise ValueError(f"LCC with signed=True needs {bound}: a bound on |{call}| "
+                             f"for inputs with |X| <= M, to refuse results that would wrap.")
         if result_bound is not None and not callable(result_bound):
-            raise TypeError("Argument 'result_bound' must be callable as result_bound(M).")
+            raise TypeError(f"Argument 'result_bound' must be callable as {bound}.")
         R = (k + t - 1) * degree + 1
         super().__init__(F, n_workers, range(R), points,
                          reserved=0 if betas is not None else k + t)
@@ -71,6 +93,9 @@ class LCC(Code):
         self.function = f
         self.signed, self.result_bound = bool(signed), result_bound
         self.row_linear_operand = 0 if row_linear else None
+        self.argument_names = names
+        self.inputs = ("blocks", *names)
+        self._bound = bound.replace("M", "|X|", 1)     # as check_magnitude names it
         self.betas = read_only(self._betas(betas))
         self.encoding_matrix = read_only(F.lagrange(self.betas, self.points))
         self.outputs = read_only(F.vandermonde(self.betas[:k], R))
@@ -112,11 +137,12 @@ class LCC(Code):
         masks = list(masks.reshape((self.t,) + shape))
         coded = _matmul.combine(self.F.p, self.encoding_matrix, X + masks, self.F.dtype)
         shares = [(y,) for y in rows_of(coded.reshape((self.n_workers,) + shape))]
-        return self.make_encoding(shares, (shape,), (shape,), m, seed, rng, masks=self.t)
+        return self.make_encoding(shares, (shape,), (shape,), m, seed, rng, masks=self.t,
+                                  magnitude=self._magnitude(X))
 
     def checked_blocks(self, blocks: Sequence[ArrayLike]) -> list[np.ndarray]:
         """The k data blocks as equally shaped arrays of field elements, refused when
-        signed data could wrap around."""
+        signed data could wrap around (with arguments, each job's ``arguments`` decides)."""
         if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__"):
             raise TypeError("Argument 'blocks' must be a list of k arrays.")
         if len(blocks) != self.k:
@@ -127,20 +153,46 @@ class LCC(Code):
         if len(shapes) > 1:
             raise ValueError(f"Argument 'blocks' must hold equally shaped arrays, not shapes "
                              f"{sorted(shapes)}.")
-        if self.signed:
-            M = max(magnitude(self.F, x) for x in X)
-            self.check_magnitude(int(self.result_bound(M)), "result_bound(|X|)")
+        if self.signed and not self.argument_names:
+            self.check_magnitude(int(self.result_bound(self._magnitude(X))),
+                                 "result_bound(|X|)")
         return X
 
+    def _magnitude(self, X: Sequence[np.ndarray]) -> int | None:
+        """The blocks' largest signed magnitude (None for unsigned codes)."""
+        return max(magnitude(self.F, x) for x in X) if self.signed else None
+
+    def arguments(self, encoding: Encoding | Split, *args: ArrayLike) -> tuple:
+        """The job's arguments as field elements, as many as the code names, refused when
+        the signed result on the encoded data could wrap around."""
+        if not self.argument_names:
+            return super().arguments(encoding, *args)
+        encoding = self.check_encoding(encoding, split=True)
+        values = self._checked_arguments(args)
+        if self.signed:
+            if encoding.magnitude is None:
+                raise ValueError("The split does not say its data's magnitude, which a signed "
+                                 "LCC needs to bound the result: use this code's uncoded.")
+            sizes = [magnitude(self.F, a) for a in values]
+            self.check_magnitude(int(self.result_bound(encoding.magnitude, *sizes)),
+                                 self._bound)
+        return values
+
+    def _checked_arguments(self, args: Sequence[ArrayLike]) -> tuple:
+        names = self.argument_names
+        if len(args) != len(names):
+            takes = f"arguments ({', '.join(names)})" if names else "no arguments"
+            raise TypeError(f"LCC's f takes {takes} beyond the share, got {len(args)}.")
+        return tuple(self.F.elements(a, name) for a, name in zip(args, names))
+
     def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
-        """The worker's f(F, share), checked to be field elements."""
+        """The worker's f(F, share, *args), checked to be field elements."""
         if not isinstance(share, tuple) or len(share) != 1:
             raise TypeError(f"Argument 'share' must be an LCC share from encode (a 1-tuple), "
                             f"not {type(share).__name__}.")
-        if args:
-            raise TypeError(f"LCC's f takes no arguments beyond the share, got {len(args)}.")
+        args = self._checked_arguments(args)
         X = self.F.elements(share[0], "share")
-        return self.F.elements(self.f(self.F, X), "f(F, share)")
+        return self.F.elements(self.f(self.F, X, *args), "f(F, share)")
 
     def decoding_matrix(self, workers: Sequence[int]) -> np.ndarray:
         return self.F.lagrange(self.points[list(workers)], self.betas[:self.k])  # = C V^-1
@@ -188,7 +240,7 @@ class LCC(Code):
         if self.k > self.n_workers:
             raise ValueError(f"Uncoded LCC gives each of the k = {self.k} blocks to its own "
                              f"worker, but there are only {self.n_workers}.")
-        return Split(tuple((x,) for x in X), list, (X[0].shape,), code=self)
+        return Split(tuple((x,) for x in X), list, (X[0].shape,), self._magnitude(X), self)
 
 
 def is_row_linear(F: PrimeField, f: Callable, trailing: tuple = (), seed: Seed = None) -> bool:
@@ -208,6 +260,22 @@ def is_row_linear(F: PrimeField, f: Callable, trailing: tuple = (), seed: Seed =
     if Y.ndim < 1 or Y.shape[0] != 3 or mixed.shape != (2,) + Y.shape[1:]:
         return False
     return np.array_equal(mixed.reshape(2, -1), F.matmul(G, Y.reshape(3, -1)))
+
+
+def _argument_names(arguments) -> tuple:
+    """The names of an LCC's per-job arguments, checked: distinct identifiers other than
+    the data's."""
+    if isinstance(arguments, str) or not isinstance(arguments, Sequence):
+        raise TypeError(f"Argument 'arguments' must be a sequence of names (as ('w',)), not "
+                        f"{type(arguments).__name__}.")
+    names = tuple(arguments)
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier() or name == "blocks":
+            raise ValueError(f"Argument 'arguments' must hold identifiers other than "
+                             f"'blocks', not {name!r}.")
+    if len(set(names)) < len(names):
+        raise ValueError(f"Argument 'arguments' must hold distinct names, not {names}.")
+    return names
 
 
 def _name(f) -> str:
