@@ -1,0 +1,167 @@
+"""``ffcode learn``: --compare's table (three schemes on the same stragglers, speedups, test
+accuracy), one scheme of linear regression, the JSON report, and every mistake refused as
+one 'ffcode: error:' line (status 2) before a worker starts, scikit-learn missing too."""
+import io
+import json
+import sys
+import types
+
+import pytest
+import sklearn  # noqa: F401  (the learn extra, ffcode learn's data: missing, fail loudly)
+
+from ffcode import __version__, cli, learning
+
+from test_cli import fails
+
+COMPARED = ["uncoded", "classic", "compfs"]
+FEW = ["--workers", "4", "--iterations", "3", "--no-progress"]
+
+
+def learn(capsys, *args):
+    """cli.main(["learn", *args]): (exit status, stdout)."""
+    status = cli.main(["learn", *args])
+    return status, capsys.readouterr().out
+
+
+def table_rows(out) -> dict:
+    """scheme -> the words of its row in the --compare table."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["scheme",
+                                                                          "iteration"])
+    return {line.split()[0]: line.split() for line in lines[start + 1:]
+            if line.split() and line.split()[0] in COMPARED + ["cfs"]}
+
+
+@pytest.mark.bounded(60)
+def test_compare_breast_cancer(bounded, capsys, tmp_path):
+    """logistic --compare on breast_cancer: a row per scheme with the median iteration,
+    uncoded's speedup 1.00x, the total, the loss and a test accuracy well above chance;
+    --report writes the settings and the three runs, each with its steps."""
+    path = tmp_path / "learn.json"
+    status, out = learn(capsys, "logistic", "--dataset", "breast_cancer", *FEW, "--compare",
+                        "--stragglers", "1", "--report", str(path))
+    assert status == 0, out
+    assert "breast_cancer, 569 samples x 30 features (426 train, 143 test)" in out
+    assert "injected: worker 3 4x slower in every iteration" in out
+    rows = table_rows(out)
+    assert list(rows) == COMPARED
+    assert "test accuracy" in out and "vs uncoded" in out
+    assert rows["uncoded"][2] == "1.00x" and rows["uncoded"][4] == "1.00x"
+    for words in rows.values():
+        assert words[2].endswith("x") and words[4].endswith("x"), words
+        assert 0.85 <= float(words[6]) <= 1, words          # test accuracy
+    data = json.loads(path.read_text())
+    assert list(data) == ["ffcode", "date", "settings", "runs"]
+    assert data["ffcode"] == __version__
+    settings = data["settings"]
+    assert (settings["task"], settings["dataset"], settings["coding"], settings["workers"],
+            settings["iterations"]) == ("logistic", "breast_cancer", "mds", 4, 3)
+    assert settings["faults"]["slowdown"] == {"3": 4.0}
+    assert [r["scheme"] for r in data["runs"]] == COMPARED
+    for r in data["runs"]:
+        assert [s["iteration"] for s in r["steps"]] == [1, 2, 3]
+        assert all(s["seconds"] > 0 and s["shipped"] > 0 for s in r["steps"])
+        assert r["loss"] == r["steps"][-1]["loss"] and len(r["coef"]) == 30
+        assert r["seconds"] >= sum(s["seconds"] for s in r["steps"])
+        assert f"{r['score']:.4f}" == rows[r["scheme"]][6]
+    assert f"report written to {path}" in out
+    assert "every scheme learned the same model (exact arithmetic): yes" in out
+
+
+@pytest.mark.bounded(60)
+def test_compare_lcc(bounded, capsys):
+    """--coding lcc --compare trains with cfs in place of compfs (an LCC gradient is not
+    row-linear), says so, and every scheme learns the same model."""
+    status, out = learn(capsys, "logistic", "--dataset", "synthetic", "--samples", "200",
+                        "--features", "4", "--coding", "lcc", *FEW, "--compare")
+    assert status == 0, out
+    assert "cfs in place of compfs" in out and "LCC coding" in out
+    assert list(table_rows(out)) == ["uncoded", "classic", "cfs"]
+    assert "every scheme learned the same model (exact arithmetic): yes" in out
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_iteration_bar(monkeypatch):
+    """The bar fills with the iterations done, on a terminal only, and wipes its line."""
+    step = types.SimpleNamespace(iteration=3)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    learning.IterationBar("compfs", 6, True)(step)
+    assert sys.stderr.getvalue() == ""
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    bar = learning.IterationBar("compfs", 6, True)
+    bar(step)
+    assert sys.stderr.getvalue() == f"\r  compfs     [{'#' * 15}{'.' * 15}] iteration 3/6"
+    bar.close()
+    assert sys.stderr.getvalue().endswith("\r")
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    learning.IterationBar("compfs", 6, False)(step)             # --no-progress
+    assert sys.stderr.getvalue() == ""
+
+
+@pytest.mark.bounded(60)
+def test_linear_diabetes(bounded, capsys):
+    """linear on diabetes with one scheme: one summary line with the loss and a test R^2
+    that shows the model learned something (the mean alone scores 0)."""
+    status, out = learn(capsys, "linear", "--dataset", "diabetes", *FEW, "--iterations",
+                        "30", "--scheme", "classic")
+    assert status == 0, out
+    assert "ffcode learn linear: diabetes, 442 samples x 10 features (331 train, 111 test)" \
+        in out
+    line = next(line for line in out.splitlines() if line.startswith("  classic: "))
+    assert "30 iterations" in line and "loss" in line
+    assert 0.2 < float(line.split("test R^2 ")[1]) <= 1, line
+    assert "vs uncoded" not in out                          # no table
+
+
+@pytest.mark.parametrize("args, message", [
+    (["linear", "--dataset", "breast_cancer"], "--dataset breast_cancer has binary labels, "
+     "a classification data set: it is for 'ffcode learn logistic', not linear."),
+    (["linear", "--dataset", "digits"], "it is for 'ffcode learn logistic', not linear."),
+    (["logistic", "--dataset", "diabetes"], "--dataset diabetes has real targets, a "
+     "regression data set: it is for 'ffcode learn linear', not logistic."),
+    (["logistic", "--dataset", "iris"], "invalid choice: 'iris'"),
+    (["logistic"], "the following arguments are required: --dataset"),
+    (["ridge", "--dataset", "diabetes"], "invalid choice: 'ridge'"),
+    (["logistic", "--dataset", "digits", "--samples", "100"], "--samples is for --dataset "
+     "synthetic: digits has its own size."),
+    (["linear", "--dataset", "diabetes", "--features", "3"], "--features is for --dataset "
+     "synthetic"),
+    (["logistic", "--dataset", "synthetic", "--samples", "5"], "argument --samples: must be "
+     "at least 10, not 5"),
+    (["logistic", "--dataset", "synthetic", "--compare", "--scheme", "classic"],
+     "--compare trains with uncoded, classic and compfs: leave out --scheme."),
+    (["logistic", "--dataset", "synthetic", "--scheme", "fast"], "invalid choice: 'fast'"),
+    (["logistic", "--dataset", "synthetic", "--coding", "rs"], "invalid choice: 'rs'"),
+    (["logistic", "--dataset", "synthetic", "--iterations", "0"], "argument --iterations: "
+     "must be at least 1, not 0"),
+    (["logistic", "--dataset", "synthetic", "--learning-rate", "0"], "argument "
+     "--learning-rate: must be a positive number, not 0"),
+    (["logistic", "--dataset", "synthetic", "--learning-rate", "nan"], "must be a positive "
+     "number, not nan"),
+    (["logistic", "--dataset", "synthetic", "--learning-rate", "fast"], "argument "
+     "--learning-rate: not a number: 'fast'"),
+    (["logistic", "--dataset", "synthetic", "--stragglers", "0", "--slowdown", "3"],
+     "--slowdown is the stragglers' factor, and --stragglers is 0."),
+    (["logistic", "--dataset", "synthetic", "--slowdown", "-2"], "argument --slowdown: must "
+     "be a positive number, not -2"),
+    (["logistic", "--dataset", "synthetic", "--workers", "4", "--stragglers", "5"],
+     "--stragglers must be between 0 and --workers (4), not 5"),
+    (["logistic", "--dataset", "synthetic", "--report", "/nonexistent/r.json"],
+     "cannot write the report to '/nonexistent/r.json': no such directory"),
+])
+def test_mistakes_refused(capsys, args, message):
+    """A mistake is one error line, status 2, before any worker starts."""
+    fails(capsys, ["learn", *args], message)
+
+
+def test_without_scikit_learn(capsys, monkeypatch):
+    """Without scikit-learn: one line naming the extra to install, status 2, no worker."""
+    monkeypatch.setitem(sys.modules, "sklearn", None)      # import sklearn: ImportError
+    err = fails(capsys, ["learn", "logistic", "--dataset", "breast_cancer"],
+                "ffcode learn needs scikit-learn for its data sets: pip install "
+                "ffcode[learn]")
+    assert len(err.splitlines()) == 1                       # no usage: the flags are right
