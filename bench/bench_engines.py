@@ -116,8 +116,8 @@ from zmq.auth.thread import ThreadAuthenticator
 
 import ffcode
 from bench_runtime import spread
-from benchlib import (check, fmt, machine_info, n_cores, print_targets, raw_sender, reap,
-                      release)
+from benchlib import (at_most, check, fmt, machine_info, n_cores, print_targets, raw_sender,
+                      reap, release)
 
 P = 2**31 - 1
 MIB = 1 << 20
@@ -517,12 +517,6 @@ def cold_start(n_workers) -> dict:
     if ray.is_initialized():
         raise SystemExit("ABORT: the cold Ray cluster left Ray running after close()")
     return {"ray_cold": [seconds], "close_ray_cold": [closing]}
-
-
-def at_most(label, value, limit, unit, note=""):
-    """A PASS/MISS line in print_targets' format, for a value that must stay below limit."""
-    verdict = "PASS" if value <= limit else "MISS"
-    return verdict, f"{verdict}  {label}: {value:.2f}{unit} (target ≤ {limit:g}{unit}){note}"
 
 
 def informational(label, ratio, note=""):

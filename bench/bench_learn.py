@@ -46,18 +46,12 @@ import ffcode
 from ffcode.learn import LogisticRegression
 
 from bench_runtime import spread
-from benchlib import machine_info, n_cores, print_targets
+from benchlib import at_most, machine_info, n_cores, print_targets
 
 N_WORKERS, K, SLOWDOWN = 8, 6, 5.0
 SCHEMES = ("uncoded", "classic", "compfs")
 PIECES = 4
 TINY = 64                                   # the fixed-cost job's A is TINY x TINY
-
-
-def at_most(label, value, limit, unit, note=""):
-    """A PASS/MISS line in print_targets' format, for a value that must stay below limit."""
-    verdict = "PASS" if value <= limit else "MISS"
-    return verdict, f"{verdict}  {label}: {value:.2f}{unit} (target ≤ {limit:g}{unit}){note}"
 
 
 def synthetic(n, d, seed=0):

@@ -127,6 +127,12 @@ def check(label: str, ratio: Optional[float], minimum: float, note: str = "") ->
     return verdict, f"{verdict}  {label}: {ratio:.2f}× (target ≥ {minimum:g}×){note}"
 
 
+def at_most(label: str, value: float, limit: float, unit: str, note: str = "") -> tuple:
+    """A PASS/MISS line in print_targets' format, for a value that must stay below limit."""
+    verdict = "PASS" if value <= limit else "MISS"
+    return verdict, f"{verdict}  {label}: {value:.2f}{unit} (target ≤ {limit:g}{unit}){note}"
+
+
 def print_targets(results: List[tuple], start: float) -> None:
     """The verdict lines, then the tally and the run time since start."""
     print("Targets (ratios from this run):")

@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     except (ValueError, TypeError) as e:
         (commands["worker"] if args.command == "worker" else parser).error(str(e))
     except MemoryError:
-        return _fail(prog, "not enough memory for these sizes: try a smaller --n")
+        return _fail(prog, "not enough memory for these sizes: try smaller ones")
     except (ClusterError, OSError) as e:
         return _fail(prog, str(e))
     except KeyboardInterrupt:               # the cluster has already shut its workers down

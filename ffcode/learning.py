@@ -187,7 +187,7 @@ def run(args) -> int:
     ValueError for bad arguments, before any worker starts."""
     settle(args)
     if args.report:
-        runs._check_writable(args.report)
+        runs.check_writable(args.report)
     try:
         X, X_test, y, y_test, what = data_set(args)
     except ImportError:

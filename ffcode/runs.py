@@ -415,7 +415,7 @@ def run(args) -> int:
     from ffcode.runtime import Cluster, ClusterError
     settle(args)
     if args.report:
-        _check_writable(args.report)
+        check_writable(args.report)
     faults = faults_from(args)
     code, inputs, expected, what = job_from(args)
     R, N = code.recovery_threshold, code.n_workers
@@ -517,7 +517,7 @@ def _table(runs):
     print("  (vs classic: classic's total time / the scheme's; above 1x is faster)")
 
 
-def _check_writable(path):
+def check_writable(path):
     """Refuse a report path that cannot be written, before any work (and without making
     the file)."""
     directory = os.path.dirname(os.path.abspath(path))

@@ -153,7 +153,7 @@ def test_bad_numbers_refused(capsys, args, message):
      "--insecure is instead of CURVE keys"),
     ("matvec", ["--endpoint", "tcp://127.0.0.1:5555", "--keys", "d", "--key", "k",
                 "--clients", "c"], "--keys names a key directory instead"),
-    ("matvec", ["--n", "10000000"], "not enough memory for these sizes: try a smaller --n"),
+    ("matvec", ["--n", "10000000"], "not enough memory for these sizes: try smaller ones"),
     ("lcc", ["--workers", "4"], "--workers 4 is fewer than the code's recovery threshold R "
                                 "= 5 (from --k, --t and --degree)"),
     ("matvec", ["--workers", "3"], "--workers 3 is fewer than the code's recovery threshold "
