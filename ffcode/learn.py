@@ -355,7 +355,8 @@ class LogisticRegression(_CodedGradientDescent):
 
     def predict(self, X: Any) -> np.ndarray:
         """The predicted labels, from classes_."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.intp)]
 
     def score(self, X: Any, y: Any) -> float:
         """The accuracy of predict(X) against y."""
