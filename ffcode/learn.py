@@ -122,10 +122,11 @@ class _CodedGradientDescent:
                  degree: int = 1, precision: Optional[int] = None, prime: int = 2**61 - 1,
                  faults: Any = None, seed: Optional[int] = None, resident: bool = True,
                  progress: Optional[Callable[[Step], None]] = None) -> None:
-        for method in ("load", "run", "unload"):
-            if not callable(getattr(cluster, method, None)):
-                raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster (with load, "
-                                f"run and unload), not {type(cluster).__name__}.")
+        if not (hasattr(cluster, "n_workers") and all(
+                callable(getattr(cluster, method, None)) for method in ("load", "run",
+                                                                         "unload"))):
+            raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster (n_workers, load, "
+                            f"run and unload), not {type(cluster).__name__}.")
         N = _validate.integer(cluster.n_workers, "cluster.n_workers")
         if coding not in CODINGS:
             raise ValueError(f"Argument 'coding' must be 'mds' or 'lcc', not {coding!r}.")
@@ -200,6 +201,8 @@ class _CodedGradientDescent:
     def fit(self, X: Any, y: Any):
         """Train on X (n, d) real and y (n,); every input is checked before any worker is
         asked. Returns self."""
+        for fitted in ("coef_", "intercept_"):     # a fit that fails leaves no model
+            self.__dict__.pop(fitted, None)
         X = _real_matrix(X, "X")
         n, d = X.shape
         if n < 2:
@@ -210,8 +213,11 @@ class _CodedGradientDescent:
         X1 = np.hstack([np.ones((n, 1)), (X - self.mean_) / self.scale_])
         X1[:, 1:][:, scale == 0] = 0.0      # a constant column is left at 0
         lr = self.learning_rate or self._default_rate(X1)
-        s = float(2 ** self.precision)
-        Xq = self.F.from_real(X1, s)
+        try:
+            Xq = self.F.from_real(X1, 2.0 ** self.precision)
+        except ValueError as e:
+            raise ValueError(f"The standardized X does not fit GF({self.F.p}) at "
+                             f"precision={self.precision}: {e}") from None
         coded = _MDSGradient(self, Xq, y) if self.coding == "mds" else \
             _LCCGradient(self, Xq, X1.T @ y)
         self.codes_ = coded.codes

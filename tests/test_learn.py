@@ -215,6 +215,9 @@ def test_progress_history_and_labels_as_given(bounded, cluster):
         model.predict(X[:, :3])
     again = LogisticRegression(cluster, iterations=5, seed=4).fit(X, y)
     same_model(model, again)                # the labels' names change nothing
+    with pytest.raises(ValueError, match="two classes"):
+        again.fit(X, np.zeros(len(y)))
+    assert not hasattr(again, "coef_")      # a failed fit leaves no stale model
 
 
 # -- refused before any worker is asked -------------------------------------------------------
@@ -310,6 +313,11 @@ def test_bad_data_refused_before_any_job(bounded, cluster):
             with pytest.raises(error, match=match):
                 Model(cluster, coding=coding, iterations=2).fit(X_, y_)
             assert cluster.epoch == epoch, match
+    epoch = cluster.epoch
+    with pytest.raises(ValueError, match=r"standardized X does not fit GF\(65521\) at "
+                                         r"precision=16: .* would wrap around"):
+        LinearRegression(cluster, prime=65521).fit(X, y)
+    assert cluster.epoch == epoch
 
 
 # -- the worker's function and the docstrings --------------------------------------------------
