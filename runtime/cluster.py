@@ -29,7 +29,7 @@ from ffcode.runtime import keys, pool, ray_pool, wire
 from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
 from ffcode.runtime.jobs import Layout, Plan, checked_scheme
-from ffcode.runtime.master import JobRun
+from ffcode.runtime.master import WATCH_EVERY, JobRun
 from ffcode.runtime.pool import LocalPool
 from ffcode.runtime.report import Report
 from ffcode.runtime.resident import Resident, load_message, unload_message
@@ -149,6 +149,8 @@ class Cluster:
         self._router.linger = 0
         self._router.rcvhwm = RCVHWM
         self._router.maxmsgsize = self.max_message      # also bounds a handshake's frames
+        self._poller = zmq.Poller()                      # made once: a poll per receive
+        self._poller.register(self._router, zmq.POLLIN)
         self.public_key = None              # the master's CURVE key (z85) for Ray workers
         nearby = ray and endpoint is None   # actors on this node may use ipc
         tmpdir = pool.private_dir() if self.local or nearby else None
@@ -250,8 +252,10 @@ class Cluster:
         return self.live()[:count]
 
     def _replace_lost(self):
-        for handle in self._handles.values():
-            gone = handle.lost is None and handle.gone()
+        now = time.monotonic()
+        for handle in self._handles.values():     # one heard from lately is alive: a job
+            gone = handle.lost is None and now - handle.last_seen > WATCH_EVERY and \
+                handle.gone()                     # finds it if it died since
             if gone:
                 self.lose(handle, gone)
         for handle in self._handles.values():
@@ -289,9 +293,9 @@ class Cluster:
         """Wait up to timeout seconds, then take the waiting messages: HELLO and heartbeats
         are handled here, bad ones counted; yields (handle, header, data frames) of this
         job's epoch, one at a time (the caller may stop early and leave the rest)."""
-        if not self._router.poll(max(timeout, 0) * 1000):
+        if not self._poller.poll(max(timeout, 0) * 1000):
             return
-        while self._router.poll(0):
+        while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:     # cheaper than poll(0)
             frames = _whole_message(self._router)
             handle = self._handles.get(frames[0].bytes)
             if handle is not None:

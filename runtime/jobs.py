@@ -105,7 +105,8 @@ class Plan:
         if scheme == "compfs":
             base["operand"] = layout.encoding[0].operand
         self.tasks = [None if share is None else
-                      Task(dict(base, seed=_seed(seed, i), share=0 if resident else len(share)),
+                      Task(dict(base, seed=_seed(seed, i) if scheme == "cfs" else None,
+                                share=0 if resident else len(share)),
                            [] if resident else share, args)
                       for i, share in enumerate(layout.shares)]
         if scheme == "uncoded":
@@ -151,5 +152,6 @@ def _check_rows(shapes):
 
 
 def _seed(seed, worker):
-    """Each worker's packet coefficients come from its own stream of the job's seed."""
+    """Each worker's packet coefficients (cfs) come from its own stream of the job's
+    seed."""
     return [int(s) for s in np.random.SeedSequence([seed or 0, worker]).generate_state(2)]
