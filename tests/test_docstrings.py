@@ -8,7 +8,7 @@ MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcod
            "ffcode.codes.base", "ffcode.codes.product", "ffcode.codes.mds",
            "ffcode.codes.polynomial", "ffcode.codes.matdot", "ffcode.codes.lcc",
            "ffcode.collect", "ffcode.pieces", "ffcode.decoder", "ffcode.functions",
-           "ffcode.sim", "ffcode.verify", "ffcode.byzantine"]
+           "ffcode.sim", "ffcode.verify", "ffcode.byzantine", "ffcode.learn"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -20,3 +20,5 @@ def test_docstring_examples(name):
         assert result.attempted >= 6
     if name == "ffcode.codes.product":
         assert result.attempted >= 4
+    if name == "ffcode.learn":     # gradient_terms and sigmoid_polynomial
+        assert result.attempted >= 5
