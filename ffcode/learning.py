@@ -63,6 +63,9 @@ def add_arguments(parser):
                        help="mds: X w and X^T r as two MDS-coded products per iteration; "
                             "lcc: the whole gradient as one Lagrange-coded job, private "
                             "against any one worker (default mds)")
+    model.add_argument("--k", type=runs.at_least(1), metavar="K", help="the data's blocks "
+                       "(default: with mds the workers that are not stragglers, so that "
+                       "classic can do without them; with lcc the most that fit)")
     model.add_argument("--scheme", choices=runs.SCHEMES, help="how results travel (default "
                        "compfs, or cfs with --coding lcc)")
     model.add_argument("--compare", action="store_true", help="train with uncoded, classic "
@@ -109,6 +112,13 @@ def settle(args):
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    if args.k is None and args.coding == "mds":
+        args.k = max(1, args.workers - args.stragglers)
+    if args.k is not None:                  # R: k for mds, 2k + 1 for lcc (t = 1, degree 2)
+        needed = args.k if args.coding == "mds" else 2 * args.k + 1
+        if needed > args.workers:
+            raise ValueError(f"--k {args.k} with --coding {args.coding} needs results from "
+                             f"{needed} workers, but --workers is {args.workers}.")
     return args
 
 
@@ -197,7 +207,8 @@ def run(args) -> int:
     from ffcode.runtime import Cluster
     Model = getattr(learn, TASKS[args.task])
     faults = stragglers(args)
-    print(f"ffcode learn {args.task}: {what}, {args.coding.upper()} coding, "
+    blocks = f" (k = {args.k} of {args.workers})" if args.k else ""
+    print(f"ffcode learn {args.task}: {what}, {args.coding.upper()} coding{blocks}, "
           f"{args.iterations} iterations")
     schemes = schemes_for(args)
     print(f"  injected: {_describe(args)}")
@@ -241,7 +252,7 @@ def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
     bar = IterationBar(scheme, args.iterations, not args.no_progress)
     options = {} if args.learning_rate is None else {"learning_rate": args.learning_rate}
     model = Model(cluster, coding=args.coding, scheme=scheme, iterations=args.iterations,
-                  faults=faults, seed=args.seed, progress=bar, **options)
+                  k=args.k, faults=faults, seed=args.seed, progress=bar, **options)
     start = time.perf_counter()
     try:
         model.fit(X, y)
@@ -274,7 +285,7 @@ def _table(results, metric):
 def _write(args, faults, what, results):
     from ffcode.runtime.report import utc_now
     settings = {"task": args.task, "dataset": args.dataset, "data": what,
-                "coding": args.coding, "workers": args.workers,
+                "coding": args.coding, "k": args.k, "workers": args.workers,
                 "iterations": args.iterations, "learning_rate": args.learning_rate,
                 "seed": args.seed, "faults": faults.to_dict()}
     data = {"ffcode": __version__, "date": utc_now(), "settings": settings, "runs": results}

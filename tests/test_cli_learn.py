@@ -41,7 +41,8 @@ def test_compare_breast_cancer(bounded, capsys, tmp_path):
     status, out = learn(capsys, "logistic", "--dataset", "breast_cancer", *FEW, "--compare",
                         "--stragglers", "1", "--report", str(path))
     assert status == 0, out
-    assert "breast_cancer, 569 samples x 30 features (426 train, 143 test)" in out
+    assert "breast_cancer, 569 samples x 30 features (426 train, 143 test), MDS coding " \
+        "(k = 3 of 4)" in out
     assert "injected: worker 3 4x slower in every iteration" in out
     rows = table_rows(out)
     assert list(rows) == COMPARED
@@ -150,6 +151,12 @@ def test_linear_diabetes(bounded, capsys):
      "be a positive number, not -2"),
     (["logistic", "--dataset", "synthetic", "--workers", "4", "--stragglers", "5"],
      "--stragglers must be between 0 and --workers (4), not 5"),
+    (["logistic", "--dataset", "synthetic", "--k", "0"], "argument --k: must be at least 1, "
+     "not 0"),
+    (["logistic", "--dataset", "synthetic", "--workers", "4", "--k", "5"], "--k 5 with "
+     "--coding mds needs results from 5 workers, but --workers is 4."),
+    (["linear", "--dataset", "diabetes", "--coding", "lcc", "--k", "3"], "--k 3 with "
+     "--coding lcc needs results from 7 workers, but --workers is 6."),
     (["logistic", "--dataset", "synthetic", "--report", "/nonexistent/r.json"],
      "cannot write the report to '/nonexistent/r.json': no such directory"),
 ])
