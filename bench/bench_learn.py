@@ -19,14 +19,15 @@ precision; workers 6 and 7 are 5x slower in every job (Faults(slowdown={6: 5, 7:
    iteration's jobs re-encode and re-ship X and X^T), alternating, --rounds each: the wall
    time of the whole fit (load included), min and median.
 3. The fixed cost: MDS(F, 6, 8) for A x with A 64 x 64 (negligible compute), A loaded once
-   (cluster.load, compfs) and each job cluster.run(resident, x), alternating with the same
-   job shipping A (cluster.run(code, A, x)), 200 jobs each (--quick 20) after 10 warm-up
-   jobs, no faults: the wall time of cluster.run, min and median; every output is checked
-   against F.matmul(A, x).
+   (cluster.load, compfs, and again for classic) and each job cluster.run(resident, x),
+   alternating with the same job shipping A (cluster.run(code, A, x), compfs), 200 jobs each
+   (--quick 20) after 10 warm-up jobs, no faults: the wall time of cluster.run, min and
+   median; every output is checked against F.matmul(A, x).
 Every fit's model is compared with uncoded's of the same round: exact arithmetic on the
 same fixed-point data gives the same coefficients, whatever the scheme or residency.
 Targets: per-iteration median compfs / uncoded <= 0.5x and classic / uncoded <= 0.8x; the
-resident fit / the re-shipped one <= 0.3x; a job on resident data <= 3 ms median.
+resident fit / the re-shipped one <= 0.3x; a job on resident data <= 3 ms median (with
+compfs, which sends m packets per worker, and with classic, one).
 
     python bench/bench_learn.py                # a few minutes on 2 cores
     python bench/bench_learn.py --quick        # smoke run: small data, one round
@@ -118,14 +119,17 @@ def residency(cluster, X, y, faults, iterations, rounds) -> dict:
 
 
 def fixed_cost(cluster, count) -> dict:
-    """Wall seconds of a tiny MDS matvec on resident data and shipping its data, in turn."""
+    """Wall seconds of a tiny MDS matvec on resident data (classic: one packet per worker;
+    compfs: m per worker) and shipping its data (compfs), in turn."""
     F = ffcode.GF(2**61 - 1)
     code = ffcode.MDS(F, K, N_WORKERS)
     A, x = F.random((TINY, TINY), seed=2), F.random(TINY, seed=3)
     expected = F.matmul(A, x)
     data = cluster.load(code, A)
-    jobs = {"resident": lambda: cluster.run(data, x),
-            "shipped": lambda: cluster.run(code, A, x)}
+    whole = cluster.load(code, A, scheme="classic")
+    jobs = {"resident compfs": lambda: cluster.run(data, x),
+            "resident classic": lambda: cluster.run(whole, x),
+            "shipped compfs": lambda: cluster.run(code, A, x)}
     out = {name: {"run_s": [], "total_s": []} for name in jobs}
     try:
         for rnd in range(count + 10):           # the first 10 warm up
@@ -141,6 +145,7 @@ def fixed_cost(cluster, count) -> dict:
                     out[name]["total_s"].append(report.total)
     finally:
         cluster.unload(data)
+        cluster.unload(whole)
     return out
 
 
@@ -186,7 +191,7 @@ def main(argv=None) -> None:
     print()
     step = {s: statistics.median(steps[s]["step_s"]) for s in SCHEMES}
     fits = {name: statistics.median(row["fit_s"]) for name, row in kept.items()}
-    job_ms = statistics.median(tiny["resident"]["run_s"]) * 1e3
+    job_ms = {name: statistics.median(row["run_s"]) * 1e3 for name, row in tiny.items()}
     lines = [
         *(at_most(f"per iteration: {scheme} / uncoded (median Step.seconds)",
                   step[scheme] / step["uncoded"], limit, "×",
@@ -195,9 +200,10 @@ def main(argv=None) -> None:
         at_most("whole fit: resident / re-shipped data (median wall time, load included)",
                 fits["resident"] / fits["re-shipped"], 0.3, "×",
                 f"  [{fits['resident']:.2f} s / {fits['re-shipped']:.2f} s]"),
-        at_most("a tiny job on resident data (median wall time of cluster.run)", job_ms, 3,
-                " ms", f"  [shipping its data: "
-                       f"{statistics.median(tiny['shipped']['run_s']) * 1e3:.2f} ms]"),
+        *(at_most(f"a tiny job on resident data, {what} (median wall time of cluster.run)",
+                  job_ms[f"resident {what}"], 3, " ms",
+                  f"  [compfs shipping its data: {job_ms['shipped compfs']:.2f} ms]")
+          for what in ("compfs", "classic")),
     ]
     same = all(all(row["same_model"]) for row in (*steps.values(), *kept.values()))
     print(f"every fit learned uncoded's (resident's) model exactly: {'yes' if same else 'NO'}")
@@ -240,9 +246,10 @@ def print_residency(kept, iterations, rounds, seconds):
 def print_fixed_cost(tiny, count, seconds):
     print(f"\n3. A tiny MDS matvec (k = {K}, N = {N_WORKERS}, A {TINY} x {TINY}), {count} "
           f"jobs each after 10 warm-up rounds (alternating), {seconds:.0f} s; ms:")
-    print(f"   {'data':11} {'min':>8} {'median (min–max)':>24} {'report.total median':>20}")
+    print(f"   {'data, scheme':17} {'min':>8} {'median (min–max)':>24} "
+          f"{'report.total median':>20}")
     for name, row in tiny.items():
-        print(f"   {name:11} {min(row['run_s']) * 1e3:>8.2f} "
+        print(f"   {name:17} {min(row['run_s']) * 1e3:>8.2f} "
               f"{spread(row['run_s'], 1e3, '.2f'):>24} "
               f"{statistics.median(row['total_s']) * 1e3:>20.2f}")
 
