@@ -828,3 +828,34 @@ def test_unseeded_masks_come_from_the_csprng(monkeypatch):
         assert not np.array_equal(s[0], t[0]) and not np.array_equal(s[1], t[1])
     for shares in (first, second):
         assert_decodes(code, shares, all_results(code, shares), obj_matmul(F.p, A, B))
+
+
+def test_uncoded_splits_the_data_only():
+    """uncoded takes a code's data (as encode does), and a job's arguments are checked
+    against the split: MDS's x chains with A, a product code's B is data, split whole."""
+    F = ffcode.GF(2**31 - 1)
+    A, x, B = F.random((7, 5), seed=1), F.random(5, seed=2), F.random((5, 3), seed=3)
+    mds = ffcode.MDS(F, 2, 3)
+    split = mds.uncoded(A)
+    assert len(split) == 3 and all(len(share) == 1 for share in split.shares)
+    assert split.shapes == ((7, 5),) and split.code is mds
+    (checked,) = mds.arguments(split, x)
+    results = [mds.compute(share, checked) for share in split.shares]
+    assert np.array_equal(split.assemble(results), F.matmul(A, x))
+    with pytest.raises(ValueError, match=r"do not chain: shapes \(7, 5\) and \(4,\)"):
+        mds.arguments(split, F.random(4, seed=4))
+    with pytest.raises(TypeError, match="takes A alone"):
+        mds.uncoded(A, x)
+    with pytest.raises(ValueError, match="made by"):
+        ffcode.MDS(F, 2, 3).arguments(split, x)
+    product = ffcode.PolynomialCode(F, 2, 1, 3)
+    split = product.uncoded(A, B)
+    assert all(np.array_equal(share[1], B) for share in split.shares)
+    assert np.array_equal(split.assemble([product.compute(s) for s in split.shares]),
+                          F.matmul(A, B))
+    with pytest.raises(TypeError, match="takes A and B"):
+        product.uncoded(A)
+    signed = ffcode.MDS(F, 2, 3, signed=True)
+    big = F.from_real(np.full((2, 5), 2.0**14), 1)
+    with pytest.raises(ValueError, match="could reach cols"):
+        signed.arguments(signed.uncoded(big), F.from_real(np.full(5, 2.0**14), 1))
