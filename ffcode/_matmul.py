@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ffcode._ext import limbs, rowcomb
+from ffcode._ext import limbs, matvec, rowcomb
 
 EXACT = 2**53 - 1          # float64 sums of integers stay exact up to this bound
 MIN_BLOCK = 32             # inner blocks shorter than this waste the dgemm
@@ -27,6 +27,12 @@ MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
 ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
 ROWCOMB64_PER_PRODUCT = 4  # the same from 2**31, where rowcomb's 128-bit sums cost more
 FEW_ROWS = 4               # a few output rows: rowcomb beats stacking and converting, any k
+# Products with at most this many columns go to matvec's dot products, which read A once per
+# column where the limb schemes convert it and run their dgemms (medians, interleaved):
+FEW_COLUMNS_31 = 4         # below 2**31: 1.1-9x faster up to 4 columns, slower from 8 at large m
+FEW_COLUMNS_32 = 2         # uint32 from 2**31 (128-bit sums): 1.2-6x faster up to 2, not at 4
+FEW_COLUMNS_64 = 16        # from 2**32 (3-6 dgemms per product): 1.2-11x faster up to 16
+ROWCOMB_COLUMNS = 0        # short k stays with rowcomb (dot products win 1.2-4x only to n = 2)
 
 _scratch = threading.local()
 
@@ -154,6 +160,9 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
             out[...] = 0
         return
     mode = (-1 if negate else 1) if accumulate else 0
+    if _dot_rows_serves(p, m, k, n):
+        _dot_rows(p, A, B, out, mode)
+        return
     if _rowcomb_serves(p, k):
         _combine_rows(p, A, np.ascontiguousarray(B), out, mode)
         return
@@ -193,6 +202,23 @@ def combine(p: int, W: np.ndarray, rows, dtype) -> np.ndarray:
 def _rowcomb_serves(p: int, k: int) -> bool:
     per_product = ROWCOMB_PER_PRODUCT if p < 2**31 else ROWCOMB64_PER_PRODUCT
     return 0 < k < per_product * len(scheme(p, k).products)
+
+
+def few_columns(p: int, k: int) -> int:
+    """The widest product of inner dimension k that matvec's dot products serve."""
+    if _rowcomb_serves(p, k):
+        return ROWCOMB_COLUMNS
+    return FEW_COLUMNS_31 if p < 2**31 else FEW_COLUMNS_32 if p < 2**32 else FEW_COLUMNS_64
+
+
+def _dot_rows_serves(p: int, m: int, k: int, n: int) -> bool:
+    return n <= few_columns(p, k)
+
+
+def _dot_rows(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int) -> None:
+    """The product with few columns in Cython (matvec), any strides: m n dot products of A's
+    rows with B's columns, lazily reduced 64-bit sums below 2**31, 128-bit sums from there."""
+    matvec.dot_rows(A, B, out, p, mode)
 
 
 def _combine_rows(p: int, A: np.ndarray, rows, out: np.ndarray, mode: int) -> None:
