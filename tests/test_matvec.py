@@ -208,3 +208,21 @@ def test_matmul_into_modes(p, negate):
     _matmul.matmul_into(p, A, B, out, accumulate=True, negate=negate)
     prod = obj_matmul(p, A, B)
     assert np.array_equal(out.astype(object), (before - prod if negate else before + prod) % p)
+
+
+@pytest.mark.parametrize("p", [65521, 2**31 - 1, 2**32 - 5, 2**61 - 1])
+@pytest.mark.parametrize("mode", [0, 1, -1])
+def test_column_major_a_goes_transposed(p, mode):
+    """A column-major A (a transposed array) of TRANSPOSED_ROWS rows or more with few
+    columns of B is combined row by row as the transposed product, exactly, in every mode."""
+    F = ffcode.GF(p)
+    rng = np.random.default_rng(p % 1000 + mode)
+    for m, k, n in [(_matmul.TRANSPOSED_ROWS, 300, 1), (40, 5000, 2), (15, 70, 1)]:
+        X = F.random((k, m), rng)
+        B = F.random((k, n), rng)
+        out = F.random((m, n), rng)
+        expected = (np.array(out, dtype=object) * (mode != 0) +
+                    (1 if mode >= 0 else -1) * np.array(X.T, dtype=object).dot(
+                        np.array(B, dtype=object))) % p
+        _matmul.matmul_into(p, X.T, B, out, accumulate=mode != 0, negate=mode < 0)
+        assert np.array_equal(out.astype(object), expected), (m, k, n)
