@@ -4,9 +4,12 @@ a job on resident data costs when its compute is negligible.
 
 One ffcode.Cluster of N = 8 local worker processes, kept open for the whole run; the data is
 synthetic (numpy, fixed seed): X n x d standard normal, y = [X w + noise > 0] for a random w,
-n = 200000, d = 100 (--quick: 20000 x 50), so that an iteration's compute (two products
-with the 8/6-times-larger coded copies of X and X^T) dominates the runtime's fixed cost of a
-job. LogisticRegression(coding="mds", k = N - 2 = 6), at ffcode.learn's default prime and
+n = 100000, d = 400 (--quick: 20000 x 50; --samples and --features for others), so that an
+iteration's compute (two products with the 8/6-times-larger coded copies of X and X^T,
+n d multiply-adds each) dominates what the master adds per job: decoding z = X w costs
+n m R for compfs (m R packets, R for classic) and every packet its fixed cost, so a wide X
+is where computing dominates (at 200000 x 100 the two are even and compfs comes to about
+0.6x uncoded). LogisticRegression(coding="mds", k = N - 2 = 6), at ffcode.learn's default prime and
 precision; workers 6 and 7 are 5x slower in every job (Faults(slowdown={6: 5, 7: 5})).
 1. Per iteration: one fit of --iterations steps (10; --quick 3) with each of uncoded,
    classic and compfs (m = 4) in a round, resident data (loaded once per fit), in rounds
@@ -157,11 +160,14 @@ def main(argv=None) -> None:
                     "--quick 1)")
     ap.add_argument("--iterations", type=int, help="iterations per fit (default 10, --quick "
                     "3)")
+    ap.add_argument("--samples", type=int, help="rows of X (default 100000, --quick 20000)")
+    ap.add_argument("--features", type=int, help="columns of X (default 400, --quick 50)")
     ap.add_argument("--json", metavar="FILE", help="also write the numbers to FILE")
     args = ap.parse_args(argv)
     rounds = max(args.rounds or (1 if args.quick else 3), 1)
     iterations = max(args.iterations or (3 if args.quick else 10), 2)
-    n, d = (20_000, 50) if args.quick else (200_000, 100)
+    n, d = (20_000, 50) if args.quick else (100_000, 400)
+    n, d = args.samples or n, args.features or d
     tiny_jobs = 20 if args.quick else 200
     start = time.perf_counter()
     print(f"ffcode learn benchmark: LogisticRegression, MDS k = {K} on N = {N_WORKERS} local "
