@@ -105,8 +105,9 @@ def test_wrong_worker_excluded_and_its_replacement_reloaded(bounded):
     with Cluster(N, lost_after=1.0) as cluster:
         code, (x, y) = MDS(F, 2, N), xs(2, seed=30)
         data = cluster.load(code, A, scheme="classic")
-        output, report = cluster.run(data, x, adversaries=1, verify=True,
-                                     faults=Faults(corrupt={3: "random"}), timeout=30)
+        late = {w: (0.2, 0) for w in range(N) if w != 3}     # the wrong result comes first
+        output, report = cluster.run(data, x, adversaries=1, verify=True, timeout=30,
+                                     faults=Faults(corrupt={3: "random"}, delay=late))
         assert np.array_equal(output, F.matmul(A, x)) and report.wrong == [3]
         assert report.verified is True
         output, report = cluster.run(data, y, scheme="cfs", timeout=30)
