@@ -5,8 +5,9 @@
 # there converting A, which a product with few columns cannot amortise.
 #
 # Below 2**31 the products of two canonical elements are below 2**62: sixteen 64-bit lanes
-# per dot product (four AVX2 registers of vpmuludq products, or plain multiplies). From 2**31 (uint32 or uint64 elements) they are 64 x 64 -> 128-bit products
-# in 128-bit sums, four lanes per dot product (x86-64 has no vector multiply that wide).
+# per dot product (four AVX2 registers of vpmuludq products, or plain multiplies). From
+# 2**31 (uint32 or uint64 elements) they are 64 x 64 -> 128-bit products in 128-bit sums,
+# four lanes per dot product (x86-64 has no vector multiply that wide).
 # Single-threaded, like every kernel here: the caller owns the cores.
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc

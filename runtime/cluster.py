@@ -384,8 +384,9 @@ class Cluster:
         "systematic" (whole results sent as m plain row pieces), "cfs" (whole results sent
         as m random combinations of their pieces), "compfs" (a packet per piece as it is
         computed; the default). pieces is m (default 4); faults (ffcode.Faults) are
-        injected; progress(rank, needed) is called as the rank grows. Raises JobFailed (the report attached as .report)
-        when the remaining work cannot decode, JobTimeout after timeout seconds.
+        injected; progress(rank, needed) is called as the rank grows. Raises JobFailed (the
+        report attached as .report) when the remaining work cannot decode, JobTimeout after
+        timeout seconds.
 
         verify: check the output before returning it (ffcode.verify: Freivalds' check for
         products, a random projection for row-linear LCC), raising VerificationError if a

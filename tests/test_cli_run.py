@@ -29,8 +29,8 @@ REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_work
                "workers", "shipped", "received", "used", "wasted", "exact", "error"}
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
                  "verify", "resident"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets", "compute",
-               "done", "stopped", "lost", "used", "wasted"}
+WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets",
+               "compute", "done", "stopped", "lost", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]
 
 

@@ -305,8 +305,8 @@ REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encod
                "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
                "wasted_after_stop", "stale", "rejected", "workers", "shipped", "received",
                "used", "wasted", "schema", "ffcode", "date", "settings"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets", "compute",
-               "done", "stopped", "lost", "used", "wasted"}
+WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets",
+               "compute", "done", "stopped", "lost", "used", "wasted"}
 
 
 @pytest.mark.bounded(30)
