@@ -5,6 +5,8 @@ STOP is acknowledged within a poll, even mid-computation), sends heartbeats, and
 packets the compute thread hands it over an inproc pipe, paced by the injected link rate
 and never blocking: everything waits on one poll with a timeout. The compute thread runs
 one task at a time and checks for a stop between pieces and in every injected pause.
+Shares the master loads (resident data) stay in the worker's store, by id, until it unloads
+them; a task names one instead of carrying its share.
 
 It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
 stop and end, and its exit at INFO; trouble at WARNING and ERROR.
