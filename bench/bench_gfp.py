@@ -1,5 +1,5 @@
-"""Benchmark ffcode's GF(p) matmul, rank, solve and matinv against galois, python-flint
-and float64 BLAS, on the same inputs in one run.
+"""Benchmark ffcode's GF(p) matmul, matvec (A @ x), rank, solve and matinv against galois,
+python-flint and float64 BLAS, on the same inputs in one run.
 
 Every library gets the same random matrices; conversions into flint / galois objects are
 done once, before timing. Each timing is a warm-up call and then the median of R repeats
@@ -30,20 +30,23 @@ from benchlib import (Timer, check, exact_value, flint, fmt, galois, int_list,
 MATMUL_PRIMES = (65521, 2**31 - 1, 4294967291, 2**61 - 1)
 LINALG_PRIMES = (65521, 2**31 - 1, 2**61 - 1)
 MATMUL_SIZES = (256, 512, 1024, 2048)
+MATVEC_SIZES = (256, 1024, 4096)
+QUICK_MATVEC_SIZES = (256, 1024)
 LINALG_SIZES = (128, 256, 512)
 QUICK_MATMUL_SIZES = (256, 512)
 QUICK_LINALG_SIZES = (128, 256)
 LINALG_OPS = ("rank", "solve", "matinv")
-OPS = ("matmul",) + LINALG_OPS
+OPS = ("matmul", "matvec") + LINALG_OPS
 BACKENDS = ("ffcode", "galois", "flint", "float64")
 
 # galois is fast for small p (float64 BLAS); from 2**31 - 1 on it computes with Python
 # objects or non-BLAS loops (~0.01-0.05 GOP/s), so there it is only timed up to these n.
 GALOIS_SLOW_P = 2**31 - 1
-GALOIS_SLOW_MAX_N = {"matmul": 256, "rank": 128, "solve": 128, "matinv": 128}
+GALOIS_SLOW_MAX_N = {"matmul": 256, "matvec": 1024, "rank": 128, "solve": 128, "matinv": 128}
 
 FLOAT64_NOTE = {
     "matmul": "A @ B",
+    "matvec": "A @ x (dgemv)",
     "rank": "numpy.linalg.slogdet (LAPACK LU)",
     "solve": "numpy.linalg.solve",
     "matinv": "numpy.linalg.inv",
@@ -100,6 +103,17 @@ def matmul_calls(x: Inputs) -> Dict[str, Callable]:
             "float64": lambda: x.xA @ x.xB}
 
 
+def matvec_calls(x: Inputs) -> Dict[str, Callable]:
+    """A @ b for b the first column of B, as an n x 1 matrix in every library."""
+    b = np.ascontiguousarray(x.B[:, :1])
+    fb, xb = to_flint(b, x.F.p), b.astype(np.float64)
+    gb = None if x.gB is None else x.gB[:, :1]
+    return {"ffcode": lambda: x.F.matmul(x.A, b),
+            "galois": lambda: x.gA @ gb,
+            "flint": lambda: x.fA * fb,
+            "float64": lambda: x.xA @ xb}
+
+
 def rank_calls(x: Inputs) -> Dict[str, Callable]:
     return {"ffcode": lambda: x.F.rank(x.A),
             "galois": lambda: np.linalg.matrix_rank(x.gA),
@@ -121,7 +135,7 @@ def matinv_calls(x: Inputs) -> Dict[str, Callable]:
             "float64": lambda: np.linalg.inv(x.xA)}
 
 
-CALLS = {"matmul": matmul_calls, "rank": rank_calls, "solve": solve_calls,
+CALLS = {"matmul": matmul_calls, "matvec": matvec_calls, "rank": rank_calls, "solve": solve_calls,
          "matinv": matinv_calls}
 
 
@@ -142,7 +156,8 @@ class Row:
 
     def gops(self, backend: str) -> Optional[float]:
         t = self.median.get(backend)
-        return None if self.op != "matmul" or t is None else 2 * self.n**3 / t / 1e9
+        work = {"matmul": 2 * self.n**3, "matvec": 2 * self.n**2}.get(self.op)
+        return None if work is None or t is None else work / t / 1e9
 
 
 def measure(op: str, p: int, n: int, timer: Timer) -> Row:
@@ -285,10 +300,11 @@ def main(argv=None) -> None:
     flint.ctx.threads = n_cores()       # numpy's BLAS uses every core too
     timer = Timer(budget=0.25, min_repeats=2, max_repeats=3) if args.quick else Timer()
     matmul_sizes = args.sizes or (QUICK_MATMUL_SIZES if args.quick else MATMUL_SIZES)
+    matvec_sizes = args.sizes or (QUICK_MATVEC_SIZES if args.quick else MATVEC_SIZES)
     linalg_sizes = args.linalg_sizes or (QUICK_LINALG_SIZES if args.quick else LINALG_SIZES)
     plan = [(op, p, n) for op in args.ops
-            for p in (args.primes or (MATMUL_PRIMES if op == "matmul" else LINALG_PRIMES))
-            for n in (matmul_sizes if op == "matmul" else linalg_sizes)]
+            for p in (args.primes or (LINALG_PRIMES if op in LINALG_OPS else MATMUL_PRIMES))
+            for n in {"matmul": matmul_sizes, "matvec": matvec_sizes}.get(op, linalg_sizes)]
     for p in sorted({p for _, p, _ in plan}):
         try:
             ffcode.GF(p)
@@ -302,9 +318,9 @@ def main(argv=None) -> None:
     print(f"  {'timing':18} warm-up + median of {timer.min_repeats}..{timer.max_repeats} "
           f"repeats (until {timer.budget:g} s spent)")
     print("""
-Times are medians in ms. GOP/s = 2 n³ / time (matmul only). "vs X" = X's time / ffcode's
-time: ffcode's speed relative to X (> 1: ffcode faster; vs f64 = fraction of the float64
-BLAS throughput). float64 is the BLAS roof on the same matrices, no reduction mod p, not exact:
+Times are medians in ms. GOP/s = 2 n³ (matmul) or 2 n² (matvec) / time. "vs X" = X's time /
+ffcode's time: ffcode's speed relative to X (> 1: ffcode faster; vs f64 = fraction of the
+float64 BLAS throughput). float64 is the BLAS roof on the same matrices, no reduction mod p, not exact:
 """ + "; ".join(f"{op}: {what}" for op, what in FLOAT64_NOTE.items() if op in args.ops) + """.
 Conversions into flint / galois objects are done before timing. ffcode's results are
 checked against flint's (and galois's where timed) once per row; the run aborts on a mismatch.
