@@ -149,6 +149,25 @@ cdef extern from *:
                                               Py_ssize_t n, const Field *f) nogil
     enum: MATVEC_LANES64, MATVEC_LANES128
 
+cdef extern from *:
+    """
+    /* Whether any of a[0..n) is >= p: a branch-free OR the compiler vectorises. */
+    #define MATVEC_ANY_AT_LEAST(name, elem)                                                \
+        static int name(const elem *a, ptrdiff_t n, uint64_t p)                            \
+        {                                                                                  \
+            int bad = 0;                                                                   \
+            for (ptrdiff_t t = 0; t < n; t++)                                              \
+                bad |= a[t] >= p;                                                          \
+            return bad;                                                                    \
+        }
+    MATVEC_ANY_AT_LEAST(matvec_any_at_least_u32, uint32_t)
+    MATVEC_ANY_AT_LEAST(matvec_any_at_least_u64, uint64_t)
+    """
+    bint _any_at_least_u32 "matvec_any_at_least_u32"(const uint32_t *a, Py_ssize_t n,
+                                                     uint64_t p) nogil
+    bint _any_at_least_u64 "matvec_any_at_least_u64"(const uint64_t *a, Py_ssize_t n,
+                                                     uint64_t p) nogil
+
 DEF CHUNK = 2048        # inner terms per pass: a CHUNK slab of B's columns stays in cache
 DEF ROW_BLOCK = 64      # rows per pass over that slab (B is read once per ROW_BLOCK rows)
 DEF SLAB = CHUNK + 16   # the columns of a copied slab of B, padded apart: 2**k-spaced ones
@@ -197,10 +216,12 @@ def folding(uint64_t p):
 
 
 def dot_rows(const elem_t[:, :] A, const elem_t[:, :] B, elem_t[:, :] out, uint64_t p,
-             int mode):
+             int mode, bint check_a=False):
     """out = A @ B (mode 0), out + A @ B (mode 1) or out - A @ B (mode -1) mod p for A (m, k),
     B (k, n) and out (m, n) with any strides, all of one dtype (uint32 for p < 2**32 or
-    uint64), every element canonical, 2 <= p < 2**63.
+    uint64), every element canonical, 2 <= p < 2**63. Returns True; with check_a, False if
+    an element of A is >= p (out is then meaningless): each slab of a row is checked while
+    it is in cache, which saves the caller a pass over A.
 
     A row of A or a column of B that is not contiguous is copied a slab at a time (B's slab
     once per ROW_BLOCK rows), so that every dot product runs on contiguous memory.
@@ -217,6 +238,7 @@ def dot_rows(const elem_t[:, :] A, const elem_t[:, :] B, elem_t[:, :] out, uint6
     cdef const elem_t *column
     cdef uint64_t r
     cdef Field f
+    cdef bint bad = False
     if elem_t is uint32_t:
         fits = p < 2**32
     else:
@@ -225,7 +247,7 @@ def dot_rows(const elem_t[:, :] A, const elem_t[:, :] B, elem_t[:, :] out, uint6
             or out.shape[1] != n or mode not in (-1, 0, 1):
         raise ValueError("dot_rows: operands do not fit together")
     if m == 0 or n == 0:
-        return
+        return not check_a or m == 0 or k == 0 or not _any_at_least(A, p)
     f = _field(p)
     acc = <uint128_t *>malloc(ROW_BLOCK * n * sizeof(uint128_t))
     a_slab = <elem_t *>malloc(CHUNK * sizeof(elem_t))
@@ -261,6 +283,11 @@ def dot_rows(const elem_t[:, :] A, const elem_t[:, :] B, elem_t[:, :] out, uint6
                             else:
                                 sum = _dot128_u32(row, column, width, &f)
                             acc[(i - i0) * n + j] += sum
+                        if check_a:             # the slab is in cache now
+                            if elem_t is uint64_t:
+                                bad |= _any_at_least_u64(row, width, p)
+                            else:
+                                bad |= _any_at_least_u32(row, width, p)
                 for i in range(i0, i1):
                     for j in range(n):
                         r = _reduce128(acc[(i - i0) * n + j], &f)
@@ -274,3 +301,14 @@ def dot_rows(const elem_t[:, :] A, const elem_t[:, :] B, elem_t[:, :] out, uint6
         free(acc)
         free(a_slab)
         free(b_slab)
+    return not bad
+
+
+cdef bint _any_at_least(const elem_t[:, :] A, uint64_t p) noexcept:
+    """Whether an element of A is >= p (for a product with no columns, which reads none)."""
+    cdef Py_ssize_t i, t
+    for i in range(A.shape[0]):
+        for t in range(A.shape[1]):
+            if A[i, t] >= p:
+                return True
+    return False

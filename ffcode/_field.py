@@ -92,9 +92,12 @@ class PrimeField:
                 raise ValueError(f"Argument {name!r} has negative elements; field elements "
                                  f"lie in [0, {self.p}) (F.asarray reduces integers mod p).")
             if a.max() >= self.p:
-                raise ValueError(f"Argument {name!r} has elements >= p = {self.p}; field "
-                                 f"elements lie in [0, {self.p}) (F.asarray reduces mod p).")
+                raise self._too_large(name)
         return a.astype(self.dtype, copy=False)
+
+    def _too_large(self, name: str) -> ValueError:
+        return ValueError(f"Argument {name!r} has elements >= p = {self.p}; field elements "
+                          f"lie in [0, {self.p}) (F.asarray reduces mod p).")
 
     # -- elementwise -------------------------------------------------------------------------
 
@@ -153,7 +156,12 @@ class PrimeField:
 
     def matmul(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
         """A @ B for a matrix A and a matrix or vector B, exactly (BLAS speed, see _matmul)."""
-        A = self.matrix(A, "A")
+        a = _validate.integer_array(A, "A")
+        # A product with few columns checks an A of the field's dtype as it reads it.
+        fused = a.dtype == self.dtype and a.ndim == 2 and np.ndim(B) in (1, 2) and \
+            _matmul.checks_left(self.p, a, 1 if np.ndim(B) == 1 else np.shape(B)[1])
+        A = a if fused else self.matrix(a, "A")
+        _validate.ndim(A, (2,), "A")
         B = self.elements(B, "B")
         _validate.ndim(B, (1, 2), "B")
         if A.shape[1] != B.shape[0]:
@@ -161,7 +169,11 @@ class PrimeField:
                              f"{B.shape} (inner dimensions {A.shape[1]} != {B.shape[0]}).")
         B2 = B if B.ndim == 2 else B[:, None]
         out = np.empty((A.shape[0], B2.shape[1]), self.dtype)
-        _matmul.matmul_into(self.p, A, B2, out)
+        if fused:
+            if not _matmul.matmul_checking_left(self.p, A, B2, out):
+                raise self._too_large("A")
+        else:
+            _matmul.matmul_into(self.p, A, B2, out)
         return out if B.ndim == 2 else out[:, 0]
 
     def combine(self, W: ArrayLike, arrays: Sequence[ArrayLike]) -> np.ndarray:

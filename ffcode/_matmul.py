@@ -163,7 +163,7 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
         return
     mode = (-1 if negate else 1) if accumulate else 0
     if _dot_rows_serves(p, m, k, n):
-        if m >= TRANSPOSED_ROWS and A.T.flags.c_contiguous and not A.flags.c_contiguous:
+        if _column_major(A, m):
             # A's columns are contiguous (a transposed array, as X.T): out.T = B.T @ A.T
             # combines A.T's rows in the order they lie in memory
             _combine_rows(p, np.ascontiguousarray(B.T), A.T, out.T, mode)
@@ -222,10 +222,28 @@ def _dot_rows_serves(p: int, m: int, k: int, n: int) -> bool:
     return n <= few_columns(p, k)
 
 
+def _column_major(A: np.ndarray, m: int) -> bool:
+    return m >= TRANSPOSED_ROWS and A.T.flags.c_contiguous and not A.flags.c_contiguous
+
+
 def _dot_rows(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int) -> None:
     """The product with few columns in Cython (matvec), any strides: m n dot products of A's
     rows with B's columns, lazily reduced 64-bit sums below 2**31, 128-bit sums from there."""
     matvec.dot_rows(A, B, out, p, mode)
+
+
+def checks_left(p: int, A: np.ndarray, n: int) -> bool:
+    """Whether matmul_checking_left serves A (m, k) times n columns: a product that goes to
+    matvec's dot products, whose kernel can check A's elements as it reads them."""
+    m, k = A.shape
+    return m > 0 and k > 0 and n > 0 and _dot_rows_serves(p, m, k, n) and \
+        not _column_major(A, m)
+
+
+def matmul_checking_left(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray) -> bool:
+    """out = A @ B for a product checks_left serves, A's elements not yet checked (B's are):
+    False if one is >= p (out is then meaningless). One pass over A instead of two."""
+    return matvec.dot_rows(A, B, out, p, 0, True)
 
 
 def _combine_rows(p: int, A: np.ndarray, rows, out: np.ndarray, mode: int) -> None:

@@ -158,9 +158,9 @@ def dot_rows_calls(monkeypatch):
     """Records (m, k, n) of every call matmul makes to dot_rows."""
     calls = []
 
-    def spy(A, B, out, p, mode, real=matvec.dot_rows):
+    def spy(A, B, out, p, mode, *check, real=matvec.dot_rows):
         calls.append((A.shape[0], A.shape[1], B.shape[1]))
-        return real(A, B, out, p, mode)
+        return real(A, B, out, p, mode, *check)
 
     monkeypatch.setattr(matvec, "dot_rows", spy)
     return calls
@@ -226,3 +226,28 @@ def test_column_major_a_goes_transposed(p, mode):
                         np.array(B, dtype=object))) % p
         _matmul.matmul_into(p, X.T, B, out, accumulate=mode != 0, negate=mode < 0)
         assert np.array_equal(out.astype(object), expected), (m, k, n)
+
+
+@pytest.mark.parametrize("p", [65521, 2**31 - 1, 2**32 - 5, 2**61 - 1])
+def test_matmul_checks_a_as_it_reads_it(p):
+    """Where F.matmul lets the dot products check A (A of the field's dtype, few columns),
+    one element >= p anywhere (each slab, the last row, the last column) is refused with the
+    elements check's message; dot_rows(check_a=True) says False and nothing else changes."""
+    F = ffcode.GF(p)
+    A, x = rand(p, (70, 5000), 1), rand(p, (5000,), 2)
+    assert _matmul.checks_left(p, A, 1)
+    for i, t in [(0, 0), (3, 2047), (3, 2048), (69, 4999), (40, 1234)]:
+        bad = A.copy()
+        bad[i, t] = p + (i % 2) if F.dtype == np.uint64 or p + 1 < 2**32 else p
+        with pytest.raises(ValueError, match=rf"Argument 'A' has elements >= p = {p}"):
+            F.matmul(bad, x)
+        out = np.empty((70, 1), F.dtype)
+        assert matvec.dot_rows(bad, x[:, None], out, p, 0, True) is False
+    out = np.empty((70, 1), F.dtype)
+    assert matvec.dot_rows(A, x[:, None], out, p, 0, True) is True
+    assert_field_array(F, out[:, 0], obj_matmul(p, A, x[:, None])[:, 0])
+    assert_field_array(F, F.matmul(A, x), obj_matmul(p, A, x[:, None])[:, 0])
+    strided = np.repeat(A, 2, axis=1)[:, ::2]           # copied a slab at a time
+    strided[5, 4000] = p
+    with pytest.raises(ValueError, match="has elements >= p"):
+        F.matmul(strided, x)
