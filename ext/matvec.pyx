@@ -155,10 +155,11 @@ cdef extern from *:
     #define MATVEC_ANY_AT_LEAST(name, elem)                                                \
         static int name(const elem *a, ptrdiff_t n, uint64_t p)                            \
         {                                                                                  \
-            int bad = 0;                                                                   \
+            const elem q = (elem)p;     /* p fits the elements' width: a compare as wide */ \
+            elem bad = 0;                                                                  \
             for (ptrdiff_t t = 0; t < n; t++)                                              \
-                bad |= a[t] >= p;                                                          \
-            return bad;                                                                    \
+                bad |= (elem)(a[t] >= q);                                                  \
+            return bad != 0;                                                               \
         }
     MATVEC_ANY_AT_LEAST(matvec_any_at_least_u32, uint32_t)
     MATVEC_ANY_AT_LEAST(matvec_any_at_least_u64, uint64_t)
