@@ -5,7 +5,6 @@ each model does on held-out data.
 
 The data sets are scikit-learn's (the optional ``learn`` extra): every flag is checked, and
 scikit-learn looked for, before a worker starts."""
-import argparse
 import json
 import statistics
 import sys
@@ -26,17 +25,6 @@ EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[l
 
 
 # -- the flags ---------------------------------------------------------------------------------
-
-def positive(text) -> float:
-    """An argparse type: a positive real number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
-    return value
-
 
 def add_arguments(parser):
     parser.add_argument("task", choices=list(TASKS), help="linear: least squares "
@@ -73,7 +61,7 @@ def add_arguments(parser):
                        "a table with speedups against uncoded (default: one scheme)")
     model.add_argument("--iterations", type=runs.at_least(1), default=20, metavar="I",
                        help="gradient steps")
-    model.add_argument("--learning-rate", type=positive, metavar="ETA",
+    model.add_argument("--learning-rate", type=runs.positive(), metavar="ETA",
                        help="the step size (default: ffcode.learn's)")
     model.add_argument("--seed", type=runs.at_least(0), default=0, help="seed of the "
                        "synthetic data, the split, the encoding and the injected faults")
@@ -84,7 +72,7 @@ def add_arguments(parser):
     faults = parser.add_argument_group("injected stragglers (the same in every iteration)")
     faults.add_argument("--stragglers", type=runs.at_least(0), default=2, metavar="K",
                         help="the last K workers are --slowdown times slower")
-    faults.add_argument("--slowdown", type=positive, metavar="S",
+    faults.add_argument("--slowdown", type=runs.positive(), metavar="S",
                         help=f"the stragglers' factor (default {DEFAULTS['slowdown']:g})")
 
 
@@ -171,24 +159,15 @@ def stragglers(args):
 
 # -- running -----------------------------------------------------------------------------------
 
-class IterationBar:
-    """A one-line live bar of the iterations done, on stderr (only on a terminal)."""
+class IterationBar(runs.Bar):
+    """The iterations of a fit as they finish."""
 
     def __init__(self, label, iterations, enabled):
-        self.label, self.iterations = label, iterations
-        self.enabled = enabled and sys.stderr.isatty()
+        super().__init__(label, enabled)
+        self.iterations = iterations
 
     def __call__(self, step):
-        if self.enabled:
-            filled = 30 * step.iteration // self.iterations
-            sys.stderr.write(f"\r  {self.label:<10} [{'#' * filled}{'.' * (30 - filled)}] "
-                             f"iteration {step.iteration}/{self.iterations}")
-            sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 70 + "\r")
-            sys.stderr.flush()
+        self.show(step.iteration, self.iterations, "iteration")
 
 
 def run(args) -> int:

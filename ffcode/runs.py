@@ -57,15 +57,22 @@ def at_least(least: int):
     return parse
 
 
-def seconds(text) -> float:
-    """An argparse type: a positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
+def positive(unit: str = ""):
+    """An argparse type: a positive finite number (of ``unit``)."""
+    of = f" of {unit}" if unit else ""
+
+    def parse(text) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number{of}: {text!r}") from None
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive number{of}, not {text}")
+        return value
+    return parse
+
+
+seconds = positive("seconds")
 
 
 # -- the flags ---------------------------------------------------------------------------------
@@ -382,23 +389,30 @@ def _worker_command(endpoint, worker_args) -> str:
 
 # -- running -----------------------------------------------------------------------------------
 
-class RankBar:
+class Bar:
     """A one-line live bar on stderr (only on a terminal)."""
 
     def __init__(self, label, enabled):
         self.label, self.enabled = label, enabled and sys.stderr.isatty()
 
-    def __call__(self, rank, needed):
+    def show(self, done, total, what):
         if self.enabled:
-            filled = 30 * rank // max(needed, 1)
+            filled = 30 * done // max(total, 1)
             sys.stderr.write(f"\r  {self.label:<10} [{'#' * filled}{'.' * (30 - filled)}] "
-                             f"rank {rank}/{needed}")
+                             f"{what} {done}/{total}")
             sys.stderr.flush()
 
     def close(self):
         if self.enabled:
             sys.stderr.write("\r" + " " * 70 + "\r")
             sys.stderr.flush()
+
+
+class RankBar(Bar):
+    """The rank of a job as its packets arrive."""
+
+    def __call__(self, rank, needed):
+        self.show(rank, needed, "rank")
 
 
 def _exact(output, expected):
