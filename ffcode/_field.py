@@ -161,7 +161,6 @@ class PrimeField:
         fused = a.dtype == self.dtype and a.ndim == 2 and np.ndim(B) in (1, 2) and \
             _matmul.checks_left(self.p, a, 1 if np.ndim(B) == 1 else np.shape(B)[1])
         A = a if fused else self.matrix(a, "A")
-        _validate.ndim(A, (2,), "A")
         B = self.elements(B, "B")
         _validate.ndim(B, (1, 2), "B")
         if A.shape[1] != B.shape[0]:

@@ -510,7 +510,7 @@ class Cluster:
         self._loads += 1
         ident = self._loads
         resident = self._resident[ident] = Resident(self, ident, layout, data, scheme,
-                                                    pieces, seed)
+                                                    pieces)
         resident.shipped = sum(self.give(handle, resident, i)
                                for i, handle in enumerate(workers))
         log.info("resident data %d: %.1f MiB shipped to %d workers", ident,

@@ -99,7 +99,6 @@ class Plan:
                              f"pieces={layout.pieces}, not {self.pieces}.")
         self.layout = layout
         args = [np.asarray(a) for a in code.arguments(layout.encoding, *inputs)]
-        self.argument_bytes = sum(a.nbytes for a in args)
         base = dict(f=path, p=self.F.p, send=SEND[scheme],
                     pieces=self.pieces, data=None if resident is None else resident.ident)
         if scheme == "compfs":

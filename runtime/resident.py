@@ -16,12 +16,18 @@ class Resident:
     worker that replaced a lost one); ``shipped``, the bytes ``load`` sent; ``loaded``,
     False once unloaded or the cluster closed."""
 
-    def __init__(self, owner, ident, layout, data, scheme, pieces, seed):
+    def __init__(self, owner, ident, layout, data, scheme, pieces):
         self.owner, self.ident, self.layout = owner, ident, layout
-        self.code, self.data, self.scheme, self.pieces, self.seed = \
-            layout.code, data, scheme, pieces, seed
-        self.nbytes = layout.nbytes
+        self.data, self.scheme, self.pieces = data, scheme, pieces
         self.shipped = 0
+
+    @property
+    def code(self):
+        return self.layout.code
+
+    @property
+    def nbytes(self) -> int:
+        return self.layout.nbytes
 
     @property
     def loaded(self) -> bool:
