@@ -1,0 +1,140 @@
+"""Which shares (evaluation points of a code) each worker holds: ``assignment[i]`` lists
+worker i's code indices, in the order it works through them.
+
+A code may have more points than there are workers: a worker holding several shares keeps
+computing after its first, so a fast worker's time is not spent idle while the master waits
+for stragglers. ``uniform`` deals the shares round-robin (worker i holds i, i + P, ...);
+``proportional`` sizes each worker's count to its speed, and ``dealt`` turns counts into an
+assignment the same way.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+from ffcode import _validate
+
+Assignment = tuple  # tuple[tuple[int, ...], ...]: per worker, its code indices
+
+
+def uniform(n_shares: int, n_workers: int) -> Assignment:
+    """n_shares dealt round-robin to n_workers (counts within one of each other); with
+    fewer shares than workers, the first n_shares workers hold one each and the rest none."""
+    n_shares, n_workers = _counts(n_shares, n_workers)
+    return tuple(tuple(range(i, n_shares, n_workers)) for i in range(min(n_shares, n_workers)))
+
+
+def proportional(n_shares: int, speeds: Sequence[float]) -> tuple[int, ...]:
+    """How many of n_shares each worker holds, in proportion to its speed, every worker at
+    least one: a worker whose proportional part is below one gets one and the rest are
+    shared out again among the others; the counts are then those parts rounded by largest
+    remainder, so each is within one share of its part."""
+    speeds = checked_speeds(speeds)
+    n_shares, n_workers = _counts(n_shares, len(speeds))
+    if n_shares < n_workers:
+        raise ValueError(f"Allocating {n_shares} shares to {n_workers} workers would leave "
+                         f"{n_workers - n_shares} without one: give the code at least "
+                         f"{n_workers} points.")
+    floor = set()                               # the workers held at one share
+    while True:
+        rest = [i for i in range(n_workers) if i not in floor]
+        left = n_shares - len(floor)
+        total = sum(speeds[i] for i in rest)
+        parts = {i: left * speeds[i] / total for i in rest}
+        low = {i for i, part in parts.items() if part < 1}
+        if not low:
+            break
+        floor |= low
+    counts = [1] * n_workers
+    for i, part in parts.items():
+        counts[i] = int(part)
+    short = n_shares - sum(counts)
+    for i in sorted(parts, key=lambda i: (int(parts[i]) - parts[i], i))[:short]:
+        counts[i] += 1
+    return tuple(counts)
+
+
+def dealt(counts: Sequence[int]) -> Assignment:
+    """The assignment holding counts[i] shares for worker i: dealt in rounds, one to each
+    worker still short, so that every worker's first shares are the lowest indices."""
+    counts = [_validate.integer(c, "counts") for c in counts]
+    if not counts or min(counts) < 1:
+        raise ValueError(f"Every worker must hold at least one share, not counts {counts}.")
+    held = [[] for _ in counts]
+    index = 0
+    for round_ in range(max(counts)):
+        for i, count in enumerate(counts):
+            if round_ < count:
+                held[i].append(index)
+                index += 1
+    return tuple(tuple(h) for h in held)
+
+
+def checked(assignment, n_shares: int, n_workers: int) -> Assignment:
+    """An explicit assignment, checked: one entry per worker used (at most n_workers), each
+    non-empty, and every code index 0..n_shares-1 held by exactly one worker."""
+    if isinstance(assignment, (str, bytes)) or not isinstance(assignment, Sequence):
+        raise TypeError(f"Argument 'assignment' must be a sequence, per worker, of the code "
+                        f"indices it holds, not {type(assignment).__name__}.")
+    out = []
+    for i, held in enumerate(assignment):
+        if isinstance(held, (str, bytes)) or not isinstance(held, Sequence):
+            raise TypeError(f"Worker {i}'s shares must be a sequence of code indices, not "
+                            f"{type(held).__name__}.")
+        out.append(tuple(_validate.integer(k, "assignment") for k in held))
+    if not out or len(out) > n_workers:
+        raise ValueError(f"The assignment names {len(out)} workers; the cluster has "
+                         f"{n_workers} (at least one is needed).")
+    empty = [i for i, held in enumerate(out) if not held]
+    if empty:
+        raise ValueError(f"The assignment leaves worker{'s' * (len(empty) > 1)} "
+                         f"{', '.join(map(str, empty))} without shares.")
+    seen = {}
+    for i, held in enumerate(out):
+        for k in held:
+            if not 0 <= k < n_shares:
+                raise ValueError(f"Worker {i} is assigned share {k}, but the code has shares "
+                                 f"0..{n_shares - 1}.")
+            if k in seen:
+                raise ValueError(f"Share {k} is assigned to both worker {seen[k]} and worker "
+                                 f"{i}.")
+            seen[k] = i
+    missing = sorted(set(range(n_shares)) - set(seen))
+    if missing:
+        raise ValueError(f"The assignment leaves share{'s' * (len(missing) > 1)} "
+                         f"{', '.join(map(str, missing[:8]))}{' ...' * (len(missing) > 8)} "
+                         f"without a worker.")
+    return tuple(out)
+
+
+def checked_speeds(speeds) -> tuple[float, ...]:
+    """Speeds, one per worker, checked to be finite positive numbers."""
+    if isinstance(speeds, (str, bytes)) or not isinstance(speeds, Sequence) and not \
+            hasattr(speeds, "__array__"):
+        raise TypeError(f"Argument 'speeds' must be a sequence of numbers, one per worker, "
+                        f"not {type(speeds).__name__}.")
+    out = []
+    for s in list(speeds):
+        if isinstance(s, bool) or not isinstance(s, numbers.Real):
+            raise TypeError(f"Speeds must be numbers, not {type(s).__name__}.")
+        if not (math.isfinite(s) and s > 0):
+            raise ValueError(f"Speeds must be positive and finite, not {s}.")
+        out.append(float(s))
+    if not out:
+        raise ValueError("Argument 'speeds' must give at least one worker's speed.")
+    return tuple(out)
+
+
+def owners(assignment: Assignment) -> dict[int, int]:
+    """{code index: the worker holding it}."""
+    return {k: i for i, held in enumerate(assignment) for k in held}
+
+
+def _counts(n_shares, n_workers):
+    n_shares = _validate.integer(n_shares, "n_shares")
+    n_workers = _validate.integer(n_workers, "n_workers")
+    if n_shares < 1 or n_workers < 1:
+        raise ValueError(f"Allocating needs at least one share and one worker, not "
+                         f"{n_shares} shares and {n_workers} workers.")
+    return n_shares, n_workers
