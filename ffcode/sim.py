@@ -1,42 +1,63 @@
 """An event-driven simulator of coded runs at scale (no processes, no sockets).
 
-N workers each hold one coded share split in m pieces; piece j of worker i takes
-``compute[i, j] * slowdown[i] + pause[i, j]`` seconds (the runtime's fault model: a slowed
-worker pauses (k - 1) times its compute, and an injected pause comes on top). An uncoded
-worker computes a slice, ``uncoded_work`` of a share (R/N unless given), with the same
-pauses. Packets cross the worker's link one at a time (``link_rate[i]`` bytes/s) and the
-master takes them in arrival order at ``master_rate`` bytes/s. A scheme is done when the
-packets the master has taken decode:
+N workers each hold ``shares`` coded shares (one unless given; the code has a point per
+share, dealt by ``allocation.dealt``) and work through them in order, each share in m
+pieces: worker i's pieces, all its shares' one after another, take ``compute[i, j] *
+slowdown[i] + pause[i, j]`` seconds (the runtime's fault model: a slowed worker pauses
+(k - 1) times its compute, and an injected pause comes on top). An uncoded worker computes
+a slice, ``uncoded_work`` of a share (R/N unless given), with the same pauses. Packets
+cross the worker's link one at a time (``link_rate[i]`` bytes/s) and the master takes them
+in arrival order at ``master_rate`` bytes/s. A scheme is done when the packets the master
+has taken decode:
 
   uncoded     every worker's whole slice (N slices, each R/N of a coded share's work)
-  classic     R whole results
-  systematic  the whole result, sent as its m plain row pieces: piece l needs R senders
-  cfs         the whole result, sent as m random combinations: any m·R packets
+  classic     R whole results (one per share, sent when its m pieces are done)
+  systematic  every share's result as its m plain row pieces: piece l needs R shares
+  cfs         every share's result as m random combinations: any m·R packets
   compfs      a random combination per piece, sent as computed: any m·R packets
   ideal       the lower bound: every worker's work counts, no coding overhead, free links
 
 Whether packets decode is decided by ffcode's own rank tracking (the RankBasis of the
-Decoder, on the coefficient vectors the runtime would send, with the equations of the
-model's ``code``, if given, else of a dense code at points 1..N) when m·R is at most
-``EXACT_UP_TO``, and above that by the counting rule it reduces to, which the tests check
-against it. ``Model.for_code`` takes N and R from a code.
+Decoder, on the coefficient vectors the runtime would send, each share its own sender, with
+the equations of the model's ``code``, if given, else of a dense code at points 1..n_shares)
+when m·R is at most ``EXACT_UP_TO``, and above that by the counting rule it reduces to, which
+the tests check against it. ``Model.for_code`` takes the shares and R from a code;
+``share_cost`` charges the master's encoding and shipping per share before the workers
+start.
 
 >>> model = Model(n_workers=6, recovery_threshold=4, pieces=4,
 ...               piece_time=ShiftedExponential(0.1, 0.0), slowdown={3: 4, 4: 4, 5: 4})
 >>> {s: round(t, 2) for s, t in compare(model).items()}
 {'uncoded': 1.07, 'classic': 1.6, 'systematic': 1.6, 'cfs': 1.6, 'compfs': 0.8, 'ideal': 0.43}
+
+With one share each, the fast workers are done at 0.4 s and idle while compfs waits for the
+stragglers' second pieces (0.8 s, 1.9x the bound) and classic for a straggler's whole
+result. With two shares each they keep computing: compfs decodes at 0.5 s and classic at
+0.8 s (the fast workers' second results). 0.5 s is as soon as any scheme can be done at
+m = 4: by 0.4 s the fast workers have 12 pieces and the stragglers 3, one short of m·R = 16,
+and the next come at 0.5 s (1.17x the bound). Smaller pieces shrink that limit: the same
+work in m = 8 pieces decodes at 0.45 s with two shares (1.05x).
+
+>>> from dataclasses import replace
+>>> {s: round(t, 2) for s, t in compare(replace(model, shares=2)).items()}
+{'uncoded': 1.07, 'classic': 0.8, 'systematic': 0.8, 'cfs': 0.8, 'compfs': 0.5, 'ideal': 0.43}
+>>> best = plan(model)          # uniform and speed-proportional allocations, 1..8 per worker
+>>> best.counts, round(best.seconds, 2), round(best.ideal, 2)
+((2, 2, 2, 2, 2, 2), 0.5, 0.43)
 """
 from __future__ import annotations
 
 import math
+import numbers
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Union
 
 import numpy as np
 
-from ffcode import _validate
+from ffcode import _validate, allocation
 from ffcode._types import ArrayLike
 
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
@@ -103,16 +124,27 @@ class Replay:
 
 # The piece-time distributions a Model draws from.
 Distribution = Union[ShiftedExponential, Pareto, Replay]
-# One value for every worker, or {worker: value} (the rest get the default); a Model keeps
-# it as an array of one value per worker.
-PerWorker = Union[float, Mapping[int, float], np.ndarray]
+# One value for every worker, {worker: value} (the rest get the default), or one value per
+# worker; a Model keeps it as an array of one value per worker.
+PerWorker = Union[float, Mapping[int, float], Sequence[float], np.ndarray]
+# Shares per worker, the same ways: one count for all, {worker: count} (the rest hold one)
+# or one count per worker; a Model keeps it as a tuple of counts.
+Shares = Union[int, Mapping[int, int], Sequence[int]]
 
 
 @dataclass
 class Model:
     """A simulated cluster and job; ``slowdown`` and ``link_rate`` map workers to values
     (or give one value for all), rates in bytes per second (inf: free). ``piece_time`` draws
-    the compute seconds per piece, ``pause`` (None: no pauses) the injected ones."""
+    the compute seconds per piece, ``pause`` (None: no pauses) the injected ones.
+
+    ``shares`` says how many shares (code points) each of the n_workers holds; worker i
+    holds the code indices ``assignment[i]`` (``allocation.dealt``), ``n_shares`` in all,
+    each share a whole share's work. ``share_cost`` is the master's seconds per share
+    (encoding and shipping) before the workers start. ``times[i, :shares[i] * pieces]``
+    are worker i's piece times, its shares' in order (NaN past them where counts differ;
+    ``held`` marks the pieces there are), ``compute`` and ``pauses`` likewise, and
+    ``code_index[i, k]`` is the code index of worker i's k-th share."""
     n_workers: int
     recovery_threshold: int
     pieces: int
@@ -125,35 +157,63 @@ class Model:
     pause: Optional[Distribution] = None
     uncoded_work: Optional[float] = None
     code: Any = None
+    shares: Shares = 1
+    share_cost: float = 0.0
 
     @classmethod
-    def for_code(cls, code: Any, pieces: int, **kwargs: Any) -> Model:
+    def for_code(cls, code: Any, pieces: int, shares: Shares = 1, **kwargs: Any) -> Model:
         """The model of a job of this code (any code of the contract) in m = pieces pieces:
-        its N, R and decoding equations."""
-        return cls(code.n_workers, code.recovery_threshold, pieces, code=code, **kwargs)
+        its R and decoding equations, its points the shares. The workers are as many as
+        ``shares`` needs: code.n_workers / shares for one count for all (which must divide
+        it), one per count given, or with {worker: count} (the rest one) the points left
+        after the counts."""
+        points = code.n_workers
+        if isinstance(shares, Mapping):
+            n_workers = points - sum(_validate.integer(c, "shares") - 1
+                                     for c in shares.values())
+        elif np.ndim(shares) == 0 and not isinstance(shares, (str, bytes)):
+            each = _validate.integer(shares, "shares")
+            if each < 1 or points % each:
+                raise ValueError(f"A code of {points} points cannot be dealt {each} shares "
+                                 f"per worker.")
+            n_workers = points // each
+        else:
+            n_workers = len(shares)
+        return cls(n_workers, code.recovery_threshold, pieces, code=code, shares=shares,
+                   **kwargs)
 
     @classmethod
     def from_faults(cls, n_workers: int, recovery_threshold: int, pieces: int,
-                    compute: ArrayLike, faults: Any, **kwargs: Any) -> Model:
+                    compute: ArrayLike, faults: Any, shares: Shares = 1,
+                    **kwargs: Any) -> Model:
         """The model of a runtime job with ``faults`` (an ``ffcode.Faults``): ``compute``
-        seconds per piece (a number, or per worker and piece), the faults' slowdowns, links
-        and exactly the pauses the workers will draw."""
+        seconds per piece (a number, or per worker and piece: the same for each of its
+        shares), the faults' slowdowns, links and exactly the pauses the workers will draw,
+        worker i's for all its ``shares[i] * pieces`` pieces in order."""
+        counts = _share_counts(shares, _validate.integer(n_workers, "n_workers"))
         compute = np.broadcast_to(np.asarray(compute, float), (n_workers, pieces))
-        pauses = [faults.for_worker(i, pieces)["delays"] for i in range(n_workers)]
+        pauses = [faults.for_worker(i, pieces * counts[i])["delays"] for i in range(n_workers)]
         return cls(n_workers, recovery_threshold, pieces,
                    piece_time=Replay(tuple(map(tuple, compute))),
                    pause=Replay(tuple(map(tuple, pauses))), slowdown=dict(faults.slowdown),
-                   link_rate={w: r for w, r in faults.link_rate.items()}, **kwargs)
+                   link_rate={w: r for w, r in faults.link_rate.items()}, shares=counts,
+                   **kwargs)
 
     def __post_init__(self) -> None:
         self.n_workers = _validate.integer(self.n_workers, "n_workers")
         self.recovery_threshold = _validate.integer(self.recovery_threshold,
                                                     "recovery_threshold")
         self.pieces = _validate.integer(self.pieces, "pieces")
-        if not 1 <= self.recovery_threshold <= self.n_workers or self.pieces < 1:
-            raise ValueError(f"A model needs 1 <= recovery_threshold <= n_workers and "
-                             f"pieces >= 1, not R = {self.recovery_threshold}, N = "
+        if self.n_workers < 1 or self.pieces < 1:
+            raise ValueError(f"A model needs n_workers >= 1 and pieces >= 1, not N = "
                              f"{self.n_workers}, m = {self.pieces}.")
+        self.shares = _share_counts(self.shares, self.n_workers)
+        self.assignment = allocation.dealt(self.shares)
+        self.n_shares = sum(self.shares)
+        if not 1 <= self.recovery_threshold <= self.n_shares:
+            raise ValueError(f"A model needs 1 <= recovery_threshold <= its {self.n_shares} "
+                             f"shares (the code's points), not R = "
+                             f"{self.recovery_threshold}.")
         if not hasattr(self.piece_time, "draw"):
             raise TypeError("Argument 'piece_time' must be a ShiftedExponential, Pareto or "
                             "Replay.")
@@ -165,10 +225,11 @@ class Model:
         if (self.slowdown < 1).any() or not (self.link_rate > 0).all():
             raise ValueError("Slowdowns must be >= 1 and link rates positive.")
         if self.code is not None and (
-                getattr(self.code, "n_workers", None) != self.n_workers or
+                getattr(self.code, "n_workers", None) != self.n_shares or
                 getattr(self.code, "recovery_threshold", None) != self.recovery_threshold):
-            raise ValueError("Argument 'code' must be a code with the model's n_workers and "
-                             "recovery_threshold (Model.for_code takes them from it).")
+            raise ValueError(f"Argument 'code' must be a code with a point per share "
+                             f"({self.n_shares}) and the model's recovery_threshold "
+                             f"(Model.for_code takes them from it).")
         if self.pause is not None and not hasattr(self.pause, "draw"):
             raise TypeError("Argument 'pause' must be a ShiftedExponential, Pareto, Replay "
                             "or None.")
@@ -176,17 +237,26 @@ class Model:
             self.uncoded_work = self.recovery_threshold / self.n_workers
         if not float(self.uncoded_work) > 0:
             raise ValueError("Argument 'uncoded_work' must be positive.")
-        shape = (self.n_workers, self.pieces)
-        rng = np.random.default_rng(self.seed)
-        self.compute = np.asarray(self.piece_time.draw(rng, shape), float) * \
+        if isinstance(self.share_cost, bool) or not isinstance(self.share_cost, numbers.Real):
+            raise TypeError(f"Argument 'share_cost' must be a number of seconds, not "
+                            f"{type(self.share_cost).__name__}.")
+        if not (math.isfinite(self.share_cost) and self.share_cost >= 0):
+            raise ValueError(f"Argument 'share_cost' must be finite and >= 0, not "
+                             f"{self.share_cost}.")
+        lengths = np.array(self.shares) * self.pieces
+        self.held = np.arange(lengths.max())[None, :] < lengths[:, None]
+        self.compute = _draws(self.piece_time, np.random.default_rng(self.seed), self) * \
             self.slowdown[:, None]
-        self.pauses = (np.zeros(shape) if self.pause is None else
-                       np.asarray(self.pause.draw(np.random.default_rng([self.seed, 1]),
-                                                  shape), float))
+        self.pauses = (np.where(self.held, 0.0, np.nan) if self.pause is None else
+                       _draws(self.pause, np.random.default_rng([self.seed, 1]), self))
         for array in (self.compute, self.pauses):
-            if (array < 0).any() or not np.isfinite(array).all():
+            if (array[self.held] < 0).any() or not np.isfinite(array[self.held]).all():
                 raise ValueError("Piece times must be finite and non-negative.")
         self.times = self.compute + self.pauses
+        # (-1 past a worker's count)
+        self.code_index = np.full((self.n_workers, max(self.shares)), -1)
+        for i, held in enumerate(self.assignment):
+            self.code_index[i, :len(held)] = held
 
     def _per_worker(self, value, name, default):
         out = np.full(self.n_workers, float(default))
@@ -196,41 +266,186 @@ class Model:
                     raise ValueError(f"{name} names worker {worker}, beyond 0.."
                                      f"{self.n_workers - 1}.")
                 out[worker] = float(v)
-        else:
+        elif np.ndim(value) == 0:
             out[:] = float(value)
+        elif len(value) != self.n_workers:
+            raise ValueError(f"Argument {name!r} gives {len(value)} values for "
+                             f"{self.n_workers} workers.")
+        else:
+            out[:] = np.asarray(value, float)
         return out
 
 
+def _share_counts(shares: Shares, n_workers: int) -> tuple[int, ...]:
+    """Shares per worker, one count each: ``shares`` one count for all, {worker: count}
+    (the rest hold one) or a count per worker; every count an integer >= 1."""
+    if isinstance(shares, Mapping):
+        counts = [1] * n_workers
+        for worker, count in shares.items():
+            worker = _validate.integer(worker, "shares")
+            if not 0 <= worker < n_workers:
+                raise ValueError(f"Argument 'shares' names worker {worker}, beyond 0.."
+                                 f"{n_workers - 1}.")
+            counts[worker] = count
+    elif isinstance(shares, (str, bytes)):
+        raise TypeError(f"Argument 'shares' must be a count, a mapping of worker to count or "
+                        f"a count per worker, not {type(shares).__name__}.")
+    elif np.ndim(shares) == 0:
+        counts = [shares] * n_workers
+    else:
+        counts = list(shares)
+        if len(counts) != n_workers:
+            raise ValueError(f"Argument 'shares' gives {len(counts)} counts for {n_workers} "
+                             f"workers.")
+    counts = [_validate.integer(c, "shares") for c in counts]
+    low = [c for c in counts if c < 1]
+    if low:
+        raise ValueError(f"Argument 'shares' must give every worker at least one share, not "
+                         f"{low[0]}.")
+    return tuple(counts)
+
+
+def _draws(distribution, rng, model):
+    """Every worker's piece times for all its shares, NaN past its count. The first m are
+    drawn as with one share each (so that such a model keeps its numbers); the rest are
+    columns m.. of a draw of every piece position (a Replay continues its rows in order)."""
+    n, m = model.n_workers, model.pieces
+    first = np.asarray(distribution.draw(rng, (n, m)), float)
+    if model.held.shape[1] == m:
+        return first
+    every = np.asarray(distribution.draw(rng, model.held.shape), float)
+    return np.where(model.held, np.hstack([first, every[:, m:]]), np.nan)
+
+
 def simulate(model: Model, scheme: str) -> float:
-    """Seconds until the master can decode with this scheme (inf if it never can)."""
+    """Seconds until the master can decode with this scheme (inf if it never can),
+    ``share_cost`` per share (per slice for uncoded) included."""
     if scheme == "ideal":
         return _ideal(model)
     if scheme not in SCHEMES:
         raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)} or ideal, "
                          f"not {scheme!r}.")
-    N, R, m = model.n_workers, model.recovery_threshold, model.pieces
-    times, size = model.times, model.piece_bytes
+    N, m, size = model.n_workers, model.pieces, model.piece_bytes
     if scheme == "uncoded":                 # N slices of uncoded_work of a share each
         work = model.uncoded_work
-        ready = (model.compute.sum(axis=1) * work + model.pauses.sum(axis=1))[:, None]
-        sizes = np.full((N, 1), m * size * work)
-    elif scheme == "classic":
-        ready, sizes = times.sum(axis=1)[:, None], np.full((N, 1), m * size)
-    elif scheme == "compfs":
-        ready, sizes = np.cumsum(times, axis=1), np.full((N, m), size)
-    else:                                   # the whole result, then its m packets
-        ready, sizes = np.repeat(times.sum(axis=1)[:, None], m, axis=1), np.full((N, m), size)
+        ready = (model.compute[:, :m].sum(axis=1) * work +
+                 model.pauses[:, :m].sum(axis=1))[:, None]
+        sizes, held = np.full((N, 1), m * size * work), np.ones((N, 1), bool)
+    else:
+        done = np.cumsum(model.times, axis=1)       # NaN past a worker's pieces
+        if scheme == "compfs":                      # a packet per piece as computed
+            ready, held = done, model.held
+        elif scheme == "classic":                   # a whole result per share
+            ready, held = done[:, m - 1::m], model.held[:, m - 1::m]
+        else:                                       # each share's result, as m packets
+            ready, held = np.repeat(done[:, m - 1::m], m, axis=1), model.held
+        sizes = np.full(ready.shape, m * size if scheme == "classic" else size)
     arrivals = _links(ready, sizes, model.link_rate)
-    order = np.lexsort((np.arange(arrivals.size) % arrivals.shape[1], arrivals.ravel()))
-    worker, index = np.divmod(order, arrivals.shape[1])
-    taken = _master(arrivals.ravel()[order], sizes.ravel()[order], model.master_rate)
-    done = _decodable(scheme, worker, index, N, R, m, model.seed, model.code)
-    return math.inf if done is None else float(taken[done])
+    column = np.broadcast_to(np.arange(ready.shape[1]), ready.shape)[held]
+    row = np.broadcast_to(np.arange(N)[:, None], ready.shape)[held]
+    arrived = arrivals[held]
+    order = np.lexsort((column, arrived))           # ties: piece, then worker, in order
+    row, column = row[order], column[order]
+    if scheme == "uncoded":
+        done, cost = N - 1, model.share_cost * N
+    else:
+        share = column if scheme == "classic" else column // m
+        done = _decodable(scheme, model.code_index[row, share], column % m, model)
+        cost = model.share_cost * model.n_shares
+    if done is None:
+        return math.inf
+    first = order[:done + 1]                        # the master need take no more
+    return float(_master(arrived[first], sizes[held][first], model.master_rate)[done]) + cost
 
 
 def compare(model: Model) -> dict[str, float]:
     """Every scheme's time, and the ideal bound, on the same model."""
     return {scheme: simulate(model, scheme) for scheme in SCHEMES + ("ideal",)}
+
+
+@dataclass(frozen=True)
+class SharePlan:
+    """What ``plan`` found: the best shares per worker (``counts``), how they were chosen
+    (``best``: ("uniform" | "speed", shares per worker)), its expected seconds, the ideal
+    bound's on the same draws, and every candidate's expected seconds."""
+    counts: tuple[int, ...]
+    best: tuple[str, int]
+    seconds: float
+    ideal: float
+    candidates: dict[tuple[str, int], float]
+
+
+def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 9),
+         seeds: int = 5) -> SharePlan:
+    """The allocation of shares to the model's workers with the least expected time for
+    ``scheme``: for every w in ``shares``, w shares per worker ("uniform") and w·N shares
+    in proportion to the workers' speeds ("speed", ``allocation.proportional``; a speed is
+    1 / (slowdown × mean piece time + mean pause), the median where a mean is infinite),
+    each averaged over ``seeds`` seeds from the model's (its own shares are not used).
+    Candidates with fewer shares than R are skipped; ties go to fewer shares in all, then
+    uniform.
+
+    Speed allocation helps when the speed differences are persistent and known (the same
+    workers slow in every job, as a slowdown models), above all for whole-result schemes
+    (classic, systematic, cfs), which can use only whole shares: the fast workers' extra
+    shares arrive in time, the slow workers' would not. Uniform is better when straggling
+    is random or transient (which workers are slow changes from job to job, as random piece
+    times model: the speeds are then equal and both allocations the same), and compfs with
+    enough shares is already near the bound either way; fewer shares also cost less
+    encoding and shipping (``share_cost``)."""
+    if model.code is not None:
+        raise ValueError("plan varies the code's number of points: give it a model without "
+                         "a code.")
+    if scheme not in SCHEMES:
+        raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}, not "
+                         f"{scheme!r}.")
+    seeds = _validate.integer(seeds, "seeds")
+    candidates = sorted({_validate.integer(w, "shares") for w in shares})
+    if seeds < 1 or not candidates or candidates[0] < 1:
+        raise ValueError(f"plan needs seeds >= 1 and shares per worker >= 1, not seeds = "
+                         f"{seeds}, shares = {candidates}.")
+    N = model.n_workers
+    means = _means(model.piece_time, N) * model.slowdown + (
+        0.0 if model.pause is None else _means(model.pause, N))
+    speeds = 1 / np.maximum(means, 1e-300)
+    allocations, expected = {}, {}             # by candidate: counts; by counts: seconds
+
+    def mean(counts, which):
+        return statistics.fmean(simulate(replace(model, shares=counts, seed=model.seed + k),
+                                         which) for k in range(seeds))
+
+    for w in candidates:
+        if w * N < model.recovery_threshold:
+            continue
+        allocations["uniform", w] = (w,) * N
+        allocations["speed", w] = allocation.proportional(w * N, speeds)
+    if not allocations:
+        raise ValueError(f"No candidate has the R = {model.recovery_threshold} shares the "
+                         f"code needs: give more shares per worker.")
+    for counts in allocations.values():
+        if counts not in expected:
+            expected[counts] = mean(counts, scheme)
+    seconds = {key: expected[counts] for key, counts in allocations.items()}
+    least = min(seconds.values())
+    best = min((key for key, t in seconds.items()
+                if t == least or math.isclose(t, least, rel_tol=1e-9)),
+               key=lambda key: (sum(allocations[key]), key[0] != "uniform", key[1]))
+    counts = allocations[best]
+    return SharePlan(counts, best, expected[counts], mean(counts, "ideal"), seconds)
+
+
+def _means(distribution, n_workers):
+    """Each worker's mean seconds per draw (a Pareto's median if its mean is infinite)."""
+    if isinstance(distribution, ShiftedExponential):
+        return np.full(n_workers, distribution.shift + distribution.mean)
+    if isinstance(distribution, Pareto):
+        a = distribution.alpha
+        return np.full(n_workers, distribution.scale * (a / (a - 1) if a > 1 else 2 ** (1 / a)))
+    if isinstance(distribution, Replay):
+        rows = distribution.times
+        return np.array([np.mean(rows[i % len(rows)]) for i in range(n_workers)])
+    return np.asarray(distribution.draw(np.random.default_rng(0), (n_workers, 1024)),
+                      float).mean(axis=1)
 
 
 def _links(ready, sizes, rates):
@@ -254,67 +469,65 @@ def _master(arrivals, sizes, rate):
     return taken
 
 
-def _decodable(scheme, worker, index, N, R, m, seed, code=None):
-    """The position in arrival order of the packet after which the master can decode."""
-    if scheme == "uncoded":
-        return N - 1
-    if scheme == "classic":
+def _decodable(scheme, share, index, model):
+    """The position in arrival order of the packet after which the master can decode, the
+    packets from these shares (code indices) with these piece indices."""
+    R, m = model.recovery_threshold, model.pieces
+    if scheme == "classic":                 # R whole results of distinct shares
         return R - 1
     if m * R <= EXACT_UP_TO:
-        return _decodable_exact(scheme, worker, index, N, R, m, seed, code)
+        return _decodable_exact(scheme, share, index, model)
     if scheme == "systematic":              # piece l decodes from any R copies of it
-        seen = np.zeros(m, int)
-        for k, l in enumerate(index.tolist()):
-            seen[l] += 1
-            if (seen >= R).all():
-                return k
-        return None
-    return m * R - 1 if worker.size >= m * R else None     # random: any m·R packets
+        copies = [np.flatnonzero(index == l) for l in range(m)]
+        return None if min(map(len, copies)) < R else max(int(c[R - 1]) for c in copies)
+    return m * R - 1 if share.size >= m * R else None      # random: any m·R packets
 
 
-def _decodable_exact(scheme, worker, index, N, R, m, seed, code=None):
+def _decodable_exact(scheme, share, index, model):
     """The same, by the decoder's own rank tracking on the vectors the runtime sends."""
     from ffcode._ext.rankbasis import RankBasis
+    R, m, code = model.recovery_threshold, model.pieces, model.code
     if code is None:
         p = _P
-        powers = np.array([[pow(a, d, p) for d in range(R)] for a in range(1, N + 1)],
-                          np.uint64)
+        powers = np.array([[pow(a, d, p) for d in range(R)]
+                           for a in range(1, model.n_shares + 1)], np.uint64)
     else:
         p, powers = code.F.p, code.evaluations.astype(np.uint64)
     basis = RankBasis(powers, m, p)
-    rng = np.random.default_rng([seed, 17])
-    for k, (w, l) in enumerate(zip(worker.tolist(), index.tolist())):
+    rng = np.random.default_rng([model.seed, 17])
+    for k, (s, l) in enumerate(zip(share.tolist(), index.tolist())):
         if scheme == "systematic":
             coeffs = np.zeros(m, np.uint64)
             coeffs[l] = 1
         else:
             coeffs = rng.integers(0, p, m, dtype=np.uint64)
-        if basis.probe(coeffs, w) >= 0 and basis.commit() == m * R:
+        if basis.probe(coeffs, s) >= 0 and basis.commit() == m * R:
             return k
     return None
 
 
 def _ideal(model):
     """The least T at which the workers, all computing from 0 (each cycling through its own
-    piece times), have done m·R pieces of work between them; communication free."""
-    times, need = model.times, model.pieces * model.recovery_threshold
+    piece times, all its shares'), have done m·R pieces of work between them;
+    communication and share_cost free."""
+    times, need = np.where(model.held, model.times, 0.0), model.pieces * model.recovery_threshold
     if not times.sum():
         return 0.0
+    lengths = model.held.sum(axis=1)
     per_cycle = times.sum(axis=1)
+    cum = np.cumsum(times, axis=1)
+    rows = np.arange(len(times))
 
     def work(T):
         cycles = np.floor(np.divide(T, per_cycle, out=np.full_like(per_cycle, np.inf),
                                     where=per_cycle > 0))
         rest = T - cycles * per_cycle
-        done = cycles * times.shape[1]
-        cum = np.cumsum(times, axis=1)
-        full = (cum <= rest[:, None]).sum(axis=1)
-        prev = np.take_along_axis(np.hstack([np.zeros((len(cum), 1)), cum]),
-                                  full[:, None], axis=1)[:, 0]
-        current = np.take_along_axis(np.hstack([times, np.ones((len(cum), 1))]),
-                                     full[:, None], axis=1)[:, 0]
+        full = np.minimum((cum <= rest[:, None]).sum(axis=1), lengths)
+        prev = np.where(full > 0, cum[rows, full - 1], 0.0)
+        current = np.where(full < lengths, times[rows, np.minimum(full, lengths - 1)], 1.0)
         frac = np.where(current > 0, (rest - prev) / current, 0)
-        return np.where(per_cycle > 0, done + full + np.minimum(frac, 1), np.inf).sum()
+        return np.where(per_cycle > 0, cycles * lengths + full + np.minimum(frac, 1),
+                        np.inf).sum()
 
     lo, hi = 0.0, need * times.max() + 1e-12
     for _ in range(100):
