@@ -2,6 +2,7 @@
 tracking, the time models (shifted exponential, Pareto, replay) and its input checks."""
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -87,6 +88,18 @@ def test_seed_fixes_the_draws():
     assert np.array_equal(a.times, b.times) and not np.array_equal(a.times, c.times)
     assert (a.times >= 0.1).all()
     assert (Model(5, 3, 2, piece_time=Pareto(0.2, 3)).times >= 0.2).all()
+
+
+def test_per_worker_values_and_replace():
+    """Per-worker values may be given one per worker, as a Model keeps them: so
+    dataclasses.replace works, drawing again only for a new seed."""
+    model = Model(3, 2, 2, piece_time=ShiftedExponential(0.1, 0.1), slowdown={1: 2},
+                  link_rate=[1e6, 2e6, 3e6])
+    assert model.slowdown.tolist() == [1, 2, 1] and model.link_rate.tolist() == [1e6, 2e6, 3e6]
+    same = replace(model, master_rate=1e9)
+    assert np.array_equal(same.times, model.times) and same.slowdown.tolist() == [1, 2, 1]
+    assert compare(replace(model, master_rate=math.inf)) == compare(model)
+    assert not np.array_equal(replace(model, seed=1).times, model.times)
 
 
 def test_replay_from_report_and_csv(tmp_path):
