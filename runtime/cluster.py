@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import zmq
 
-from ffcode import _validate, functions
+from ffcode import _validate, allocation, functions
 from ffcode.pieces import pieces_count
 from ffcode import verify as verification
 from ffcode.codes.base import Code
@@ -36,6 +36,7 @@ from ffcode.runtime.resident import Resident, load_message, unload_message
 from ffcode.runtime.wire import Header, Kind
 
 ENGINES = ("local", "ray")
+ALLOCATE = ("uniform", "speed")
 CURVE_IO_THREADS = 2        # decryption is per connection: spread it over two threads
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -58,7 +59,7 @@ class WorkerHandle:
         self.node = pool.node(member) if pool is not None else None
         self.last_seen = time.monotonic()
         self.lost = None
-        self.holds = {}                 # resident data id -> the share (code index) it holds
+        self.holds = {}                 # resident data id -> the place whose shares it holds
 
     def __repr__(self):
         where = f"slot {self.slot}" if self.slot is not None else f"{self.host or '?'}"
@@ -138,6 +139,7 @@ class Cluster:
         self._buffers = {}                  # dtype -> payload storage of the last job
         self._resident = {}                 # id -> Resident, loaded and not unloaded
         self._loads = 0                     # resident data loaded so far (their ids)
+        self._speeds = {}                   # worker order -> its speed in the latest job
         # Messages dropped since the last report (which takes them), and in all.
         self.rejected, self.stale = Counter(), 0
         self.rejected_total = Counter()
@@ -373,7 +375,8 @@ class Cluster:
     def run(self, code: Code | Resident, *inputs, scheme: str | None = None,
             pieces: int | None = None, faults: Faults | None = None, timeout: float = 600.0,
             seed: int | None = None, progress: Callable[[int, int], None] | None = None,
-            verify: bool | str = "auto", adversaries: int = 0) -> tuple[Any, Report]:
+            verify: bool | str = "auto", adversaries: int = 0, assignment=None,
+            allocate=None) -> tuple[Any, Report]:
         """Run one coded job on the cluster's workers; returns (output, report).
 
         ``run(code, *inputs)`` encodes the inputs' data and ships it with the job;
@@ -387,6 +390,19 @@ class Cluster:
         injected; progress(rank, needed) is called as the rank grows. Raises JobFailed (the
         report attached as .report) when the remaining work cannot decode, JobTimeout after
         timeout seconds.
+
+        assignment, allocate: which shares (the code's points) each worker holds; a worker
+        with several works through them in order, so that a fast one keeps computing while
+        stragglers are waited for (every share is its own sender to the decoder). By default
+        ("uniform") they are dealt round-robin over the cluster's workers: worker i holds
+        shares i, i + P, ... of a code with more points than the P workers, and share i of
+        one with at most P (the rest idle). allocate="speed" gives each worker a number of
+        shares in proportion to its speed measured in the latest job (``speeds()``; an
+        unmeasured one counts as the median), allocate=[s_0, ...] to given speeds, each
+        worker at least one share; assignment=[[0, 6], [1, 7], ...] names each worker's
+        shares. Faults and the report name workers by their place 0..P-1 in the job.
+        More shares cost more encoding and bytes shipped (the report's ``encode`` and
+        ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
 
         verify: check the output before returning it (ffcode.verify: Freivalds' check for
         products, a random projection for row-linear LCC), raising VerificationError if a
@@ -419,6 +435,13 @@ class Cluster:
                             f"returned, not {type(code).__name__}.")
         scheme = "compfs" if scheme is None else scheme
         pieces = 4 if pieces is None else pieces
+        if data is not None:
+            if assignment is not None or allocate is not None:
+                raise ValueError("Resident data keeps the assignment it was loaded with: "
+                                 "give assignment or allocate to load, not to run.")
+            assignment = data.assignment
+        else:
+            assignment = self._assignment(code, assignment, allocate)
         if faults is None:
             faults = Faults()
         if not isinstance(faults, Faults):
@@ -430,31 +453,32 @@ class Cluster:
                             f"{verify!r}.")
         if progress is not None and not callable(progress):
             raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
-        faults.check_workers(code.n_workers)
-        if code.n_workers > self.n_workers:
-            raise ValueError(f"The code has {code.n_workers} workers, the cluster "
-                             f"{self.n_workers}.")
+        faults.check_workers(len(assignment))
         if not self.local:
             _importable_elsewhere(code)
         plan = Plan(code, inputs, scheme, pieces, seed, self._buffers.get(code.F.dtype),
-                    adversaries, data)
+                    adversaries, data, assignment)
         if data is not None:
             inputs = (*data.data, *inputs)
         check = _verification(verify, code, inputs, adversaries)  # inputs checked by now
         encode = time.monotonic() - start
-        workers = self.wait(code.n_workers)     # replacing lost workers is not the job's time
+        workers = self.wait(len(assignment))    # replacing lost workers is not the job's time
         if data is not None:
             workers = _in_place(workers, data)
         self.epoch += 1
         job = JobRun(self, plan, workers, faults, progress)
         job.report.settings = _settings(code, inputs, scheme, plan.pieces, faults, seed,
-                                        adversaries, check, data)
+                                        adversaries, check, data, assignment)
         log.info("job %d: %s on %d workers", self.epoch, scheme, len(workers))
         try:
             output, report = job.run(encode, timeout - encode)
         finally:                                # counted in this report, also when it fails
             job.report.rejected, job.report.stale = dict(self.rejected), self.stale
             self.rejected, self.stale = Counter(), 0
+            measured = {h.order: t.speed for h, t in zip(workers, job.report.workers)
+                        if t.speed}
+            if measured:                        # one job's speeds: in the same units
+                self._speeds = measured
         log.info("job %d decoded in %.3f s", self.epoch, report.total)
         if plan.buffer is not None:             # reused: no fresh pages to fault in next time
             self._buffers[code.F.dtype] = plan.buffer
@@ -474,10 +498,43 @@ class Cluster:
             self.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         return output, report
 
+    def speeds(self) -> list:
+        """Each worker's speed (pieces of work per second) as measured in the latest job
+        that measured any, in the order jobs place the workers; None where unknown."""
+        orders = range(self.n_workers) if self._pool is not None else \
+            [h.order for h in self.live()]
+        return [self._speeds.get(order) for order in orders]
+
+    def _assignment(self, code, assignment, allocate):
+        """The shares each worker of a job holds: as given, or allocated (see run)."""
+        if assignment is not None:
+            if allocate is not None:
+                raise ValueError("Give either 'assignment' or 'allocate', not both.")
+            return allocation.checked(assignment, code.n_workers, self.n_workers)
+        if allocate is None or isinstance(allocate, str) and allocate == "uniform":
+            return allocation.uniform(code.n_workers, self.n_workers)
+        if isinstance(allocate, str):
+            if allocate != "speed":
+                raise ValueError(f"Argument 'allocate' must be one of {ALLOCATE} or a "
+                                 f"sequence of speeds, not {allocate!r}.")
+            measured = self.speeds()
+            known = sorted(s for s in measured if s is not None)
+            if not known:
+                raise ValueError("allocate='speed' needs speeds measured in an earlier job "
+                                 "on this cluster: run one first, or pass the speeds.")
+            median = known[len(known) // 2]
+            speeds = [median if s is None else s for s in measured]
+        else:
+            speeds = allocation.checked_speeds(allocate)
+            if len(speeds) != self.n_workers:
+                raise ValueError(f"Argument 'allocate' gives {len(speeds)} speeds; the "
+                                 f"cluster has {self.n_workers} workers.")
+        return allocation.dealt(allocation.proportional(code.n_workers, speeds))
+
     # -- resident data ------------------------------------------------------------------------
 
     def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
-             seed: int | None = None) -> Resident:
+             seed: int | None = None, assignment=None, allocate=None) -> Resident:
         """Encode a code's data once and leave each worker its share: ``run(resident,
         *arguments)`` then ships only a job's arguments, for as many jobs as you like.
 
@@ -485,7 +542,8 @@ class Cluster:
         blocks). scheme: what the shares serve, "uncoded" (slices), "classic", "systematic"
         or "cfs" (whole shares; a run may pick any of the three), "compfs" (shares already
         combined into m = pieces pieces, for runs with that m). seed: the masks and piece
-        combinations (default fresh randomness). A worker lost and replaced gets its share
+        combinations (default fresh randomness). assignment, allocate: which shares each
+        worker holds, as for ``run``; every run on the data keeps it. A worker lost and replaced gets its share
         again before its next job (its timeline's ``reloaded`` bytes). ``unload`` (or
         closing the cluster) frees the workers' memory."""
         self._check_open()
@@ -500,13 +558,12 @@ class Cluster:
             raise TypeError(f"{type(code).__name__}'s data is ({names}), got {len(data)} "
                             f"array{'s' if len(data) != 1 else ''}" +
                             (f"; its arguments ({rest}) go to each run" if rest else "") + ".")
-        if code.n_workers > self.n_workers:
-            raise ValueError(f"The code has {code.n_workers} workers, the cluster "
-                             f"{self.n_workers}.")
+        assignment = self._assignment(code, assignment, allocate)
         if not self.local:
             _importable_elsewhere(code)
-        layout = Layout(code, data, scheme, pieces if scheme == "compfs" else None, seed)
-        workers = self.wait(code.n_workers)
+        layout = Layout(code, data, scheme, pieces if scheme == "compfs" else None, seed,
+                        assignment)
+        workers = self.wait(len(assignment))
         self._loads += 1
         ident = self._loads
         resident = self._resident[ident] = Resident(self, ident, layout, data, scheme,
@@ -518,13 +575,14 @@ class Cluster:
         return resident
 
     def give(self, handle, resident, i) -> int:
-        """Ship share i of resident data to a worker (bytes sent; 0 for an idle worker or
-        one that cannot take it, which is then lost)."""
-        share = resident.layout.shares[i]
-        if share is None:
+        """Ship the shares of place i of resident data to a worker (bytes sent; 0 for an
+        idle worker or one that cannot take them, which is then lost)."""
+        held = resident.layout.held(i)
+        if not held:
             handle.holds.pop(resident.ident, None)
             return 0
-        message = load_message(self.session, self.epoch, resident.ident, share)
+        message = load_message(self.session, self.epoch, resident.ident,
+                               [share for _, share in held])
         if not self.send(handle, message):
             return 0
         handle.holds[resident.ident] = i
@@ -600,7 +658,7 @@ def _user_id(frame) -> str | None:
 
 
 def _in_place(workers, data) -> list:
-    """The workers for a job on resident data: each holder in the place of the share it
+    """The workers for a job on resident data: each holder in the place whose shares it
     holds, the others (replacements) in the places left."""
     held = {}
     for handle in workers:
@@ -641,16 +699,17 @@ def _importable_elsewhere(code):
 
 
 def _settings(code, inputs, scheme, pieces, faults, seed, adversaries, verify,
-              data=None) -> dict:
+              data=None, assignment=()) -> dict:
     """What a report says the job was (JSON-ready); ``resident``: the id of the resident
-    data it ran on (null: shipped with the job)."""
+    data it ran on (null: shipped with the job); ``assignment``: each worker's shares."""
     def shapes(x):
         return [shapes(y) for y in x] if isinstance(x, (list, tuple)) else list(np.shape(x))
 
     return {"code": repr(code), "p": code.F.p, "inputs": [shapes(x) for x in inputs],
             "scheme": scheme, "pieces": pieces, "faults": faults.to_dict(), "seed": seed,
             "adversaries": adversaries, "verify": verify,
-            "resident": None if data is None else data.ident}
+            "resident": None if data is None else data.ident,
+            "assignment": [list(held) for held in assignment]}
 
 
 def _positive(value, name) -> float:

@@ -1,18 +1,22 @@
 """What each worker does in a job, and which collector turns its packets into the output.
 
 Workers never see a code object: a task names the code's computation by import path (with
-the field), carries the operand arrays of the worker's share (or names the share the worker
-already holds: resident data) and the job's arguments, and says how to send the result:
-whole (one packet), systematic or random combinations of m row pieces, or one packet per
-piece as it is computed (computation at full speed: the row-linear operand arrives as m
-blocks, followed by their combination coefficients).
+the field), carries the operand arrays of the worker's shares (or names the shares the
+worker already holds: resident data) and the job's arguments, and says how to send each
+result: whole (one packet), systematic or random combinations of m row pieces, or one
+packet per piece as it is computed (computation at full speed: the row-linear operand
+arrives as m blocks, followed by their combination coefficients).
+
+A worker may hold several shares (``assignment[i]``, code indices, ffcode.allocation): it
+works through them in order and numbers its packets on, share k's piece j as k·m + j, so
+that the master files each under its share, every share being its own sender.
 """
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from ffcode import _validate, collect, functions
+from ffcode import _validate, allocation, collect, functions
 from ffcode.codes.base import Code
 from ffcode.pieces import pieces_count
 
@@ -33,11 +37,13 @@ def checked_scheme(scheme) -> str:
 
 class Layout:
     """A job's data as the workers hold it: ``encoding`` (an Encoding, or the uncoded
-    Split) and ``shares[i]``, worker i's arrays (None: idle). ``holds`` says which schemes
-    it serves (HOLDS); ``pieces`` is m for piece-combined shares."""
+    Split), ``shares[k]``, the arrays of the code's share k (None: no work), and
+    ``assignment[i]``, the shares worker i holds (ffcode.allocation). ``holds`` says which
+    schemes it serves (HOLDS); ``pieces`` is m for piece-combined shares."""
 
-    def __init__(self, code: Code, data, scheme: str, pieces: Optional[int], seed):
-        self.code, self.holds = code, HOLDS[scheme]
+    def __init__(self, code: Code, data, scheme: str, pieces: Optional[int], seed,
+                 assignment):
+        self.code, self.holds, self.assignment = code, HOLDS[scheme], assignment
         self.pieces = pieces if self.holds == "pieces" else None
         if self.holds == "slices":
             self.encoding = code.uncoded(*data)
@@ -53,14 +59,22 @@ class Layout:
     def serves(self, scheme) -> bool:
         return HOLDS[scheme] == self.holds
 
+    def held(self, worker) -> list:
+        """The (code index, arrays) of the shares worker holds that have work."""
+        return [(k, self.shares[k]) for k in self.assignment[worker]
+                if self.shares[k] is not None]
+
 
 class Plan:
-    """One job: the tasks of workers 0..N-1 (None: idle), and the collector of their
-    packets (ffcode.collect). ``inputs`` are the code's inputs, data and arguments; for
-    ``resident`` data (runtime.resident.Resident) just the arguments."""
+    """One job: the tasks of the workers of ``assignment`` (None: idle), and the collector
+    of their shares' packets (ffcode.collect). ``inputs`` are the code's inputs, data and
+    arguments; for ``resident`` data (runtime.resident.Resident) just the arguments, on
+    the assignment it was loaded with. ``adversaries`` counts wrong workers: a wrong
+    worker is wrong on every share it holds, so the collector corrects as many shares as
+    the A workers holding the most hold between them (``wrong_shares``)."""
 
     def __init__(self, code, inputs, scheme, pieces, seed, buffer=None, adversaries=0,
-                 resident=None):
+                 resident=None, assignment=None):
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -79,16 +93,29 @@ class Plan:
                              "which scheme='uncoded' has none of: use classic, systematic, "
                              "cfs or compfs.")
         self.adversaries = adversaries
-        R = code.recovery_threshold
-        if R + 2 * adversaries > code.n_workers:
-            raise ValueError(f"Correcting {adversaries} wrong results needs R + 2A = "
-                             f"{R + 2 * adversaries} workers; the code has {code.n_workers}.")
         path = functions.path_of(code.function)    # before any work: workers import it
         self.resident = resident
         layout = None if resident is None else resident.layout
+        if layout is not None:
+            assignment = layout.assignment
+        elif assignment is None:
+            assignment = allocation.uniform(code.n_workers, code.n_workers)
+        self.assignment = assignment
+        R = code.recovery_threshold
+        counts = sorted((len(held) for held in assignment), reverse=True)
+        self.wrong_shares = sum(counts[:adversaries])
+        if R + 2 * self.wrong_shares > code.n_workers:
+            raise ValueError(
+                f"Correcting {adversaries} wrong results needs R + 2A = {R + 2 * adversaries}"
+                f" workers; the code has {code.n_workers}." if self.wrong_shares ==
+                adversaries else
+                f"Correcting {adversaries} wrong workers holding up to {self.wrong_shares} "
+                f"shares needs R + 2S = {R + 2 * self.wrong_shares} shares; the code has "
+                f"{code.n_workers}.")
         if layout is None:
             code.check_inputs(inputs)
-            layout = Layout(code, inputs[:code.encodes], scheme, self.pieces, seed)
+            layout = Layout(code, inputs[:code.encodes], scheme, self.pieces, seed,
+                            assignment)
             inputs = inputs[code.encodes:]
         elif not layout.serves(scheme):
             raise ValueError(f"The resident data holds {layout.holds} (loaded for "
@@ -103,20 +130,31 @@ class Plan:
                     pieces=self.pieces, data=None if resident is None else resident.ident)
         if scheme == "compfs":
             base["operand"] = layout.encoding[0].operand
-        self.tasks = [None if share is None else
-                      Task(dict(base, seed=_seed(seed, i) if scheme == "cfs" else None,
-                                share=0 if resident else len(share)),
-                           [] if resident else share, args)
-                      for i, share in enumerate(layout.shares)]
+        self.tasks = []
+        for worker in range(len(assignment)):
+            held = layout.held(worker)
+            spec = dict(base, shares=len(held),
+                        counts=[] if resident else [len(share) for _, share in held],
+                        seeds=[_seed(seed, k) for k, _ in held] if scheme == "cfs" else None)
+            self.tasks.append(Task(spec, [] if resident else [a for _, share in held
+                                                               for a in share], args)
+                              if held else None)
         if scheme == "uncoded":
             split = layout.encoding
             self.collector = collect.Gather(self.F, len(split.shares), split.assemble)
             self.needed = self.collector.needed
             return
         # Enough packets for any A wrong workers (m·R when nobody may be wrong).
-        self.needed = self.pieces * (R + 2 * adversaries)
-        self.collector = collect.for_job(layout.encoding, self.pieces, adversaries,
+        self.needed = self.pieces * (R + 2 * self.wrong_shares)
+        self.collector = collect.for_job(layout.encoding, self.pieces, self.wrong_shares,
                                          whole=scheme == "classic", buffer=buffer)
+
+    def share_of(self, worker, index):
+        """(code index, piece) of the packet ``index`` of a worker (None: it has no such
+        packet): share k of its list, piece j, numbered k·m + j."""
+        k, j = divmod(index, self.pieces)
+        held = self.assignment[worker]
+        return (held[k], j) if k < len(held) else None
 
     @property
     def buffer(self):
@@ -126,9 +164,10 @@ class Plan:
 
 @dataclass
 class Task:
-    spec: dict          # JSON: f, p, send, pieces, seed, operand; data: the resident share's
-                        # id (None: shipped), share: how many of the arrays are the share
-    share: list         # the share's arrays, shipped with the task ([] when resident)
+    spec: dict          # JSON: f, p, send, pieces, operand; data: the resident shares' id
+                        # (None: shipped); shares: how many; counts: each one's arrays
+                        # (shipped); seeds: each one's packet seed (cfs)
+    share: list         # the shares' arrays, one after another ([] when resident)
     args: list          # the job's arguments
 
     @property

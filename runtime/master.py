@@ -1,8 +1,13 @@
 """The master's side of one job: send the tasks, ingest packets as they arrive (reducing
 payloads whenever the socket is idle), watch the workers, stop them all the moment the
-output is decodable, and account for everything in the report."""
+output is decodable, and account for everything in the report.
+
+Workers are the job's places (processes); a packet is filed under the share (code index)
+it belongs to, so that every share is its own sender to the decoder, and a worker found
+wrong on any of its shares is named once."""
 import time
 
+from ffcode import allocation
 from ffcode.pieces import Packet
 from ffcode.runtime import wire
 from ffcode.runtime.errors import (JobFailed, JobTimeout, ProtocolError,
@@ -18,12 +23,15 @@ IDLE = 0.001                # a socket silent this long is idle: time to reduce 
 class JobRun:
     def __init__(self, cluster, plan, workers, faults, progress):
         self.cluster, self.plan, self.faults, self.progress = cluster, plan, faults, progress
-        self.workers = workers                          # code index -> WorkerHandle
+        self.workers = workers                          # place -> WorkerHandle
         self.index = {h.ident: i for i, h in enumerate(workers)}
         code = plan.code
-        self.report = Report(plan.scheme, repr(code), code.n_workers, plan.pieces,
+        self.report = Report(plan.scheme, repr(code), len(workers), plan.pieces,
                              plan.needed)
-        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node) for i, h in enumerate(workers)]
+        self.owner = allocation.owners(plan.assignment)
+        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node,
+                                         list(plan.assignment[i]))
+                          for i, h in enumerate(workers)]
         self.report.workers = self.timelines
         self.finished = set()           # workers done sending (or idle, or lost)
         self.invalid = set()            # when correcting: workers that sent invalid packets
@@ -52,8 +60,9 @@ class JobRun:
                 if plan.resident is not None and \
                         handle.holds.get(plan.resident.ident) != i:  # a replacement
                     timeline.reloaded = cluster.give(handle, plan.resident, i)
+                work = plan.work_pieces * task.spec["shares"]    # a pause per piece of work
                 meta = {"task": task.spec, "max_message": cluster.max_message,
-                        "faults": self.faults.for_worker(i, plan.work_pieces)}
+                        "faults": self.faults.for_worker(i, work)}
                 message = wire.control(self.header(Kind.JOB, i), meta, task.arrays)
                 if cluster.send(handle, message):
                     timeline.share_sent = self.clock()
@@ -68,12 +77,14 @@ class JobRun:
         if self.progress is not None:
             self.progress(self.collector.rank, self.plan.needed)
         output = self.collector.result()
-        self.report.wrong = sorted(set(getattr(self.collector, "wrong", [])) | self.invalid)
-        wrong = set(self.report.wrong)          # their kept packets did not count either
+        wrong = {self.owner[k] for k in getattr(self.collector, "wrong", [])} | self.invalid
+        self.report.wrong = sorted(wrong)       # their kept packets did not count either
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:
                 record["innovative"] = record["innovative"] and i not in wrong and \
-                    self.collector.counted(i, record["index"])
+                    self.collector.counted(record["share"], record["piece"])
+            timeline.speed = _speed(timeline, plan.work_pieces / plan.pieces,
+                                    self.decodable - self.start)
         done = time.monotonic()
         self.report.decode = done - self.decodable
         self.report.total = encode + done - self.start
@@ -133,9 +144,12 @@ class JobRun:
             raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
 
     def _packet(self, i, header, frames):
+        filed = self.plan.share_of(i, header.index)
         try:
+            if filed is None:
+                raise ValueError(f"worker {i} has no packet {header.index}")
             coeffs, payload = wire.read_packet(header, frames, self.plan.F.dtype)
-            innovative = self.collector.add(Packet(i, header.index, coeffs, payload,
+            innovative = self.collector.add(Packet(*filed, coeffs, payload,
                                                    header.rows or None))
         except ProtocolError:
             self.cluster.reject("malformed")
@@ -145,7 +159,8 @@ class JobRun:
             if self.plan.adversaries:       # well-formed but not a result: a wrong worker
                 self.invalid.add(i)
             return
-        self.timelines[i].packets.append({"index": header.index,
+        self.timelines[i].packets.append({"index": header.index, "share": filed[0],
+                                          "piece": filed[1],
                                           "sent": header.sent - self.wall,
                                           "received": self.clock(),
                                           "compute": header.compute,
@@ -223,6 +238,20 @@ class JobRun:
                     self.report.wasted_after_stop += 1
         if last is not None:
             self.report.quiet = max(last - decodable, 0.0)
+
+
+def _speed(timeline, work, decodable):
+    """Pieces of work per second the worker delivered: its packets (each ``work`` pieces)
+    over the time from its task's sending to its last packet's arrival. A worker stopped
+    before its first packet gets the most it can have been: one packet's work over its
+    time at the job. None for a worker given no task or lost without a packet."""
+    if timeline.share_sent is None or timeline.lost and not timeline.packets:
+        return None
+    count, until = len(timeline.packets), decodable
+    if count:
+        until = timeline.packets[-1]["received"]
+    elapsed = until - timeline.share_sent
+    return max(count, 1) * work / elapsed if elapsed > 0 else None
 
 
 def _workers(indices) -> str:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from ffcode import __version__
 
-SCHEMA = 3                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 4                  # the version of the JSON layout below; raised when it changes
 
 
 def utc_now() -> str:
@@ -20,27 +20,34 @@ def utc_now() -> str:
 class WorkerTimeline:
     """One worker's job, in seconds from the job's start (the master's clock, except
     ``sent`` and ``stopped``: the worker's clock minus the master's at the start, so a
-    remote worker's clock offset shows there). In JSON: ``worker`` (its index in the code),
-    ``host``, ``pid`` (as the worker said), ``node`` (the Ray node ID of a Ray worker, as
-    Ray placed it; null for others), ``share_sent`` (its task sent), ``shipped`` (bytes
-    sent for the job: its task message, with its share unless resident, and the job's
-    arguments; plus ``reloaded``), ``reloaded`` (bytes of its resident share sent again
-    because it replaced a lost worker, else 0), ``packets`` (a record per packet
-    accepted: ``index``, ``sent``, ``received``, ``compute`` (s computing it, as the worker
-    reported), ``innovative`` (it raised the rank)), ``compute`` (s in all), ``done`` (its
-    message that every packet was sent arrived; null if it was stopped first), ``stopped``
-    (it acknowledged the stop), ``lost`` (why it was given up on, or null), ``used`` and
-    ``wasted`` (packets)."""
+    remote worker's clock offset shows there). In JSON: ``worker`` (its place in the job,
+    0..workers-1: what faults name), ``host``, ``pid`` (as the worker said), ``node`` (the
+    Ray node ID of a Ray worker, as Ray placed it; null for others), ``shares`` (the code
+    indices of the shares it held, in the order it worked through them), ``share_sent``
+    (its task sent), ``shipped`` (bytes sent for the job: its task message, with its
+    shares unless resident, and the job's arguments; plus ``reloaded``), ``reloaded``
+    (bytes of its resident shares sent again because it replaced a lost worker, else 0),
+    ``packets`` (a record per packet accepted: ``index`` (its number in the worker's
+    stream, share k's piece j being k·m + j), ``share`` (the code index), ``piece``,
+    ``sent``, ``received``, ``compute`` (s computing it, as the worker reported),
+    ``innovative`` (it raised the rank)), ``compute`` (s in all), ``speed`` (pieces of
+    work per second it delivered, task sent to last packet received; for a worker stopped
+    before its first packet the most it can have been, one packet's work over its time
+    at the job; null for one lost without packets), ``done`` (its message that every packet was sent arrived; null if it was
+    stopped first), ``stopped`` (it acknowledged the stop), ``lost`` (why it was given up
+    on, or null), ``used`` and ``wasted`` (packets)."""
     worker: int
     host: str = ""
     pid: int = 0
     node: str = None                                # the Ray node ID (Ray workers only)
+    shares: list = field(default_factory=list)      # the code indices it held
     share_sent: float = None
     shipped: int = 0                                # bytes sent for the job
     reloaded: int = 0                               # of them, its resident share again
     packets: list = field(default_factory=list)    # {index, sent, received, compute,
                                                     #  innovative}
     compute: float = 0.0                            # seconds computing, as reported
+    speed: float = None                             # pieces of work per second delivered
     done: float = None                              # sent every packet
     stopped: float = None                           # acknowledged the stop
     lost: str = None                                # why it was given up on
@@ -59,16 +66,19 @@ class Report:
     """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
 
     Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
-    encoding. The JSON object (schema 3; 2 had no ``reloaded`` and ``settings.resident``,
-    1 no ``node`` and ``shipped``):
+    encoding. The JSON object (schema 4; 3 had no ``shares``, ``speed``, packets'
+    ``share`` and ``piece`` and ``settings.assignment``; 2 no ``reloaded`` and
+    ``settings.resident``, 1 no ``node`` and ``shipped``):
 
-    - ``schema`` (int, 3), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+    - ``schema`` (int, 4), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
     - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
       input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``,
-      ``adversaries``, ``verify``, ``resident`` (the id of the resident data the job ran
-      on, or null);
-    - ``scheme``, ``code`` (repr), ``n_workers``, ``pieces`` (m as run: 1 for uncoded and
+      ``adversaries`` (wrong workers corrected), ``verify``, ``resident`` (the id of the
+      resident data the job ran on, or null), ``assignment`` (per worker, the code
+      indices of its shares);
+    - ``scheme``, ``code`` (repr), ``n_workers`` (the job's worker processes; the code's
+      points may be more), ``pieces`` (m as run: 1 for uncoded and
       classic), ``needed`` (the rank that decodes: R, or m·R, or m·(R + A)), ``rank`` (reached);
     - times: ``encode`` (encoding the shares), ``compute`` (first task sent -> decodable),
       ``decode`` (decodable -> output), ``verify`` (checking the output), ``total`` (the

@@ -12,7 +12,8 @@ class Resident:
 
     ``code``; ``scheme`` and ``pieces``, what it was loaded for (its shares serve: slices
     the uncoded scheme, whole shares classic, systematic and cfs, piece-combined shares
-    compfs with that m); ``nbytes`` of all shares (the master keeps them too, to reload a
+    compfs with that m); ``assignment``, the shares each worker holds (every run on the
+    data uses it); ``nbytes`` of all shares (the master keeps them too, to reload a
     worker that replaced a lost one); ``shipped``, the bytes ``load`` sent; ``loaded``,
     False once unloaded or the cluster closed."""
 
@@ -24,6 +25,10 @@ class Resident:
     @property
     def code(self):
         return self.layout.code
+
+    @property
+    def assignment(self) -> tuple:
+        return self.layout.assignment
 
     @property
     def nbytes(self) -> int:
@@ -38,9 +43,11 @@ class Resident:
                 f"{self.nbytes / 2**20:.1f} MiB{'' if self.loaded else ', unloaded'})")
 
 
-def load_message(session, epoch, ident, share) -> list:
-    """Hold ``share`` (its arrays) as resident data ``ident``."""
-    return wire.control(Header(Kind.LOAD, session, epoch), {"data": ident}, share)
+def load_message(session, epoch, ident, shares) -> list:
+    """Hold ``shares`` (a list of each share's arrays) as resident data ``ident``."""
+    return wire.control(Header(Kind.LOAD, session, epoch),
+                        {"data": ident, "counts": [len(share) for share in shares]},
+                        [a for share in shares for a in share])
 
 
 def unload_message(session, epoch, ident) -> list:

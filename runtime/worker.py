@@ -4,9 +4,9 @@ Two threads. The main thread owns the DEALER socket: it answers the master at on
 STOP is acknowledged within a poll, even mid-computation), sends heartbeats, and sends the
 packets the compute thread hands it over an inproc pipe, paced by the injected link rate
 and never blocking: everything waits on one poll with a timeout. The compute thread runs
-one task at a time and checks for a stop between pieces and in every injected pause.
-Shares the master loads (resident data) stay in the worker's store, by id, until it unloads
-them; a task names one instead of carrying its share.
+one task at a time, working through its shares in order, and checks for a stop between
+pieces and in every injected pause. Shares the master loads (resident data) stay in the
+worker's store, by id, until it unloads them; a task names them instead of carrying them.
 
 It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
 stop and end, and its exit at INFO; trouble at WARNING and ERROR.
@@ -57,17 +57,16 @@ class Stopped(Exception):
 
 
 class Job:
-    """A task: its share's arrays come with it or, for resident data, from ``store``."""
+    """A task: its shares' arrays come with it or, for resident data, from ``store``."""
 
     def __init__(self, header, meta, arrays, store):
         self.session, self.epoch, self.worker = header.session, header.epoch, header.worker
         self.spec = meta["task"]
         self.data = self.spec["data"]
         if self.data is None:
-            count = self.spec["share"]
-            self.share, self.args = arrays[:count], arrays[count:]
+            self.shares, self.args = split_shares(arrays, self.spec["counts"])
         else:                           # None when not here: the job fails, saying so
-            self.share, self.args = store.get(self.data), arrays
+            self.shares, self.args = store.get(self.data), arrays
         self.faults = meta["faults"]
         self.max_message = meta["max_message"]  # the master disconnects larger parts
         self.link = Link(self.faults["link_rate"])
@@ -77,6 +76,19 @@ class Job:
     def header(self, kind, index=0, rows=0, compute=0.0):
         return Header(kind, self.session, self.epoch, self.worker, index, rows, time.time(),
                       compute)
+
+
+def split_shares(arrays, counts) -> tuple:
+    """(shares, the arrays after them) of a message's arrays: one share's ``counts[k]``
+    arrays after another."""
+    if not isinstance(counts, list) or not all(type(c) is int and c >= 0 for c in counts) \
+            or sum(counts) > len(arrays):
+        raise ValueError(f"share counts {counts!r} do not describe {len(arrays)} arrays")
+    shares, at = [], 0
+    for count in counts:
+        shares.append(arrays[at:at + count])
+        at += count
+    return shares, arrays[at:]
 
 
 def operation(spec):
@@ -141,47 +153,66 @@ def tamper(F, payload, index, mode, rng):
 
 
 def compute(job, out):
-    """Run one task, handing each message to out(header, frames); returns early on a stop."""
+    """Run one task, its shares in order, handing each message to out(header, frames);
+    returns early on a stop."""
     F, op = operation(job.spec)
-    send, m = job.spec["send"], job.spec["pieces"]
-    if job.share is None:
+    if job.shares is None:
         raise ValueError(f"this worker holds no resident data {job.data} (never loaded, or "
                          f"unloaded)")
-    slowdown, delays = job.faults["slowdown"], job.faults["delays"]
+    shares = job.spec["shares"]
+    if len(job.shares) != shares:
+        raise ValueError(f"the task names {shares} shares of resident data {job.data}, this "
+                         f"worker holds {len(job.shares)}")
+    delays = job.faults["delays"]
+    work = len(delays) // shares            # pieces of work per share, a pause each
     corrupt = job.faults.get("corrupt")
     rng = np.random.default_rng() if corrupt else None     # fresh entropy costs 30 us
+    seeds = job.spec["seeds"] or [None] * shares
+    for k, share in enumerate(job.shares):
+        if not compute_share(job, F, op, share, k, delays[k * work:(k + 1) * work],
+                             seeds[k], rng, out):
+            return
+    out(job.header(Kind.DONE), [])
+
+
+def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
+    """Compute the task's share k and send its packets, numbered on from k·m; False if the
+    job was stopped."""
+    send, m = job.spec["send"], job.spec["pieces"]
+    slowdown, corrupt = job.faults["slowdown"], job.faults.get("corrupt")
     if send == "pieces":                # computation at full speed: a packet per block
-        blocks, G, *rest = job.share
-        share = PieceShare(job.worker, G, blocks, (*rest, *job.args), job.spec["operand"])
-        packets = piece_results(op, share)
+        blocks, G, *rest = share
+        piece_share = PieceShare(job.worker, G, blocks, (*rest, *job.args),
+                                 job.spec["operand"])
+        packets = piece_results(op, piece_share)
         for j in range(m):
             start = time.perf_counter()
             packet = next(packets)
             spent = time.perf_counter() - start
             if job.stop.wait((slowdown - 1) * spent + delays[j]):
-                return
-            header = job.header(Kind.PACKET, j, 0, spent)
+                return False
+            header = job.header(Kind.PACKET, k * m + j, 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
-    else:                               # the whole result, then its packets
-        start = time.perf_counter()
-        y = op(*job.share, *job.args)
-        spent = time.perf_counter() - start
-        if job.stop.wait((slowdown - 1) * spent + sum(delays)):
-            return
-        y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
-        if send == "whole":
-            packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
-        else:
-            packets = piece_packets(F, y, m, job.worker, seed=job.spec["seed"],
-                                    systematic=send == "systematic")
-        for packet in packets:
-            if job.stop.is_set():
-                return
-            header = job.header(Kind.PACKET, packet.index, y.shape[0], spent)
-            out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
-            spent = 0.0
-    out(job.header(Kind.DONE), [])
+        return True
+    start = time.perf_counter()         # the whole result, then its packets
+    y = op(*share, *job.args)
+    spent = time.perf_counter() - start
+    if job.stop.wait((slowdown - 1) * spent + sum(delays)):
+        return False
+    y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
+    if send == "whole":
+        packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
+    else:
+        packets = piece_packets(F, y, m, job.worker, seed=seed,
+                                systematic=send == "systematic")
+    for packet in packets:
+        if job.stop.is_set():
+            return False
+        header = job.header(Kind.PACKET, k * m + packet.index, y.shape[0], spent)
+        out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
+        spent = 0.0
+    return True
 
 
 class Worker:
@@ -327,9 +358,9 @@ class Worker:
                     self._start(Job(header, *wire.read_control(frames[1:]), self.store))
                 elif header.kind == Kind.LOAD:
                     meta, arrays = wire.read_control(frames[1:])
-                    self.store[meta["data"]] = arrays
-                    log.info("holding resident data %s: %d bytes", meta["data"],
-                             sum(a.nbytes for a in arrays))
+                    self.store[meta["data"]], _ = split_shares(arrays, meta["counts"])
+                    log.info("holding resident data %s: %d shares, %d bytes", meta["data"],
+                             len(meta["counts"]), sum(a.nbytes for a in arrays))
                 elif header.kind == Kind.UNLOAD:
                     meta, _ = wire.read_control(frames[1:])
                     if self.store.pop(meta["data"], None) is not None:

@@ -186,8 +186,8 @@ def test_bad_loads_refused(bounded, cluster):
         cluster.load(code, A, scheme="COMPFS")
     with pytest.raises(ValueError, match="'pieces' must be at least 1"):
         cluster.load(code, A, pieces=0)
-    with pytest.raises(ValueError, match="The code has 6 workers, the cluster 5"):
-        cluster.load(MDS(F, 3, 6), A)
+    with pytest.raises(ValueError, match="leaves share 5 without a worker"):
+        cluster.load(MDS(F, 3, 6), A, assignment=[[0], [1], [2], [3], [4]])
     with pytest.raises(ValueError, match="'A' has negative elements"):
         cluster.load(code, np.full((4, 4), -1))
     assert (cluster.epoch, cluster._loads) == (epoch, loads)
@@ -198,12 +198,12 @@ def test_worker_without_the_data_fails_the_job():
     reports it as the job's WorkerError)."""
     header = Header(Kind.JOB, 1, 1, 0)
     meta = {"task": {"f": "ffcode.functions:matmul", "p": F.p, "send": "whole", "pieces": 1,
-                     "seed": [0, 0], "data": 3, "share": 0},
+                     "seeds": None, "data": 3, "shares": 1, "counts": []},
             "faults": Faults().for_worker(0, 1), "max_message": 1 << 20}
     job = Job(header, meta, [xs(1)[0]], store={})
     with pytest.raises(ValueError, match="holds no resident data 3"):
         compute(job, lambda header, frames: None)
-    held = Job(header, meta, [xs(1)[0]], store={3: [A]})
+    held = Job(header, meta, [xs(1)[0]], store={3: [[A]]})
     sent = []
     compute(held, lambda header, frames: sent.append(frames))
     assert np.array_equal(sent[0][1], F.matmul(A, xs(1)[0]))

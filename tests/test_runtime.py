@@ -305,8 +305,8 @@ REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encod
                "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
                "wasted_after_stop", "stale", "rejected", "workers", "shipped", "received",
                "used", "wasted", "schema", "ffcode", "date", "settings"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets",
-               "compute", "done", "stopped", "lost", "used", "wasted"}
+WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
+               "packets", "compute", "speed", "done", "stopped", "lost", "used", "wasted"}
 
 
 @pytest.mark.bounded(30)
@@ -332,17 +332,20 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
         "code": repr(code), "p": P31, "inputs": [list(np.shape(x)) for x in inputs],
         "scheme": "cfs", "pieces": 3, "faults": json.loads(json.dumps(Faults().to_dict())),
         "seed": 5, "adversaries": 0, "verify": data_["settings"]["verify"],
-        "resident": None}
+        "resident": None, "assignment": [[i] for i in range(6)]}
     assert data_["ffcode"] == ffcode.__version__
     assert len(data_["workers"]) == 6
     for i, w in enumerate(data_["workers"]):
         assert set(w) == WORKER_KEYS and w["worker"] == i and w["lost"] is None
+        assert w["shares"] == [i] and (w["speed"] is None) == (w["share_sent"] is None)
         assert w["pid"] == report.workers[i].pid > 0
         assert w["used"] == sum(p["innovative"] for p in w["packets"]) <= 3
         assert w["wasted"] == len(w["packets"]) - w["used"]
         for p in w["packets"]:
-            assert set(p) == {"index", "sent", "received", "compute", "innovative"}
+            assert set(p) == {"index", "share", "piece", "sent", "received", "compute",
+                              "innovative"}
             assert 0 <= p["index"] < 3 and p["received"] >= 0
+            assert (p["share"], p["piece"]) == (i, p["index"])
         assert w["share_sent"] is not None and w["share_sent"] >= 0
     # Every worker was sent its share (A_i, B_i) and a little framing: header and JSON meta.
     share = sum(a.nbytes for a in code.encode(*inputs)[0])

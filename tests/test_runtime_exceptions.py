@@ -239,10 +239,41 @@ def test_run_faults_beyond_a_smaller_job(bounded, cluster):
             MDS(F, 2, 2), A, X, faults=Faults(slowdown={2: 2}))
 
 
-@pytest.mark.parametrize("n", [5, 6, 100], ids=str)
-def test_run_code_larger_than_the_cluster(bounded, cluster, n):
-    refused(cluster, ValueError, rf"The code has {n} workers, the cluster 4",
-            MDS(F, 2, n), A, X)
+@pytest.mark.parametrize("options,error,match", [
+    (dict(assignment=[[0, 4], [1, 5], [2], []]), ValueError,
+     r"leaves worker 3 without shares"),
+    (dict(assignment=[[0, 4], [1], [2], [3]]), ValueError, r"leaves share 5 without a worker"),
+    (dict(assignment=[[0, 4], [1, 4], [2, 5], [3]]), ValueError,
+     r"Share 4 is assigned to both worker 0 and worker 1"),
+    (dict(assignment=[[0, 6], [1, 4], [2, 5], [3]]), ValueError,
+     r"Worker 0 is assigned share 6, but the code has shares 0\.\.5"),
+    (dict(assignment=[[0], [1], [2], [3], [4], [5]]), ValueError,
+     r"names 6 workers; the cluster has 4"),
+    (dict(assignment=[0, 1, 2, 3, 4, 5]), TypeError, r"Worker 0's shares must be a sequence"),
+    (dict(assignment="0,1"), TypeError, r"'assignment' must be a sequence"),
+    (dict(allocate=[1, 2, 0, 1]), ValueError, r"Speeds must be positive and finite, not 0"),
+    (dict(allocate=[1, 2, float("nan"), 1]), ValueError, r"Speeds must be positive"),
+    (dict(allocate=[1, 2, -1, 1]), ValueError, r"Speeds must be positive"),
+    (dict(allocate=[1, 2, "3", 1]), TypeError, r"Speeds must be numbers"),
+    (dict(allocate=[1, 2, 3]), ValueError, r"gives 3 speeds; the cluster has 4 workers"),
+    (dict(allocate="fastest"), ValueError, r"'allocate' must be one of \('uniform', 'speed'\)"),
+    (dict(allocate="uniform", assignment=[[0, 4], [1, 5], [2], [3]]), ValueError,
+     r"either 'assignment' or 'allocate', not both"),
+    (dict(adversaries=1), ValueError,
+     r"Correcting 1 wrong workers holding up to 2 shares needs R \+ 2S = 7 shares; the "
+     r"code has 6")],
+    ids=["worker-without", "share-without", "twice", "beyond", "too-many-workers",
+         "flat", "string", "zero-speed", "nan-speed", "negative-speed", "text-speed",
+         "short-speeds", "unknown-allocate", "both", "adversary-shares"])
+def test_run_bad_assignments(bounded, cluster, options, error, match):
+    """A code with more points than the cluster's 4 workers: each bad assignment, speed
+    vector or adversary count is a clear error before any worker is asked."""
+    refused(cluster, error, match, MDS(F, 3, 6), A, X, **options)
+
+
+def test_more_shares_than_the_field_has_points():
+    with pytest.raises(ValueError, match=r"GF\(7\) is too small for 7 workers"):
+        MDS(GF(7), 2, 7)
 
 
 @pytest.mark.parametrize("code,inputs,message", [
