@@ -1,7 +1,7 @@
 """``ffcode experiment``: every scheme's runtime as one thing varies — the stragglers, their
-slowdown, the pieces m, the stragglers' link rate — simulated at N = 100 and N = 1000 and,
-with ``--measured``, measured on 6 local workers next to the simulator's prediction; as
-tables and PNG plots (matplotlib, the ``plots`` extra)."""
+slowdown, the pieces m, the stragglers' link rate, the shares per worker — simulated at
+N = 100 and N = 1000 and, with ``--measured``, measured on 6 local workers next to the
+simulator's prediction; as tables and PNG plots (matplotlib, the ``plots`` extra)."""
 from __future__ import annotations
 
 import json
@@ -14,22 +14,24 @@ from ffcode import sim
 from ffcode._field import GF
 from ffcode.codes import PolynomialCode
 
-# The base setting: R = N/5 (a fifth of the workers suffice), a share of 4 MiB and about
-# 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted exponential), free links, a
-# 10% tail of stragglers 5x slower whose links carry 100 MB/s.
+# The base setting: R = N/5 (a fifth of the workers suffice), one share per worker, a share
+# of 4 MiB and about 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted
+# exponential), free links, a 10% tail of stragglers 5x slower whose links carry 100 MB/s.
+# With more shares per worker each is still a whole share (the code has more points).
 BASE = dict(pieces=4, shift=0.008, mean=0.002, stragglers=0.1, slowdown=5.0,
-            link_rate=100e6)
+            link_rate=100e6, shares=1)
 SWEEPS = {
     "stragglers": ("fraction of stragglers", [0.0, 0.05, 0.1, 0.2, 0.4, 0.6, 0.79]),
     "slowdown": ("straggler slowdown (x)", [1, 2, 3, 5, 8, 12, 20]),
     "pieces": ("pieces m", [1, 2, 4, 8, 16, 32]),
     "link_rate": ("straggler link rate (MB/s)", [5e6, 10e6, 25e6, 50e6, 100e6, 1e9]),
+    "shares": ("shares per worker", [1, 2, 3, 4, 6, 8]),
 }
 
 
 def model(n_workers: int, seed: int = 0, **changes: float) -> sim.Model:
     """The simulated setting, BASE with changes. A share's work and bytes stay fixed: with
-    m pieces each piece is 4/m of a BASE piece."""
+    m pieces each piece is 4/m of a BASE piece; ``shares`` per worker, each a whole share."""
     p = dict(BASE, **changes)
     scale = BASE["pieces"] / p["pieces"]
     slow = range(n_workers - round(p["stragglers"] * n_workers), n_workers)
@@ -37,7 +39,7 @@ def model(n_workers: int, seed: int = 0, **changes: float) -> sim.Model:
                      piece_time=sim.ShiftedExponential(p["shift"] * scale, p["mean"] * scale),
                      slowdown={w: p["slowdown"] for w in slow},
                      link_rate={w: p["link_rate"] for w in slow},
-                     piece_bytes=(1 << 20) * scale, seed=seed)
+                     piece_bytes=(1 << 20) * scale, seed=seed, shares=int(p["shares"]))
 
 
 def sweep(n_workers: int, name: str, seeds: int = 3) -> dict[str, list[float]]:
@@ -131,6 +133,8 @@ def fixed_parameters(n_workers: int, name: str, measured: bool = False,
              "slowdown": f"slowdown {p['slowdown']:g}x",
              "link_rate": ("free links" if math.isinf(p["link_rate"]) else
                            f"straggler links {p['link_rate'] / 1e6:g} MB/s")}
+    if "shares" in p:
+        parts["shares"] = f"{p['shares']} share{'s' * (p['shares'] != 1)} per worker"
     fixed = ", ".join(text for key, text in parts.items() if key != name)
     if measured:
         return (f"N = {n_workers}, R = {_R}, {_SIZE}x{_SIZE} product; {fixed}\n"

@@ -50,6 +50,21 @@ def test_pieces_split_a_fixed_share():
     assert classic == pytest.approx([classic[0]] * 4)
 
 
+def test_shares_per_worker():
+    """Each worker holds ``shares`` whole shares (the code has that many more points). In the
+    base setting they change nothing: the fast workers alone hold 4.5 R shares, and their
+    first pieces are what compfs waits for. With 90% stragglers the 10% fast workers hold
+    only half of R: a second share each halves classic's time."""
+    model = experiments.model(20, shares=3)
+    assert model.shares == (3,) * 20 and model.n_shares == 60
+    assert model.recovery_threshold == 4 and model.uncoded_work == 4 / 20
+    one, more = (sim.compare(experiments.model(50, shares=w)) for w in (1, 4))
+    assert {s: one[s] for s in sim.SCHEMES} == {s: more[s] for s in sim.SCHEMES}
+    tail = [sim.simulate(experiments.model(50, stragglers=0.9, shares=w), "classic")
+            for w in (1, 2)]
+    assert tail[1] < 0.6 * tail[0]
+
+
 @pytest.mark.bounded(60)
 def test_measured_sweep_next_to_the_prediction(bounded, tmp_path):
     """Two points of the measured pieces sweep on 6 local workers: every scheme measured,
@@ -87,7 +102,8 @@ def test_simulated_titles_name_the_fixed_parameters(name):
     title = _title(fig)
     plt.close(fig)
     fixed = {"pieces": "m = 4", "stragglers": "10% stragglers", "slowdown": "slowdown 5x",
-             "link_rate": "straggler links 100 MB/s"}
+             "link_rate": "straggler links 100 MB/s", "shares": "1 share per worker"}
+    assert set(fixed) == set(experiments.SWEEPS)
     assert "N = 100, R = 20" in title and "mean of 3 seeds" in title
     assert "4 x (8 ms + Exp(2 ms))" in title
     for key, text in fixed.items():
@@ -111,11 +127,12 @@ def test_measured_titles_name_the_fixed_parameters(name):
 
 @pytest.mark.parametrize("sweeps, name", [(experiments.SWEEPS, "pieces"),
                                           (experiments.SWEEPS, "slowdown"),
+                                          (experiments.SWEEPS, "shares"),
                                           (experiments.MEASURED_SWEEPS, "stragglers"),
                                           (experiments.MEASURED_SWEEPS, "pieces"),
                                           (experiments.MEASURED_SWEEPS, "slowdown")])
 def test_integer_axes_have_integer_ticks(sweeps, name):
-    """Counts (stragglers, pieces) and slowdowns are ticked at exactly the values swept,
+    """Counts (stragglers, pieces, shares) and slowdowns are ticked at exactly the values swept,
     labelled as integers, on log axes too."""
     import matplotlib.pyplot as plt
     values = sweeps[name][1]
