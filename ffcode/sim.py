@@ -332,26 +332,27 @@ def simulate(model: Model, scheme: str) -> float:
                  model.pauses[:, :m].sum(axis=1))[:, None]
         sizes, held = np.full((N, 1), m * size * work), np.ones((N, 1), bool)
     else:
-        done = np.cumsum(model.times, axis=1)       # NaN past a worker's pieces
+        finished = np.cumsum(model.times, axis=1)   # NaN past a worker's pieces
         if scheme == "compfs":                      # a packet per piece as computed
-            ready, held = done, model.held
+            ready, held = finished, model.held
         elif scheme == "classic":                   # a whole result per share
-            ready, held = done[:, m - 1::m], model.held[:, m - 1::m]
+            ready, held = finished[:, m - 1::m], model.held[:, m - 1::m]
         else:                                       # each share's result, as m packets
-            ready, held = np.repeat(done[:, m - 1::m], m, axis=1), model.held
+            ready, held = np.repeat(finished[:, m - 1::m], m, axis=1), model.held
         sizes = np.full(ready.shape, m * size if scheme == "classic" else size)
     arrivals = _links(ready, sizes, model.link_rate)
     column = np.broadcast_to(np.arange(ready.shape[1]), ready.shape)[held]
     row = np.broadcast_to(np.arange(N)[:, None], ready.shape)[held]
     arrived = arrivals[held]
-    order = np.lexsort((column, arrived))           # ties: piece, then worker, in order
+    order = np.lexsort((column, arrived))   # ties: a worker's earlier packets, lower workers
     row, column = row[order], column[order]
-    if scheme == "uncoded":
-        done, cost = N - 1, model.share_cost * N
+    cost = model.share_cost * (N if scheme == "uncoded" else model.n_shares)
+    if scheme == "uncoded":                 # every slice
+        done = N - 1
+    elif scheme == "classic":               # R whole results, of distinct shares
+        done = model.recovery_threshold - 1
     else:
-        share = column if scheme == "classic" else column // m
-        done = _decodable(scheme, model.code_index[row, share], column % m, model)
-        cost = model.share_cost * model.n_shares
+        done = _decodable(scheme, model.code_index[row, column // m], column % m, model)
     if done is None:
         return math.inf
     first = order[:done + 1]                        # the master need take no more
@@ -473,8 +474,6 @@ def _decodable(scheme, share, index, model):
     """The position in arrival order of the packet after which the master can decode, the
     packets from these shares (code indices) with these piece indices."""
     R, m = model.recovery_threshold, model.pieces
-    if scheme == "classic":                 # R whole results of distinct shares
-        return R - 1
     if m * R <= EXACT_UP_TO:
         return _decodable_exact(scheme, share, index, model)
     if scheme == "systematic":              # piece l decodes from any R copies of it
