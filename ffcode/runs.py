@@ -114,6 +114,17 @@ def add_arguments(parser):
                      "(default: one scheme)")
     run.add_argument("--pieces", type=at_least(1), help="m pieces per result, for "
                      "systematic, cfs and compfs (default 4)")
+    run.add_argument("--shares", type=at_least(1), default=1, metavar="W",
+                     help="each worker holds W shares (the code gets W points per worker) "
+                          "and works through them in order, so fast workers keep computing "
+                          "while stragglers are waited for; with --compare, classic and "
+                          "compfs run again with W shares after every scheme with one "
+                          "(default 1)")
+    run.add_argument("--allocate", choices=["uniform", "speed"], default="uniform",
+                     help="with --shares: deal the shares round-robin (uniform), or give "
+                          "each worker a number in proportion to its speed measured in the "
+                          "job before (speed; a one-share job measures it first when none "
+                          "ran) (default uniform)")
     run.add_argument("--seed", type=at_least(0), default=0, help="seed of the data, the "
                      "encoding and the injected faults")
     run.add_argument("--timeout", type=seconds, default=600.0, metavar="S",
@@ -211,6 +222,9 @@ def settle(args):
                          "--slow W:FACTOR for one worker.")
     if args.adversaries and args.scheme == "uncoded":
         raise ValueError("--adversaries needs redundancy, which --scheme uncoded has none of.")
+    if args.allocate == "speed" and args.shares == 1:
+        raise ValueError("--allocate speed shares out --shares W per worker on average: give "
+                         "--shares 2 or more.")
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -255,7 +269,7 @@ def _pairs(values, name, kind):
 
 def job_from(args):
     """(code, inputs, the exact output by direct computation, a description) of settled
-    args."""
+    args; the code has a point per worker (``code_for`` gives it more)."""
     F, n, N = GF(args.p), args.n, args.workers
     if args.job == "matmul":
         R, flags = ((2 * args.s - 1, "--s") if args.s is not None else
@@ -267,25 +281,31 @@ def job_from(args):
     if N < R:
         raise ValueError(f"--workers {N} is fewer than the code's recovery threshold R = {R} "
                          f"(from {flags}): give at least {R} workers.")
+    code = code_for(args, F, N)
     if args.job == "matmul":
-        code = (MatDot(F, args.s, N) if args.s is not None else
-                PolynomialCode(F, args.a, args.b, N))
         A, B = F.random((n, n), seed=args.seed), F.random((n, n), seed=args.seed + 1)
         return code, (A, B), F.matmul(A, B), f"C = A @ B, {n}x{n}"
     if args.job == "matvec":
-        code = MDS(F, args.k, N)
         A, x = F.random((n, n), seed=args.seed), F.random(n, seed=args.seed + 1)
         return code, (A, x), F.matmul(A, x), f"y = A @ x, {n}x{n}"
-    f = functions.load(args.f)
-    if args.row_linear and not is_row_linear(F, f, (64,)):
+    if args.row_linear and not is_row_linear(F, functions.load(args.f), (64,)):
         raise ValueError(f"--row-linear: f = {args.f} is not row-linear: f(G @ X) != G @ f(X) "
                          f"for a random G mixing the rows of a random X (row-linear means "
                          f"linear in the rows, as f(X) = X @ W; an elementwise square is "
                          f"not). Leave out --row-linear.")
-    code = LCC(F, args.k, args.t, args.f, args.degree, N, row_linear=args.row_linear)
     X = [F.random((n, 64), seed=args.seed + j) for j in range(args.k)]
     return (code, (X,), [code.f(F, x) for x in X],
             f"f(X_j) for {args.k} blocks {n}x64, f = {args.f}")
+
+
+def code_for(args, F, points):
+    """The job's code with this many points (shares)."""
+    if args.job == "matmul":
+        return (MatDot(F, args.s, points) if args.s is not None else
+                PolynomialCode(F, args.a, args.b, points))
+    if args.job == "matvec":
+        return MDS(F, args.k, points)
+    return LCC(F, args.k, args.t, args.f, args.degree, points, row_linear=args.row_linear)
 
 
 def schemes_for(args, code) -> list:
@@ -432,7 +452,7 @@ def run(args) -> int:
         check_writable(args.report)
     faults = faults_from(args)
     code, inputs, expected, what = job_from(args)
-    R, N = code.recovery_threshold, code.n_workers
+    R, N, W = code.recovery_threshold, code.n_workers, args.shares
     if R + 2 * args.adversaries > N:
         raise ValueError(f"--adversaries {args.adversaries} needs R + 2A = "
                          f"{R + 2 * args.adversaries} workers; the code has R = {R} and "
@@ -443,7 +463,13 @@ def run(args) -> int:
     print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, m = {args.pieces}")
     if note:
         print(note)
-    schemes = schemes_for(args, code)
+    schemes = [(scheme, 1) for scheme in schemes_for(args, code)]
+    if W > 1:
+        shared = [s for s in ("classic", "compfs") if (s, 1) in schemes] if args.compare \
+            else [s for s, _ in schemes]
+        schemes = (schemes if args.compare else []) + [(s, W) for s in shared]
+        print(f"  {', '.join(shared)} with {W} shares per worker ({W * N} points), "
+              f"allocated {args.allocate}")
     print(f"  injected: {_describe(faults)}")
     if args.adversaries:
         print(f"  correcting up to {args.adversaries} wrong workers")
@@ -469,8 +495,12 @@ def run(args) -> int:
         print(f"  {args.workers} workers ready at {cluster.endpoint}"
               + (f" on {len(nodes)} Ray node{'s' * (len(nodes) > 1)}" if nodes else "")
               + f" in {time.perf_counter() - start:.2f} s")
-        for scheme in schemes:
-            runs.append(_one(cluster, args, scheme, code, inputs, expected, faults))
+        if args.allocate == "speed" and not args.compare:
+            print("  measuring the workers' speeds with one share each first")
+            _one(cluster, args, (schemes[0][0], 1), code, inputs, expected, faults)
+        for scheme, shares in schemes:
+            job = code if shares == 1 else code_for(args, code.F, shares * N)
+            runs.append(_one(cluster, args, (scheme, shares), job, inputs, expected, faults))
     if args.compare:
         _table(runs)
     if args.report:
@@ -480,25 +510,30 @@ def run(args) -> int:
     return 0 if ok else 1
 
 
-def _one(cluster, args, scheme, code, inputs, expected, faults):
-    """One scheme's job: (scheme, report or None, exact, error message or None)."""
+def _one(cluster, args, job, code, inputs, expected, faults):
+    """One job, ``job`` = (scheme, shares per worker): (its label, report or None, exact,
+    error message or None); the label is the scheme, with " xW" for W shares."""
     from ffcode.runtime import ClusterError
-    bar = RankBar(scheme, not args.no_progress)
+    scheme, shares = job
+    label = scheme if shares == 1 else f"{scheme} x{shares}"
+    bar = RankBar(label, not args.no_progress)
     try:
         output, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
                                      faults=faults, timeout=args.timeout, seed=args.seed,
                                      progress=bar, verify=False if args.no_verify else "auto",
-                                     adversaries=args.adversaries)
+                                     adversaries=args.adversaries,
+                                     allocate="speed" if shares > 1 and
+                                     args.allocate == "speed" else None)
     except ClusterError as e:
         bar.close()
-        print(f"  {scheme}: FAILED: {e}")
-        return scheme, getattr(e, "report", None), False, str(e)
+        print(f"  {label}: FAILED: {e}")
+        return label, getattr(e, "report", None), False, str(e)
     bar.close()
     exact = _exact(output, expected)
     if not args.compare:
         print(f"  {report.summary()}")
         print(f"  output equals direct computation: {'yes' if exact else 'NO'}")
-    return scheme, report, exact, None
+    return label, report, exact, None
 
 
 def _describe(faults) -> str:

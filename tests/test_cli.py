@@ -138,6 +138,9 @@ def test_bad_numbers_refused(capsys, args, message):
     ("matvec", ["--scheme", "uncoded", "--adversaries", "1"], "--adversaries needs "
                                                               "redundancy"),
     ("matvec", ["--adversaries", "2"], "--adversaries 2 needs R + 2A = 8 workers"),
+    ("matvec", ["--allocate", "speed"], "--allocate speed shares out --shares W per worker on "
+                                        "average: give --shares 2 or more"),
+    ("matvec", ["--shares", "0"], "argument --shares: must be at least 1, not 0"),
     ("matvec", ["--key", "k"], "--key is for --endpoint"),
     ("matvec", ["--insecure"], "--insecure is for --endpoint"),
     ("matvec", ["--keys", "d"], "--keys is for --endpoint"),

@@ -4,6 +4,7 @@ key directory it makes and the workers it asks for, bounded waits on both sides 
 error line, Ctrl-C with no process left behind, and the workers' logs. (Argument errors
 without workers: test_cli.py.)"""
 import json
+import re
 import os
 import signal
 import socket
@@ -28,9 +29,9 @@ REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_work
                "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
                "workers", "shipped", "received", "used", "wasted", "exact", "error"}
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
-                 "verify", "resident"}
-WORKER_KEYS = {"worker", "host", "pid", "node", "share_sent", "shipped", "reloaded", "packets",
-               "compute", "done", "stopped", "lost", "used", "wasted"}
+                 "verify", "resident", "assignment"}
+WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
+               "packets", "compute", "speed", "done", "stopped", "lost", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]
 
 
@@ -54,7 +55,9 @@ def table_rows(out) -> dict:
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["scheme", "total"])
     for line in lines[start + 1:]:
         words = line.split()
-        if words and words[0] in SCHEMES:
+        if len(words) > 1 and re.fullmatch(r"x\d+", words[1]):    # "compfs x2": 2 shares
+            words = [" ".join(words[:2])] + words[2:]
+        if words and words[0].split()[0] in SCHEMES:
             rows[words[0]] = words
     return rows
 
@@ -108,6 +111,44 @@ def test_compare(bounded, capsys, tmp_path, job, extra, needed):
     for entry in data["runs"]:
         check_report(entry, entry["scheme"], needed[entry["scheme"]])
         assert entry["settings"]["p"] == (2**61 - 1 if "--p" in extra else 2**31 - 1)
+
+
+@pytest.mark.bounded(90)
+def test_compare_with_shares(bounded, capsys, tmp_path):
+    """--compare --shares 2 runs every scheme with one share per worker, then classic and
+    compfs with two (a code of 8 points on the 4 workers): every row exact, the reports
+    saying which shares each worker held."""
+    path = tmp_path / "report.json"
+    status, out = run_cli(capsys, "matvec", *SMALL, "--k", "3", "--compare", "--shares", "2",
+                          "--report", str(path))
+    assert status == 0, out
+    assert "classic, compfs with 2 shares per worker (8 points), allocated uniform" in out
+    rows = table_rows(out)
+    assert list(rows) == SCHEMES + ["classic x2", "compfs x2"]
+    assert all("yes" in words for words in rows.values())
+    runs = json.loads(path.read_text())["runs"]
+    assert [r["scheme"] for r in runs] == SCHEMES + ["classic", "compfs"]
+    for entry in runs[-2:]:
+        check_report(entry, entry["scheme"], 3 if entry["scheme"] == "classic" else 12)
+        assert entry["settings"]["assignment"] == [[0, 4], [1, 5], [2, 6], [3, 7]]
+        assert [w["shares"] for w in entry["workers"]] == [[0, 4], [1, 5], [2, 6], [3, 7]]
+
+
+@pytest.mark.bounded(60)
+def test_one_scheme_with_shares_by_speed(bounded, capsys, tmp_path):
+    """--shares 3 --allocate speed: a one-share job measures the speeds first, then the job
+    runs with the slow worker holding fewer of the 12 shares."""
+    path = tmp_path / "report.json"
+    status, out = run_cli(capsys, "matmul", *SMALL, "--n", "512", "--stragglers", "1",
+                          "--slowdown", "30", "--scheme", "compfs", "--shares", "3",
+                          "--allocate", "speed", "--report", str(path))
+    assert status == 0, out
+    assert "measuring the workers' speeds with one share each first" in out
+    assert "compfs with 3 shares per worker (12 points), allocated speed" in out
+    assert out.count("output equals direct computation: yes") == 2
+    report = json.loads(path.read_text())
+    counts = [len(w["shares"]) for w in report["workers"]]
+    assert sum(counts) == 12 and counts[3] < min(counts[:3])
 
 
 @pytest.mark.bounded(60)
