@@ -27,6 +27,9 @@ SWEEPS = {
     "link_rate": ("straggler link rate (MB/s)", [5e6, 10e6, 25e6, 50e6, 100e6, 1e9]),
     "shares": ("shares per worker", [1, 2, 3, 4, 6, 8]),
 }
+# A sweep's own changes to BASE: shares per worker matter once the fast workers alone are
+# too few for R (at BASE they hold 4.5 R shares between them, and a second share is idle).
+SWEEP_BASE = {"shares": dict(stragglers=0.85)}
 
 
 def model(n_workers: int, seed: int = 0, **changes: float) -> sim.Model:
@@ -46,8 +49,10 @@ def sweep(n_workers: int, name: str, seeds: int = 3) -> dict[str, list[float]]:
     """{scheme: [mean seconds over seeds, per value]} with the values varied."""
     _, values = SWEEPS[name]
     out = {}
+    base = SWEEP_BASE.get(name, {})
     for value in values:
-        runs = [sim.compare(model(n_workers, seed, **{name: value})) for seed in range(seeds)]
+        runs = [sim.compare(model(n_workers, seed, **dict(base, **{name: value})))
+                for seed in range(seeds)]
         for scheme in runs[0]:
             out.setdefault(scheme, []).append(sum(r[scheme] for r in runs) / seeds)
     return out
@@ -75,13 +80,15 @@ def _ratio(a, b):
 # are cheap and the work is the injected pause, 20 ms + Exp(10 ms) per quarter share (the
 # regime the simulator describes, bench_simulator.py); a straggler k times slower pauses k
 # times as long. 2 stragglers 4x slower; one parameter varies.
-MEASURED = dict(pieces=4, stragglers=2, slowdown=4.0, link_rate=math.inf)
+MEASURED = dict(pieces=4, stragglers=2, slowdown=4.0, link_rate=math.inf, shares=1)
 MEASURED_SWEEPS = {
     "stragglers": ("stragglers (of 6)", [0, 1, 2, 3, 4]),
     "slowdown": ("straggler slowdown (x)", [1, 2, 4, 8]),
     "pieces": ("pieces m", [1, 2, 4, 8]),
     "link_rate": ("straggler link rate (MB/s)", [0.25e6, 0.5e6, 1e6, 4e6, 16e6]),
+    "shares": ("shares per worker", [1, 2, 3]),
 }
+MEASURED_SWEEP_BASE = {"shares": dict(stragglers=3)}     # 3 fast workers: fewer than R
 _N, _R, _SIZE = 6, 4, 256
 
 
@@ -91,14 +98,14 @@ def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = 
     first share sent to decodable (report.compute), one run per point."""
     from ffcode.runtime import Faults
     F = GF(2**31 - 1)
-    code = PolynomialCode(F, 2, 2, _N)
     A, B = F.random((_SIZE, _SIZE), seed=1), F.random((_SIZE, _SIZE), seed=2)
-    _, calibration = cluster.run(code, A, B, scheme="compfs", pieces=4)
+    one = PolynomialCode(F, 2, 2, _N)
+    _, calibration = cluster.run(one, A, B, scheme="compfs", pieces=4)
     quarter = statistics.median(p["compute"] for w in calibration.workers for p in w.packets)
     share, slice_ = (_SIZE // 2) ** 2, -(-_SIZE // _N) * _SIZE
     measured, predicted = {}, {}
     for value in values or MEASURED_SWEEPS[name][1]:
-        p = dict(MEASURED, **{name: value})
+        p = dict(MEASURED, **MEASURED_SWEEP_BASE.get(name, {}), **{name: value})
         m, scale = p["pieces"], 4 / p["pieces"]
         slow = range(_N - p["stragglers"], _N)
         pause = {w: (0.02 * scale * (p["slowdown"] if w in slow else 1),
@@ -106,12 +113,15 @@ def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = 
         faults = Faults(slowdown={w: p["slowdown"] for w in slow}, delay=pause,
                         link_rate={w: p["link_rate"] for w in slow
                                    if math.isfinite(p["link_rate"])}, seed=seed)
-        model = sim.Model.from_faults(_N, _R, m, quarter * scale, faults,
+        w = p["shares"]         # uncoded keeps a slice per worker, as the simulator's
+        code = PolynomialCode(F, 2, 2, _N * w)
+        model = sim.Model.from_faults(_N, _R, m, quarter * scale, faults, shares=w,
                                       piece_bytes=4 * share / m, uncoded_work=slice_ / share)
         for scheme, seconds in sim.compare(model).items():
             predicted.setdefault(scheme, []).append(seconds)
         for scheme in sim.SCHEMES:
-            report = cluster.run(code, A, B, scheme=scheme, pieces=m, faults=faults)[1]
+            report = cluster.run(one if scheme == "uncoded" else code, A, B, scheme=scheme,
+                                 pieces=m, faults=faults)[1]
             measured.setdefault(scheme, []).append(report.compute)
     return measured, predicted
 
@@ -126,7 +136,8 @@ def fixed_parameters(n_workers: int, name: str, measured: bool = False,
                      seeds: Optional[int] = None) -> str:
     """What stays fixed in a sweep (all but the varied parameter ``name``), for its plot:
     two lines."""
-    p = dict(MEASURED if measured else BASE)
+    p = dict(MEASURED, **MEASURED_SWEEP_BASE.get(name, {})) if measured else \
+        dict(BASE, **SWEEP_BASE.get(name, {}))
     parts = {"pieces": f"m = {p['pieces']}",
              "stragglers": (f"{p['stragglers']} stragglers" if measured else
                             f"{p['stragglers']:.0%} stragglers"),

@@ -50,6 +50,15 @@ def test_pieces_split_a_fixed_share():
     assert classic == pytest.approx([classic[0]] * 4)
 
 
+def test_shares_sweep_in_its_own_setting():
+    """The shares sweep runs with 85% stragglers, where the fast workers alone are too few
+    for R: a second share more than halves classic's time, and compfs gains a little."""
+    results = experiments.sweep(100, "shares", seeds=1)
+    assert results["classic"][1] < results["classic"][0] / 2
+    assert results["compfs"][1] < results["compfs"][0]
+    assert results["ideal"][0] == results["ideal"][-1]
+
+
 def test_shares_per_worker():
     """Each worker holds ``shares`` whole shares (the code has that many more points). In the
     base setting they change nothing: the fast workers alone hold 4.5 R shares, and their
@@ -80,6 +89,19 @@ def test_measured_sweep_next_to_the_prediction(bounded, tmp_path):
     assert path.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.bounded(90)
+def test_measured_shares_sweep_next_to_the_prediction(bounded):
+    """One and two shares per worker measured on 6 local workers, each scheme within 20 % of
+    the simulator's prediction; with two, classic and compfs are faster."""
+    from ffcode.runtime import Cluster
+    with Cluster(6) as cluster:
+        measured, predicted = experiments.measured_sweep(cluster, "shares", [1, 2])
+    for scheme in sim.SCHEMES:
+        assert measured[scheme] == pytest.approx(predicted[scheme], rel=0.2), scheme
+    for scheme in ("classic", "compfs"):
+        assert measured[scheme][1] < measured[scheme][0], scheme
+
+
 # -- the plots ---------------------------------------------------------------------------------
 
 def _fake(values, schemes=sim.SCHEMES + ("ideal",)) -> dict:
@@ -104,6 +126,8 @@ def test_simulated_titles_name_the_fixed_parameters(name):
     fixed = {"pieces": "m = 4", "stragglers": "10% stragglers", "slowdown": "slowdown 5x",
              "link_rate": "straggler links 100 MB/s", "shares": "1 share per worker"}
     assert set(fixed) == set(experiments.SWEEPS)
+    if name == "shares":                    # its own setting: too few fast workers for R
+        fixed["stragglers"] = "85% stragglers"
     assert "N = 100, R = 20" in title and "mean of 3 seeds" in title
     assert "4 x (8 ms + Exp(2 ms))" in title
     for key, text in fixed.items():
@@ -119,7 +143,10 @@ def test_measured_titles_name_the_fixed_parameters(name):
     title = _title(fig)
     plt.close(fig)
     fixed = {"pieces": "m = 4", "stragglers": "2 stragglers", "slowdown": "slowdown 4x",
-             "link_rate": "free links"}
+             "link_rate": "free links", "shares": "1 share per worker"}
+    assert set(fixed) == set(experiments.MEASURED_SWEEPS)
+    if name == "shares":                    # its own setting: 3 fast workers, fewer than R
+        fixed["stragglers"] = "3 stragglers"
     assert title.startswith("measured runtime") and "N = 6, R = 4, 256x256" in title
     for key, text in fixed.items():
         assert (text in title) == (key != name), (key, title)
