@@ -287,3 +287,21 @@ def test_resident_data_on_actors(bounded, cluster):
     assert np.array_equal(output, F.matmul(A, x))
     assert report.reloaded == [2] and report.workers[2].pid != victim.pid
     cluster.unload(data)
+
+
+@pytest.mark.bounded(120)
+def test_several_shares_on_actors(bounded, cluster):
+    """Actors hold several shares each (a code of 3N points): every scheme decodes exactly,
+    and the speed allocation of the next job follows the speeds the actors showed."""
+    F = ffcode.GF(2**31 - 1)
+    A, x = F.random((60, 16), seed=6), F.random((16, 2), seed=7)
+    code = MDS(F, 3, 3 * N)
+    for scheme in ("classic", "cfs", "compfs"):
+        output, report = cluster.run(code, A, x, scheme=scheme, pieces=2, timeout=60)
+        assert np.array_equal(output, F.matmul(A, x))
+        assert [w.shares for w in report.workers] == [[i, i + N, i + 2 * N]
+                                                      for i in range(N)]
+    output, report = cluster.run(code, A, x, allocate=[3] + [1] * (N - 1), timeout=60)
+    assert np.array_equal(output, F.matmul(A, x))
+    counts = [len(w.shares) for w in report.workers]
+    assert sum(counts) == 3 * N and counts[0] == max(counts) > counts[1]
