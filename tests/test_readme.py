@@ -45,7 +45,7 @@ def test_quick_start_is_two_commands():
     run the tests."""
     block = re.search(r"```bash\n(.*?)```", _section("## Quick start"), re.S).group(1)
     commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
-    assert commands == ["pip install . && ffcode run matmul --compare",
+    assert commands == ["pip install . && ffcode run matmul --compare --shares 2",
                         'pip install ".[test]" && pytest']
 
 
