@@ -130,9 +130,10 @@ class Plan:
                     pieces=self.pieces, data=None if resident is None else resident.ident)
         if scheme == "compfs":
             base["operand"] = layout.encoding[0].operand
-        self.tasks = []
+        self.tasks, self.held = [], []      # held: each worker's shares with work, in order
         for worker in range(len(assignment)):
             held = layout.held(worker)
+            self.held.append([k for k, _ in held])
             spec = dict(base, shares=len(held),
                         counts=[] if resident else [len(share) for _, share in held],
                         seeds=[_seed(seed, k) for k, _ in held] if scheme == "cfs" else None)
@@ -153,7 +154,7 @@ class Plan:
         """(code index, piece) of the packet ``index`` of a worker (None: it has no such
         packet): share k of its list, piece j, numbered k·m + j."""
         k, j = divmod(index, self.pieces)
-        held = self.assignment[worker]
+        held = self.held[worker]
         return (held[k], j) if k < len(held) else None
 
     @property

@@ -29,8 +29,7 @@ class JobRun:
         self.report = Report(plan.scheme, repr(code), len(workers), plan.pieces,
                              plan.needed)
         self.owner = allocation.owners(plan.assignment)
-        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node,
-                                         list(plan.assignment[i]))
+        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
                           for i, h in enumerate(workers)]
         self.report.workers = self.timelines
         self.finished = set()           # workers done sending (or idle, or lost)

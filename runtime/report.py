@@ -164,6 +164,8 @@ class Report:
                 + f"); shipped {self.shipped / 2**20:.1f} MiB; packets used {self.used}/"
                 f"{self.needed}, wasted {self.wasted}, per worker "
                 f"{[w.used for w in self.workers]}"
+                + (f" of shares {[len(w.shares) for w in self.workers]}"
+                   if any(len(w.shares) > 1 for w in self.workers) else "")
                 + (f"; lost {', '.join(lost)}" if lost else "")
                 + (f"; resident shares reloaded to {self.reloaded}" if self.reloaded else "")
                 + (f"; wrong results from {self.wrong} (corrected, excluded)" if self.wrong

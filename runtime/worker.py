@@ -373,8 +373,10 @@ class Worker:
         if self.job:
             self._stop(ack=False)
         self.job = job
-        log.info("job %d started: %s in GF(%d), %d pieces, sending %s", job.epoch,
-                 job.spec["f"], job.spec["p"], job.spec["pieces"], job.spec["send"])
+        shares = job.spec["shares"]
+        log.info("job %d started: %s in GF(%d), %d share%s of %d pieces, sending %s",
+                 job.epoch, job.spec["f"], job.spec["p"], shares, "s" * (shares != 1),
+                 job.spec["pieces"], job.spec["send"])
         self._fault_point()             # crash or hang after 0 packets
         self.tasks.put(job)
 

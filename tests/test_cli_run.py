@@ -453,8 +453,8 @@ def test_worker_command_serves_cluster(bounded, tmp_path):
                               f"{cluster.endpoint}"]
         for epoch, op, pieces, send in [(1, "ffcode.functions:matmul", 2, "pieces"),
                                        (2, "ffcode.functions:matmul", 3, "random")]:
-            assert f"ffcode worker: info: job {epoch} started: {op} in GF({F.p}), {pieces} " \
-                   f"pieces, sending {send}" in logged
+            assert f"ffcode worker: info: job {epoch} started: {op} in GF({F.p}), 1 share " \
+                   f"of {pieces} pieces, sending {send}" in logged
             assert any(line.startswith(f"ffcode worker: info: job {epoch} ") and (
                 "stopped after" in line or "done:" in line) for line in logged), logged
         assert logged[-1] == "ffcode worker: info: the master said shut down: exiting"
