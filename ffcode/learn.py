@@ -121,7 +121,7 @@ class _CodedGradientDescent:
                  learning_rate: Optional[float] = None, k: Optional[int] = None, t: int = 1,
                  degree: int = 1, precision: Optional[int] = None, prime: int = 2**61 - 1,
                  faults: Any = None, seed: Optional[int] = None, resident: bool = True,
-                 progress: Optional[Callable[[Step], None]] = None) -> None:
+                 progress: Optional[Callable[[Step], None]] = None, shares: int = 1) -> None:
         if not (hasattr(cluster, "n_workers") and all(
                 callable(getattr(cluster, method, None)) for method in ("load", "run",
                                                                          "unload"))):
@@ -171,22 +171,28 @@ class _CodedGradientDescent:
         if progress is not None and not callable(progress):
             raise TypeError("Argument 'progress' must be callable as progress(step).")
         self.progress = progress
+        self.shares = _at_least(shares, 1, "shares")
         self.k = self._default_k(N) if k is None else _at_least(k, 1, "k")
-        R = self._recovery_threshold(self.k)
-        if R > N:
+        R, points = self._recovery_threshold(self.k), N * self.shares
+        if R > points:
             raise ValueError(f"{type(self).__name__} with coding={coding!r}, k={self.k}"
                              + (f", t={self.t}, degree={self.degree}" if lcc else "")
-                             + f" needs results from R = {R} workers, but the cluster has "
-                             f"{N}.")
-        self.n_workers = N
+                             + (f" needs results from R = {R} workers, but the cluster has "
+                                f"{N}." if self.shares == 1 else
+                                f", shares={self.shares} needs results from R = {R} shares, "
+                                f"but the cluster's {N} workers hold {points}."))
+        self.n_workers, self.n_points = N, points
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(coding={self.coding!r}, scheme={self.scheme!r}, "
                 f"k={self.k}, iterations={self.iterations})")
 
     def _recovery_threshold(self, k: int) -> int:
-        """R of the code for k blocks: k (MDS), (k + t - 1) (r + 1) + 1 (LCC)."""
-        return k if self.coding == "mds" else (k + self.t - 1) * (self.degree + 1) + 1
+        """R of the code for k blocks: k (MDS), (k + T - 1) (r + 1) + 1 (LCC, whose privacy
+        T = t * shares counts the shares that t workers hold)."""
+        if self.coding == "mds":
+            return k
+        return (k + self.t * self.shares - 1) * (self.degree + 1) + 1
 
     def _default_k(self, N: int) -> int:
         """The largest k that leaves a worker to spare (or none to spare, or 1)."""
@@ -278,7 +284,7 @@ class LinearRegression(_CodedGradientDescent):
     """Least squares by gradient descent on coded data (see the module docstring): the loss
     is the mean squared error / 2, in the units of y (standardized inside fit, as X is).
 
-    ``cluster``: an ffcode.Cluster (its n_workers are the code's). ``coding``: "mds" (two
+    ``cluster``: an ffcode.Cluster (its workers hold the code's shares). ``coding``: "mds" (two
     coded products per iteration) or "lcc" (one private job, poly(z) = z, degree 2 in X).
     ``scheme``: the runtime's, compfs by default (cfs for lcc, whose gradient is not
     row-linear); ``pieces``: its m. ``k``: data blocks, by default the most that leave a
@@ -288,6 +294,9 @@ class LinearRegression(_CodedGradientDescent):
     (ffcode.Faults) go to every job; ``seed`` seeds the masks and packet combinations
     (None: fresh randomness, private). ``resident=False`` ships the data with every job
     instead of loading it once. ``progress(step)`` is called after every iteration.
+    ``shares``: each worker holds that many shares (the codes get shares × n_workers
+    points), so that fast workers keep computing while stragglers are waited for; LCC's
+    privacy then counts the shares t workers hold (a code of privacy t × shares).
     """
 
     def _targets(self, y: Any, n: int) -> np.ndarray:
@@ -412,7 +421,7 @@ class _MDSGradient(_Jobs):
     """X^T (h(X w) - y): z = X w and g = X^T r as two MDS-coded products, h on the master."""
 
     def __init__(self, model, Xq, y):
-        F, k, N = model.F, model.k, model.n_workers
+        F, k, N = model.F, model.k, model.n_points
         super().__init__(model, [(MDS(F, k, N, signed=True), (Xq,)),
                                  (MDS(F, k, N, signed=True), (np.ascontiguousarray(Xq.T),))])
         self.y, self.scale = y, float(2 ** model.precision)
@@ -440,8 +449,9 @@ class _LCCGradient(_Jobs):
                   for i, c in enumerate(model._polynomial())]
         self.out_scale = float(s) ** (2 * r + 2)
         bound = functools.partial(_gradient_bound, rows, Xq.shape[1])
-        code = LCC(F, k, model.t, gradient_terms, r + 1, model.n_workers, signed=True,
-                   result_bound=bound, arguments=("w", *(f"c{i}" for i in range(r + 1))))
+        code = LCC(F, k, model.t * model.shares, gradient_terms, r + 1, model.n_points,
+                   signed=True, result_bound=bound,
+                   arguments=("w", *(f"c{i}" for i in range(r + 1))))
         super().__init__(model, [(code, (list(padded.reshape(k, rows, -1)),))])
         self.XTy, self.scale = XTy, float(s)
 

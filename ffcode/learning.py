@@ -61,6 +61,10 @@ def add_arguments(parser):
                        "a table with speedups against uncoded (default: one scheme)")
     model.add_argument("--iterations", type=runs.at_least(1), default=20, metavar="I",
                        help="gradient steps")
+    model.add_argument("--shares", type=runs.at_least(1), default=1, metavar="W",
+                       help="each worker holds W shares of the data, so that fast workers "
+                            "keep computing while stragglers are waited for (with lcc the "
+                            "privacy counts the shares a worker holds) (default 1)")
     model.add_argument("--learning-rate", type=runs.positive(), metavar="ETA",
                        help="the step size (default: ffcode.learn's)")
     model.add_argument("--seed", type=runs.at_least(0), default=0, help="seed of the "
@@ -231,7 +235,8 @@ def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
     bar = IterationBar(scheme, args.iterations, not args.no_progress)
     options = {} if args.learning_rate is None else {"learning_rate": args.learning_rate}
     model = Model(cluster, coding=args.coding, scheme=scheme, iterations=args.iterations,
-                  k=args.k, faults=faults, seed=args.seed, progress=bar, **options)
+                  k=args.k, faults=faults, seed=args.seed, progress=bar,
+                  shares=args.shares, **options)
     start = time.perf_counter()
     try:
         model.fit(X, y)
@@ -265,6 +270,7 @@ def _write(args, faults, what, results):
     from ffcode.runtime.report import utc_now
     settings = {"task": args.task, "dataset": args.dataset, "data": what,
                 "coding": args.coding, "k": args.k, "workers": args.workers,
+                "shares": args.shares,
                 "iterations": args.iterations, "learning_rate": args.learning_rate,
                 "seed": args.seed, "faults": faults.to_dict()}
     data = {"ffcode": __version__, "date": utc_now(), "settings": settings, "runs": results}

@@ -118,6 +118,27 @@ def test_linear_diabetes(bounded, capsys):
     assert "vs uncoded" not in out                          # no table
 
 
+@pytest.mark.bounded(60)
+def test_shares_per_worker(bounded, capsys, tmp_path):
+    """--shares 2: every scheme of --compare trains with two shares per worker, the same
+    model, and the report says so."""
+    path = tmp_path / "learn.json"
+    status, out = learn(capsys, "logistic", "--dataset", "breast_cancer", *FEW,
+                        "--iterations", "2", "--compare", "--shares", "2", "--report",
+                        str(path))
+    assert status == 0, out
+    assert "every scheme learned the same model (exact arithmetic): yes" in out
+    two = json.loads(path.read_text())
+    assert two["settings"]["shares"] == 2
+    status, out = learn(capsys, "logistic", "--dataset", "breast_cancer", *FEW,
+                        "--iterations", "2", "--scheme", "compfs", "--report", str(path))
+    one = json.loads(path.read_text())
+    assert status == 0 and one["settings"]["shares"] == 1
+    ratio = two["runs"][-1]["loaded_bytes"] / one["runs"][0]["loaded_bytes"]
+    assert 1.8 < ratio < 2.2                # twice the shares loaded onto the workers
+    assert two["runs"][-1]["coef"] == one["runs"][0]["coef"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["linear", "--dataset", "breast_cancer"], "--dataset breast_cancer has binary labels, "
      "a classification data set: it is for 'ffcode learn logistic', not linear."),

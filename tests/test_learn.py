@@ -135,6 +135,38 @@ def test_every_scheme_trains_the_same_model_under_stragglers(bounded, cluster, c
 
 
 @pytest.mark.bounded(60)
+def test_several_shares_per_worker_train_the_same_model(bounded, cluster):
+    """With two shares per worker (codes of 2N points) under stragglers, mds trains bit for
+    bit the model uncoded trains, every worker holding two shares of each code."""
+    X, y = CANCER[0], CANCER[2]
+    reference = LogisticRegression(cluster, scheme="uncoded", iterations=3, seed=2).fit(X, y)
+    for scheme in ("classic", "compfs"):
+        model = LogisticRegression(cluster, scheme=scheme, iterations=3, faults=STRAGGLERS,
+                                   seed=2, shares=2).fit(X, y)
+        same_model(model, reference)
+        assert all(code.n_workers == 2 * N for code in model.codes_)
+        assert all(len(w.shares) == 2 for s in model.history_ for r in s.reports
+                   for w in r.workers)
+
+
+@pytest.mark.bounded(60)
+def test_lcc_privacy_counts_the_shares_a_worker_holds(bounded, cluster):
+    """LCC with two shares per worker and t = 1: the code's privacy is 2, so the two shares
+    any one worker holds have mask columns of rank 2 (uniform whatever X), and the model
+    is the one-share model."""
+    from ffcode import allocation
+    X, y = CANCER[0], CANCER[2]
+    one = LogisticRegression(cluster, coding="lcc", k=1, iterations=2).fit(X, y)
+    two = LogisticRegression(cluster, coding="lcc", k=1, iterations=2, shares=2).fit(X, y)
+    same_model(one, two)
+    (code,) = two.codes_
+    assert (code.t, code.n_workers, code.recovery_threshold) == (2, 2 * N, 5)
+    masks = code.encoding_matrix[:, code.k:]
+    for held in allocation.uniform(2 * N, N):
+        assert code.F.rank(masks[list(held)]) == 2, held
+
+
+@pytest.mark.bounded(60)
 @pytest.mark.parametrize("coding", ["mds", "lcc"])
 def test_resident_data_ships_only_the_weights(bounded, cluster, coding):
     """resident=False re-encodes and ships the data every iteration: the same model, no
@@ -259,6 +291,10 @@ class Unreachable:
                                f"has {N}"),
     ({"coding": "lcc", "k": 3}, ValueError, "k=3, t=1, degree=1 needs results from R = 7"),
     ({"coding": "lcc", "k": 1, "t": 3}, ValueError, "R = 7 workers"),
+    ({"shares": 0}, ValueError, "'shares' must be at least 1"),
+    ({"k": 2 * N + 1, "shares": 2}, ValueError, f"shares=2 needs results from R = {2 * N + 1} "
+                                               f"shares, but the cluster's {N} workers hold "
+                                               f"{2 * N}"),
 ], ids=lambda v: None if isinstance(v, (dict, type)) else re.sub(r"\W+", "-", v)[:30])
 def test_bad_parameters_refused(options, error, match):
     with pytest.raises(error, match=match):
