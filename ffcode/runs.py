@@ -118,8 +118,8 @@ def add_arguments(parser):
                      help="each worker holds W shares (the code gets W points per worker) "
                           "and works through them in order, so fast workers keep computing "
                           "while stragglers are waited for; with --compare, classic and "
-                          "compfs run again with W shares after every scheme with one "
-                          "(default 1)")
+                          "compfs run again with W shares after every scheme with one; "
+                          "lcc's privacy counts the shares --t workers hold (default 1)")
     run.add_argument("--allocate", choices=["uniform", "speed"], default="uniform",
                      help="with --shares: deal the shares round-robin (uniform), or give "
                           "each worker a number in proportion to its speed measured in the "
@@ -281,7 +281,7 @@ def job_from(args):
     if N < R:
         raise ValueError(f"--workers {N} is fewer than the code's recovery threshold R = {R} "
                          f"(from {flags}): give at least {R} workers.")
-    code = code_for(args, F, N)
+    code = code_for(args, F)
     if args.job == "matmul":
         A, B = F.random((n, n), seed=args.seed), F.random((n, n), seed=args.seed + 1)
         return code, (A, B), F.matmul(A, B), f"C = A @ B, {n}x{n}"
@@ -298,14 +298,17 @@ def job_from(args):
             f"f(X_j) for {args.k} blocks {n}x64, f = {args.f}")
 
 
-def code_for(args, F, points):
-    """The job's code with this many points (shares)."""
+def code_for(args, F, shares=1):
+    """The job's code with this many shares per worker (points): LCC's privacy counts the
+    shares that --t workers hold."""
+    points = shares * args.workers
     if args.job == "matmul":
         return (MatDot(F, args.s, points) if args.s is not None else
                 PolynomialCode(F, args.a, args.b, points))
     if args.job == "matvec":
         return MDS(F, args.k, points)
-    return LCC(F, args.k, args.t, args.f, args.degree, points, row_linear=args.row_linear)
+    return LCC(F, args.k, args.t * shares, args.f, args.degree, points,
+               row_linear=args.row_linear)
 
 
 def schemes_for(args, code) -> list:
@@ -463,8 +466,9 @@ def run(args) -> int:
     print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, m = {args.pieces}")
     if note:
         print(note)
-    schemes = [(scheme, 1) for scheme in schemes_for(args, code)]
+    schemes, codes = [(scheme, 1) for scheme in schemes_for(args, code)], {1: code}
     if W > 1:
+        codes[W] = code_for(args, code.F, W)    # R <= W·R of one share: it fits
         shared = [s for s in ("classic", "compfs") if (s, 1) in schemes] if args.compare \
             else [s for s, _ in schemes]
         schemes = (schemes if args.compare else []) + [(s, W) for s in shared]
@@ -499,8 +503,8 @@ def run(args) -> int:
             print("  measuring the workers' speeds with one share each first")
             _one(cluster, args, (schemes[0][0], 1), code, inputs, expected, faults)
         for scheme, shares in schemes:
-            job = code if shares == 1 else code_for(args, code.F, shares * N)
-            runs.append(_one(cluster, args, (scheme, shares), job, inputs, expected, faults))
+            runs.append(_one(cluster, args, (scheme, shares), codes[shares], inputs, expected,
+                             faults))
     if args.compare:
         _table(runs)
     if args.report:

@@ -442,6 +442,7 @@ class Cluster:
             assignment = data.assignment
         else:
             assignment = self._assignment(code, assignment, allocate)
+        _warn_privacy(code, assignment)
         if faults is None:
             faults = Faults()
         if not isinstance(faults, Faults):
@@ -667,6 +668,17 @@ def _in_place(workers, data) -> list:
             held[i] = handle
     rest = [h for h in workers if h not in held.values()]
     return [held[i] if i in held else rest.pop(0) for i in range(len(workers))]
+
+
+def _warn_privacy(code, assignment):
+    """Say so when a private code's workers hold several shares, as its t counts shares:
+    a warning when even a single worker may see more than t."""
+    t, most = getattr(code, "t", 0), max(len(held) for held in assignment)
+    if t and most > 1:
+        log.log(logging.WARNING if t < most else logging.INFO,
+                "%r keeps the data from any %d shares, and a worker holds up to %d: any %d "
+                "workers learn nothing (for t workers, build it with privacy t × %d)", code,
+                t, most, t // most, most)
 
 
 def _reachable(endpoint, host) -> str:

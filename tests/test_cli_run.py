@@ -135,6 +135,19 @@ def test_compare_with_shares(bounded, capsys, tmp_path):
 
 
 @pytest.mark.bounded(60)
+def test_lcc_shares_keep_the_privacy_of_t_workers(bounded, capsys, tmp_path):
+    """lcc --t 1 --shares 2: the two-share code hides the data from any 2 shares (a
+    worker's), so its R is (k + 2 - 1) * 2 + 1 = 7 (of 10 points), and no warning."""
+    path = tmp_path / "report.json"
+    status, out = run_cli(capsys, "lcc", *SMALL, "--workers", "5", "--scheme", "classic",
+                          "--shares", "2", "--report", str(path))
+    assert status == 0, out
+    report = json.loads(path.read_text())
+    assert "n_workers=10, recovery_threshold=7" in report["code"]
+    assert [len(w["shares"]) for w in report["workers"]] == [2] * 5
+
+
+@pytest.mark.bounded(60)
 def test_one_scheme_with_shares_by_speed(bounded, capsys, tmp_path):
     """--shares 3 --allocate speed: a one-share job measures the speeds first, then the job
     runs with the slow worker holding fewer of the 12 shares."""

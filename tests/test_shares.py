@@ -233,3 +233,22 @@ def test_product_code_with_shares(bounded, cluster):
     output, report = cluster.run(code, A, B, scheme="compfs", pieces=2)
     assert np.array_equal(output, F.matmul(A, B))
     assert list(itertools.chain(*(w.shares for w in report.workers))) == [0, 3, 1, 4, 2, 5]
+
+
+@pytest.mark.bounded(60)
+def test_private_code_with_several_shares_warns(bounded, cluster, caplog, monkeypatch):
+    """LCC's privacy counts shares: with two shares per worker and t = 1, a single worker
+    may see two, which the cluster warns of (and says at INFO when t covers a worker)."""
+    import logging
+    from ffcode import LCC
+    monkeypatch.setattr(logging.getLogger("ffcode"), "propagate", True)   # the CLI's off
+    blocks = [F.random((8, 4), seed=3)]
+    for t, level in ((1, logging.WARNING), (2, logging.INFO)):
+        code = LCC(F, 1, t, "ffcode.functions:square", 2, 2 * P)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="ffcode.runtime.cluster"):
+            output, _ = cluster.run(code, blocks, scheme="cfs")
+        assert all(np.array_equal(o, F.mul(b, b)) for o, b in zip(output, blocks))
+        said = [r for r in caplog.records if "keeps the data from any" in r.getMessage()]
+        assert [r.levelno for r in said] == [level]
+        assert f"any {t // 2} workers learn nothing" in said[0].getMessage()
