@@ -15,7 +15,7 @@ import shutil
 import time
 import weakref
 from collections import Counter
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -375,8 +375,9 @@ class Cluster:
     def run(self, code: Code | Resident, *inputs, scheme: str | None = None,
             pieces: int | None = None, faults: Faults | None = None, timeout: float = 600.0,
             seed: int | None = None, progress: Callable[[int, int], None] | None = None,
-            verify: bool | str = "auto", adversaries: int = 0, assignment=None,
-            allocate=None) -> tuple[Any, Report]:
+            verify: bool | str = "auto", adversaries: int = 0,
+            assignment: Sequence[Sequence[int]] | None = None,
+            allocate: str | Sequence[float] | None = None) -> tuple[Any, Report]:
         """Run one coded job on the cluster's workers; returns (output, report).
 
         ``run(code, *inputs)`` encodes the inputs' data and ships it with the job;
@@ -413,7 +414,8 @@ class Cluster:
         MDS with a vector x (a recomputation); True and False force it.
 
         adversaries: decode despite up to A workers sending wrong results (ffcode.byzantine),
-        named in report.wrong. Every scheme but uncoded stops once what arrived decides
+        named in report.wrong (a worker with several shares is wrong on all of them: the
+        shares the A workers holding the most hold are corrected). Every scheme but uncoded stops once what arrived decides
         the output with any A workers wrong: classic at R + A whole results when they
         agree, by R + 2A otherwise (Berlekamp-Welch); systematic, cfs and compfs at about
         m·(R + A) random combinations when all agree, by m·(R + 2A) otherwise. More wrong
@@ -535,7 +537,8 @@ class Cluster:
     # -- resident data ------------------------------------------------------------------------
 
     def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
-             seed: int | None = None, assignment=None, allocate=None) -> Resident:
+             seed: int | None = None, assignment: Sequence[Sequence[int]] | None = None,
+             allocate: str | Sequence[float] | None = None) -> Resident:
         """Encode a code's data once and leave each worker its share: ``run(resident,
         *arguments)`` then ships only a job's arguments, for as many jobs as you like.
 

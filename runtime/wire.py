@@ -26,10 +26,10 @@ class Kind(IntEnum):
     DONE = 4            # worker -> master: sent every packet of the job
     STOPPED = 5         # worker -> master: acknowledges STOP
     FAILED = 6          # worker -> master: the computation raised (meta: error)
-    JOB = 16            # master -> worker: a task (meta: spec, arrays: share, arguments)
+    JOB = 16            # master -> worker: a task (meta: spec, arrays: shares, arguments)
     STOP = 17           # master -> worker: the job is decoded, stop now
     SHUTDOWN = 18       # master -> worker: exit
-    LOAD = 19           # master -> worker: hold a share (meta: data id, arrays: the share)
+    LOAD = 19           # master -> worker: hold shares (meta: data id, counts; arrays)
     UNLOAD = 20         # master -> worker: drop a held share (meta: data id)
 
 
