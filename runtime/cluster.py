@@ -444,7 +444,7 @@ class Cluster:
             assignment = data.assignment
         else:
             assignment = self._assignment(code, assignment, allocate)
-        _warn_privacy(code, assignment)
+            _warn_privacy(code, assignment)     # for resident data, load said it
         if faults is None:
             faults = Faults()
         if not isinstance(faults, Faults):
@@ -563,6 +563,7 @@ class Cluster:
                             f"array{'s' if len(data) != 1 else ''}" +
                             (f"; its arguments ({rest}) go to each run" if rest else "") + ".")
         assignment = self._assignment(code, assignment, allocate)
+        _warn_privacy(code, assignment)
         if not self.local:
             _importable_elsewhere(code)
         layout = Layout(code, data, scheme, pieces if scheme == "compfs" else None, seed,
