@@ -1,7 +1,8 @@
 """ffcode: exact GF(p) arithmetic for coded distributed computing."""
 from ffcode._field import GF, PrimeField
 from ffcode.byzantine import RobustDecoder
-from ffcode.codes import LCC, MDS, Code, Encoding, MatDot, PolynomialCode, ProductCode
+from ffcode.codes import (GASP, LCC, MDS, Code, Encoding, EntangledPolynomialCode, MatDot,
+                          PolynomialCode, ProductCode)
 from ffcode.decoder import Decoder
 from ffcode.errors import DecodingError, FFCodeError
 from ffcode.pieces import Packet, PieceShare, piece_packets
@@ -15,7 +16,7 @@ _RUNTIME = ("Cluster", "ClusterError", "Faults", "JobFailed", "JobTimeout", "Rep
             "VerificationError", "WorkerError")
 
 __all__ = ["Cluster", "ClusterError", "Code", "Decoder", "DecodingError", "Encoding",
-           "FFCodeError", "Faults", "GF", "JobFailed", "JobTimeout", "LCC", "MDS", "MatDot",
+           "EntangledPolynomialCode", "FFCodeError", "Faults", "GASP", "GF", "JobFailed", "JobTimeout", "LCC", "MDS", "MatDot",
            "Packet", "PieceShare", "PolynomialCode", "PrimeField", "ProductCode", "Report",
            "RobustDecoder", "VerificationError", "WorkerError", "piece_packets"]
 

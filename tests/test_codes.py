@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import LCC, MDS, Decoder, MatDot, PolynomialCode, ProductCode, piece_packets
+from ffcode import (GASP, LCC, MDS, Decoder, EntangledPolynomialCode, MatDot, PolynomialCode,
+                    ProductCode, piece_packets)
 from ffcode.codes import base as base_module, product as product_module
 
 from helpers import assert_field_array, assert_output, layouts, obj_matmul, rand, to_flint
@@ -247,6 +248,11 @@ SPECS = [
     Spec("ProductCode masked",                                  # support 0..6 and 9
          lambda F, N, **kw: ProductCode(F, N, [[0], [1]], [[0, 2]], a_masks=[4],
                                         b_masks=[5], **kw), 8, _run_product, sparse=True),
+    Spec("EntangledPolynomialCode", lambda F, N, **kw: EntangledPolynomialCode(F, 2, 2, 1, N,
+                                                                               **kw),
+         5, _run_product),
+    Spec("GASP", lambda F, N, **kw: GASP(F, 2, 2, 1, N, **kw), 8, _run_product,
+         sparse=True),                                          # support 0..6 and 8
 ]
 F_CONTRACT = ffcode.GF(65521)
 

@@ -7,6 +7,7 @@ import pytest
 MODULES = ["ffcode", "ffcode._field", "ffcode._matmul", "ffcode._linalg", "ffcode._validate",
            "ffcode.codes.base", "ffcode.codes.product", "ffcode.codes.mds",
            "ffcode.codes.polynomial", "ffcode.codes.matdot", "ffcode.codes.lcc",
+           "ffcode.codes.entangled", "ffcode.codes.gasp", "ffcode.allocation",
            "ffcode.collect", "ffcode.pieces", "ffcode.decoder", "ffcode.functions",
            "ffcode.sim", "ffcode.verify", "ffcode.byzantine", "ffcode.learn"]
 

@@ -13,6 +13,7 @@ RUNTIME = {"Cluster": "cluster", "ClusterError": "errors", "Faults": "faults",
            "JobFailed": "errors", "JobTimeout": "errors", "Report": "report",
            "VerificationError": "errors", "WorkerError": "errors"}
 CORE = {"Code": "codes", "Encoding": "codes", "ProductCode": "codes",
+        "EntangledPolynomialCode": "codes", "GASP": "codes",
         "DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoder",
         "GF": "_field", "LCC": "codes", "MDS": "codes", "MatDot": "codes", "Packet": "pieces",
         "PieceShare": "pieces", "PolynomialCode": "codes", "PrimeField": "_field",
