@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ffcode import GF, __version__, functions
-from ffcode.codes import LCC, MDS, MatDot, PolynomialCode
+from ffcode.codes import GASP, LCC, MDS, EntangledPolynomialCode, MatDot, PolynomialCode
+from ffcode.codes import gasp
 from ffcode.codes.lcc import is_row_linear
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
@@ -79,7 +80,7 @@ seconds = positive("seconds")
 
 def add_arguments(parser):
     parser.add_argument("job", choices=["matmul", "matvec", "lcc"],
-                        help="matmul: C = A @ B (PolynomialCode, or MatDot with --s); matvec: "
+                        help="matmul: C = A @ B (with the code --code names); matvec: "
                              "y = A @ x (MDS); lcc: f(X_1..X_k) with Lagrange coded computing")
     parser.add_argument("--n", type=at_least(1), default=2048, help="matrix size n (A is n x "
                         "n; for lcc each X_j is n x 64)")
@@ -88,16 +89,21 @@ def add_arguments(parser):
     parser.add_argument("--workers", type=at_least(1), default=6, metavar="N",
                         help="N workers")
     code = parser.add_argument_group("code")
+    code.add_argument("--code", choices=list(MATMUL_CODES), help="matmul: polynomial "
+                      "(PolynomialCode, R = a*b), matdot (MatDot, R = 2s-1), entangled "
+                      "(EntangledPolynomialCode: A in a x s blocks, B in s x b, R = s*a*b + "
+                      "s - 1) or gasp (GASP: A in a row blocks, B in b column blocks, any t "
+                      "workers learn nothing of A or B) (default polynomial, or matdot with "
+                      "--s)")
     code.add_argument("--a", type=at_least(1), help="matmul: A in a row blocks (default 2)")
     code.add_argument("--b", type=at_least(1), help="matmul: B in b column blocks "
-                      "(default 2); R = a*b")
-    code.add_argument("--s", type=at_least(1), help="matmul with MatDot instead of "
-                      "PolynomialCode: inner dimension in s blocks, R = 2s-1 (default: "
-                      "PolynomialCode)")
+                      "(default 2, 1 for entangled and gasp)")
+    code.add_argument("--s", type=at_least(1), help="matmul with matdot or entangled: the "
+                      "inner dimension in s blocks (default 2)")
     code.add_argument("--k", type=at_least(1), help="matvec: A in k row blocks "
                       "(default 4); lcc: k data blocks (default 2)")
-    code.add_argument("--t", type=at_least(0), help="lcc: privacy against t colluding "
-                      "workers (default 1)")
+    code.add_argument("--t", type=at_least(0), help="lcc and matmul --code gasp: privacy "
+                      "against t colluding workers (default 1)")
     code.add_argument("--f", help="lcc: f as 'package.module:function', called as f(F, X) "
                       "(default ffcode.functions:square)")
     code.add_argument("--degree", type=at_least(1), help="lcc: total degree of f "
@@ -193,10 +199,14 @@ def add_arguments(parser):
 
 
 # (flag, jobs it is for): the others are refused rather than ignored
-JOB_FLAGS = [("a", "matmul"), ("b", "matmul"), ("s", "matmul"), ("k", "matvec and lcc"),
-             ("t", "lcc"), ("f", "lcc"), ("degree", "lcc"), ("row_linear", "lcc")]
-DEFAULTS = {"a": 2, "b": 2, "t": 1, "f": "ffcode.functions:square", "degree": 2, "pieces": 4,
+JOB_FLAGS = [("code", "matmul"), ("a", "matmul"), ("b", "matmul"), ("s", "matmul"),
+             ("k", "matvec and lcc"), ("t", "lcc and matmul --code gasp"), ("f", "lcc"),
+             ("degree", "lcc"), ("row_linear", "lcc")]
+DEFAULTS = {"t": 1, "f": "ffcode.functions:square", "degree": 2, "pieces": 4,
             "slowdown": 4.0}
+# matmul's codes: the flags each takes, with their defaults
+MATMUL_CODES = {"polynomial": {"a": 2, "b": 2}, "matdot": {"s": 2},
+                "entangled": {"a": 2, "b": 1, "s": 2}, "gasp": {"a": 2, "b": 1, "t": 1}}
 
 
 def _flag(name) -> str:
@@ -209,9 +219,17 @@ def settle(args):
     for name, jobs in JOB_FLAGS:
         if getattr(args, name) not in (None, False) and args.job not in jobs:
             raise ValueError(f"{_flag(name)} is for {jobs}, not {args.job}.")
-    if args.s is not None and (args.a is not None or args.b is not None):
-        raise ValueError("--a and --b are for PolynomialCode: MatDot (--s) splits only the "
-                         "inner dimension.")
+    if args.job == "matmul":
+        if args.code is None:
+            args.code = "matdot" if args.s is not None else "polynomial"
+        takes = MATMUL_CODES[args.code]
+        for name in ("a", "b", "s", "t"):
+            if getattr(args, name) is not None and name not in takes:
+                raise ValueError(f"--{name} is not for --code {args.code}, which takes "
+                                 f"{' and '.join('--' + n for n in takes)}.")
+        for name, value in takes.items():
+            if getattr(args, name) is None:
+                setattr(args, name, value)
     if args.compare and args.scheme is not None:
         raise ValueError("--compare runs every scheme: leave out --scheme.")
     if args.pieces is not None and args.scheme in ("uncoded", "classic"):
@@ -272,8 +290,12 @@ def job_from(args):
     args; the code has a point per worker (``code_for`` gives it more)."""
     F, n, N = GF(args.p), args.n, args.workers
     if args.job == "matmul":
-        R, flags = ((2 * args.s - 1, "--s") if args.s is not None else
-                    (args.a * args.b, "--a and --b"))
+        a, b, s, t = args.a, args.b, args.s, args.t
+        R, flags = {"polynomial": lambda: (a * b, "--a and --b"),
+                    "matdot": lambda: (2 * s - 1, "--s"),
+                    "entangled": lambda: (s * a * b + s - 1, "--a, --b and --s"),
+                    "gasp": lambda: (gasp.recovery_threshold(a, b, t, gasp.best_variant(
+                        a, b, t)), "--a, --b and --t")}[args.code]()
     elif args.job == "matvec":
         R, flags = args.k, "--k"
     else:
@@ -299,12 +321,16 @@ def job_from(args):
 
 
 def code_for(args, F, shares=1):
-    """The job's code with this many shares per worker (points): LCC's privacy counts the
-    shares that --t workers hold."""
+    """The job's code with this many shares per worker (points): LCC's and GASP's privacy
+    counts the shares that --t workers hold."""
     points = shares * args.workers
     if args.job == "matmul":
-        return (MatDot(F, args.s, points) if args.s is not None else
-                PolynomialCode(F, args.a, args.b, points))
+        return {"polynomial": lambda: PolynomialCode(F, args.a, args.b, points),
+                "matdot": lambda: MatDot(F, args.s, points),
+                "entangled": lambda: EntangledPolynomialCode(F, args.s, args.a, args.b,
+                                                             points),
+                "gasp": lambda: GASP(F, args.a, args.b, args.t * shares, points),
+                }[args.code]()
     if args.job == "matvec":
         return MDS(F, args.k, points)
     return LCC(F, args.k, args.t * shares, args.f, args.degree, points,

@@ -124,11 +124,21 @@ def test_bad_numbers_refused(capsys, args, message):
     ("matmul", ["--k", "3"], "--k is for matvec and lcc, not matmul"),
     ("lcc", ["--s", "2"], "--s is for matmul, not lcc"),
     ("lcc", ["--b", "2"], "--b is for matmul, not lcc"),
-    ("matmul", ["--t", "1"], "--t is for lcc, not matmul"),
+    ("matmul", ["--t", "1"], "--t is not for --code polynomial, which takes --a and --b"),
+    ("matmul", ["--code", "gasp", "--s", "2"], "--s is not for --code gasp, which takes --a "
+                                               "and --b and --t"),
+    ("matmul", ["--code", "entangled", "--t", "1"], "--t is not for --code entangled"),
+    ("matvec", ["--code", "gasp"], "--code is for matmul, not matvec"),
+    ("matmul", ["--code", "gasp", "--t", "0"], "Argument 't' must be at least 1, not 0"),
+    ("matmul", ["--code", "gasp", "--a", "2", "--b", "2", "--workers", "7"],
+     "--workers 7 is fewer than the code's recovery threshold R = 8 (from --a, --b and --t)"),
+    ("matmul", ["--code", "entangled", "--b", "2"], "--workers 6 is fewer than the code's "
+                                                   "recovery threshold R = 9 (from --a, --b "
+                                                   "and --s)"),
     ("matvec", ["--f", "ffcode.functions:cube"], "--f is for lcc, not matvec"),
     ("matvec", ["--degree", "3"], "--degree is for lcc, not matvec"),
     ("matmul", ["--row-linear"], "--row-linear is for lcc, not matmul"),
-    ("matmul", ["--s", "2", "--a", "2"], "--a and --b are for PolynomialCode"),
+    ("matmul", ["--s", "2", "--a", "2"], "--a is not for --code matdot, which takes --s"),
     ("matvec", ["--compare", "--scheme", "cfs"], "--compare runs every scheme: leave out "
                                                  "--scheme"),
     ("matvec", ["--scheme", "classic", "--pieces", "2"], "--pieces is for systematic, cfs "

@@ -114,6 +114,26 @@ def test_compare(bounded, capsys, tmp_path, job, extra, needed):
 
 
 @pytest.mark.bounded(90)
+@pytest.mark.parametrize("extra, code, R", [
+    (["--code", "entangled"], "EntangledPolynomialCode", 5),          # a = 2, b = 1, s = 2
+    (["--code", "gasp", "--a", "2", "--b", "2"], "GASP", 8),          # t = 1: GASP_big
+    (["--code", "gasp", "--t", "2"], "GASP", 7)])                     # a = 2, b = 1
+def test_compare_entangled_and_gasp(bounded, capsys, tmp_path, extra, code, R):
+    """--code entangled and --code gasp run every scheme exactly, R as the papers give."""
+    path = tmp_path / "report.json"
+    status, out = run_cli(capsys, "matmul", *SMALL, "--workers", "9", *extra, "--compare",
+                          "--report", str(path))
+    assert status == 0, out
+    assert f"{code}(GF(2147483647), n_workers=9, recovery_threshold={R})" in out
+    rows = table_rows(out)
+    assert list(rows) == SCHEMES and all("yes" in words for words in rows.values())
+    runs = json.loads(path.read_text())["runs"]
+    needed = {"uncoded": 9, "classic": R}
+    for entry in runs:
+        check_report(entry, entry["scheme"], needed.get(entry["scheme"], 4 * R), n_workers=9)
+
+
+@pytest.mark.bounded(90)
 def test_compare_with_shares(bounded, capsys, tmp_path):
     """--compare --shares 2 runs every scheme with one share per worker, then classic and
     compfs with two (a code of 8 points on the 4 workers): every row exact, the reports

@@ -35,6 +35,11 @@ def recovery_threshold(k: int, l: int, t: int, variant: str) -> int:
     return len({x + y for x in a + a_masks for y in b + b_masks})
 
 
+def best_variant(k: int, l: int, t: int) -> str:  # noqa: E741
+    """The variant with the smaller R (GASP_big on a tie)."""
+    return min(VARIANTS, key=lambda v: (recovery_threshold(k, l, t, v), v))
+
+
 class GASP(ProductCode):
     """C = A @ B with A in k row blocks and B in l column blocks, each share mixed with t
     uniformly random mask blocks, so that any t workers learn nothing about A or B; any R
@@ -85,7 +90,7 @@ class GASP(ProductCode):
             if value < 1:
                 raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")
         if variant is None:
-            variant = min(VARIANTS, key=lambda v: (recovery_threshold(k, l, t, v), v))
+            variant = best_variant(k, l, t)
         elif variant not in VARIANTS:
             raise ValueError(f"Argument 'variant' must be 'big', 'small' or None, not "
                              f"{variant!r}.")
