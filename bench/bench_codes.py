@@ -4,16 +4,19 @@ written directly with galois and with python-flint, on the same data in one run.
 Each code encodes 2048x2048 inputs for N = 16 workers and decodes from R local results
 (a fixed random subset of workers, the same for every library). The peers do exactly what
 the code does mathematically:
-  encode  E @ blocks for each encoded operand (E the N x k Vandermonde / Lagrange matrix);
-  decode  W @ results with W = post @ inverse(V) for the R x R Vandermonde V of the chosen
-          workers' points (post: nothing for MDS and PolynomialCode, the row s - 1 for
-          MatDot, the Vandermonde of the betas for LCC); the inverse is timed.
-Conversions into galois / flint objects, the peers' encoding matrices and the peers' LCC
-masks are prepared before timing; ffcode's timings are the public calls (code.encode,
-code.decode) with every check, copy and its own CSPRNG masks included. Every peer result is
+  encode  E @ blocks for each encoded operand (E the N x k Vandermonde / Lagrange matrix,
+          or the powers of the points at a product code's exponents, masks included);
+  decode  W @ results with W = post @ inverse(V) for the R x R (generalized) Vandermonde V
+          of the chosen workers' points (post: nothing for MDS and PolynomialCode, the
+          output coefficients' rows for MatDot, EntangledPolynomialCode and GASP, the
+          Vandermonde of the betas for LCC); the inverse is timed.
+Conversions into galois / flint objects, the peers' encoding matrices and the peers' masks
+(LCC's, GASP's) are prepared before timing; ffcode's timings are the public calls
+(code.encode, code.decode) with every check, copy and its own CSPRNG masks included. Every peer result is
 checked for exact equality with ffcode's before timing; the run aborts on a mismatch.
 Throughput is MB of data per second: the input operands for encode, the R local results
-for decode (4-byte elements for both primes).
+for decode (4-byte elements for both primes). A last table gives, at the same N, each code's
+recovery threshold against the bytes each worker receives and returns.
 
     python bench/bench_codes.py               # full run (a few minutes on 2 cores)
     python bench/bench_codes.py --quick       # 512x512 inputs, fewer repeats
@@ -33,6 +36,7 @@ import numpy as np
 import ffcode
 from benchlib import (Timer, check, exact_value, flint, fmt, galois, int_list, machine_info,
                       n_cores, prime_label, print_targets)
+from ffcode.codes.base import powers
 
 PRIMES = (65521, 2**31 - 1)
 N_WORKERS = 16
@@ -66,6 +70,26 @@ def split_rows(X, k):
 
 def split_cols(X, k):
     return np.ascontiguousarray(X.reshape(X.shape[0], k, -1).transpose(1, 0, 2)).reshape(k, -1)
+
+
+def split_grid(X, r, q):
+    """X's r x q blocks, row-major, one per row."""
+    n, m = X.shape
+    return np.ascontiguousarray(X.reshape(r, n // r, q, m // q).transpose(0, 2, 1, 3)) \
+        .reshape(r * q, -1)
+
+
+def product_operands(F, code, A, B, rng):
+    """(E, blocks) of both operands of a product code: the powers of its points at its
+    exponents, and the grid blocks with fresh masks appended."""
+    out = []
+    for X, grid, masks in ((A, code.a_exponents, code.a_masks),
+                           (B, code.b_exponents, code.b_masks)):
+        blocks = split_grid(X, *grid.shape)
+        if masks:
+            blocks = np.concatenate([blocks, F.random((len(masks), blocks.shape[1]), rng)])
+        out.append((powers(F, code.points, [*grid.flat, *masks]), blocks))
+    return out
 
 
 def make_cases(F, n: int, rng) -> List[Case]:
@@ -107,6 +131,12 @@ def make_cases(F, n: int, rng) -> List[Case]:
     add(f"LCC k={k} t={t} deg=2", code, (blocks,),
         [(code.encoding_matrix, np.concatenate([split_rows(A, k), masks]))],
         F.vandermonde(code.betas[:k], code.recovery_threshold), data=(A,))
+
+    for name, code in (("Entangled p=2 m=2 n=2", ffcode.EntangledPolynomialCode(
+                            F, 2, 2, 2, N_WORKERS)),
+                       ("GASP k=4 l=2 t=1", ffcode.GASP(F, 4, 2, 1, N_WORKERS)),
+                       ("GASP k=2 l=2 t=2", ffcode.GASP(F, 2, 2, 2, N_WORKERS))):
+        add(name, code, (A, B), product_operands(F, code, A, B, rng), code.outputs)
     return cases
 
 
@@ -116,8 +146,7 @@ def galois_calls(case: Case, p: int) -> Dict[str, Callable]:
     G = galois.GF(p)
     as_g = lambda X: G(np.asarray(X, dtype=np.int64))                        # noqa: E731
     ops = [(as_g(E), as_g(X)) for E, X in case.operands]
-    V = as_g(case.code.F.vandermonde(case.code.points[sorted(case.results)],
-                                     case.code.recovery_threshold))
+    V = as_g(case.code.evaluations[sorted(case.results)])
     post = None if case.post is None else as_g(case.post)
     Y = as_g(np.stack([case.results[i] for i in sorted(case.results)])
              .reshape(len(case.results), -1))
@@ -134,8 +163,7 @@ def to_flint(X: np.ndarray, p: int):
 
 def flint_calls(case: Case, p: int) -> Dict[str, Callable]:
     ops = [(to_flint(E, p), to_flint(X, p)) for E, X in case.operands]
-    V = to_flint(case.code.F.vandermonde(case.code.points[sorted(case.results)],
-                                         case.code.recovery_threshold), p)
+    V = to_flint(case.code.evaluations[sorted(case.results)], p)
     post = None if case.post is None else to_flint(case.post, p)
     Y = to_flint(np.stack([case.results[i] for i in sorted(case.results)])
                  .reshape(len(case.results), -1), p)
@@ -157,7 +185,7 @@ def reference(case: Case):
     matrix times the results."""
     F, code = case.code.F, case.code
     encoded = [F.matmul(E, X) for E, X in case.operands]
-    if not isinstance(code, ffcode.LCC):
+    if not isinstance(code, ffcode.LCC) and not getattr(code, "masks", 0):
         shares = code.encode(*case.inputs)
         parts = [s if isinstance(s, tuple) else (s,) for s in shares]
         ours = [np.stack([s[j] for s in parts]).reshape(len(parts), -1)
@@ -235,6 +263,37 @@ def targets(rows: List[Row]) -> List[tuple]:
     return out
 
 
+def communication(F, n: int) -> List[str]:
+    """Recovery threshold against bytes per worker for codes of n x n products at N: what
+    each worker receives (its A and B shares) and returns (its local result), and what the
+    master downloads to decode (R results)."""
+    N = N_WORKERS
+    codes = [("PolynomialCode a=2 b=4", ffcode.PolynomialCode(F, 2, 4, N)),
+             ("PolynomialCode a=4 b=4", ffcode.PolynomialCode(F, 4, 4, N)),
+             ("MatDot s=4", ffcode.MatDot(F, 4, N)),
+             ("MatDot s=8", ffcode.MatDot(F, 8, N)),
+             ("Entangled p=2 m=2 n=2", ffcode.EntangledPolynomialCode(F, 2, 2, 2, N)),
+             ("Entangled p=2 m=2 n=3", ffcode.EntangledPolynomialCode(F, 2, 2, 3, N)),
+             ("Entangled p=4 m=1 n=2", ffcode.EntangledPolynomialCode(F, 4, 1, 2, N)),
+             ("GASP k=2 l=2 t=1", ffcode.GASP(F, 2, 2, 1, N)),
+             ("GASP k=2 l=2 t=2", ffcode.GASP(F, 2, 2, 2, N)),
+             ("GASP k=4 l=2 t=1", ffcode.GASP(F, 4, 2, 1, N))]
+    size = np.dtype(F.dtype).itemsize / 2**20
+    lines = [f"Recovery threshold against communication, {n}x{n} product, N = {N} workers "
+             f"(MiB; the whole A and B are {2 * n * n * size:.0f} MiB):",
+             f"  {'code':<24}{'R':>4}{'A share':>9}{'B share':>9}{'result':>8}"
+             f"{'download':>10}  privacy"]
+    for name, code in codes:
+        (r, q), c = code.a_exponents.shape, code.b_exponents.shape[1]
+        a_share, b_share, result = (n / r) * (n / q) * size, (n / q) * (n / c) * size, \
+            (n / r) * (n / c) * size
+        t = getattr(code, "t", 0)
+        lines.append(f"  {name:<24}{code.recovery_threshold:>4}{a_share:>9.1f}{b_share:>9.1f}"
+                     f"{result:>8.1f}{code.recovery_threshold * result:>10.1f}  "
+                     + (f"any {t} worker{'s' * (t > 1)}" if t else "none"))
+    return lines
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -274,6 +333,7 @@ Times are medians in ms; "vs X" = X's time / ffcode's time (> 1: ffcode faster).
                 rows.append(row)
                 print(show(row), flush=True)
         print()
+    print("\n".join(communication(ffcode.GF(args.primes[-1]), args.n)) + "\n")
     results = targets(rows)
     print_targets(results, start)
     elapsed = time.perf_counter() - start
