@@ -16,8 +16,8 @@ VARIANTS = ("big", "small")
 def exponents(k: int, l: int, t: int, variant: str) -> tuple:
     """(A's block exponents, A's mask exponents, B's block exponents, B's mask exponents) of
     GASP_big or GASP_small with A in k row blocks, B in l column blocks and t masks each: the
-    side with more blocks steps by 1, the other by that count, and the masks start at k*l
-    (GASP_small's masks on the stepping side of the fewer blocks' partner step by it)."""
+    side with more blocks steps by 1, the other by that count, and the masks count up from
+    k*l (GASP_small's on the side with more blocks step by that count instead)."""
     many, few = max(k, l), min(k, l)
     steps = list(range(many))                   # the side with more blocks
     strides = [many * j for j in range(few)]    # the other
