@@ -21,6 +21,7 @@ recovery threshold against the bytes each worker receives and returns.
     python bench/bench_codes.py               # full run (a few minutes on 2 cores)
     python bench/bench_codes.py --quick       # 512x512 inputs, fewer repeats
     python bench/bench_codes.py --primes 65521 --n 1024 --json out.json
+    python bench/bench_codes.py --primes 2**31-1 --codes GASP
 """
 from __future__ import annotations
 
@@ -302,6 +303,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--n", type=int, help=f"input size n x n (default {SIZE})")
     ap.add_argument("--primes", type=int_list, default=list(PRIMES), metavar="P,P,...",
                     help="primes below 2**31 (default 65521,2**31-1)")
+    ap.add_argument("--codes", metavar="NAME,NAME,...", help="only the codes whose name starts "
+                    "with one of these (e.g. GASP,Entangled; default: every code)")
     ap.add_argument("--json", metavar="FILE", help="also write every median and ratio to FILE")
     args = ap.parse_args(argv)
     args.n = args.n or (QUICK_SIZE if args.quick else SIZE)
@@ -329,6 +332,8 @@ Times are medians in ms; "vs X" = X's time / ffcode's time (> 1: ffcode faster).
     for p in args.primes:
         F = ffcode.GF(p)
         for case in make_cases(F, args.n, np.random.default_rng(2026)):
+            if args.codes and not case.name.startswith(tuple(args.codes.split(","))):
+                continue
             for row in measure(case, p, timer):
                 rows.append(row)
                 print(show(row), flush=True)
