@@ -53,7 +53,8 @@ def test_entangled_every_r_subset_decodes(p, m, n, N):
     decodes_from_every_subset(code, seed=p * 10 + m + n)
 
 
-@pytest.mark.parametrize("p, m, n", itertools.product(range(1, 5), range(1, 4), range(1, 4)))
+@pytest.mark.parametrize("p, m, n", list(itertools.product(range(1, 5), range(1, 4),
+                                                          range(1, 4))))
 def test_entangled_threshold_is_the_papers(p, m, n):
     """R = p m n + p - 1 (Yu, Maddah-Ali, Avestimehr), and each share holds 1/(p m) of A and
     1/(p n) of B."""
@@ -127,7 +128,7 @@ def gasp_small(K, L, T):
     return 2 * K * L + K * T - K + T
 
 
-@pytest.mark.parametrize("K, L", itertools.product(range(1, 6), range(1, 6)))
+@pytest.mark.parametrize("K, L", list(itertools.product(range(1, 6), range(1, 6))))
 def test_gasp_thresholds_are_the_papers(K, L):
     for T in range(1, 9):
         big, small = gasp_big(K, L, T), gasp_small(K, L, T)
