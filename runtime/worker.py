@@ -327,15 +327,15 @@ class Worker:
             poller.register(self.dealer, zmq.POLLIN | (zmq.POLLOUT if sending else 0))
             poller.register(self.pipe, zmq.POLLIN if self.queued < self.buffer else 0)
             events = dict(poller.poll(max(wait, 0) * 1000))
+            event = recv_monitor_message(self.monitor)["event"] if self.monitor in events \
+                else None
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:      # said before the messages it
+                event, connected = None, True               # lets in (a job may come with it)
+                log.info("connected to the master at %s", self.endpoint)
             if events.get(self.dealer, 0) & zmq.POLLIN and not self._control():
                 log.info("the master said shut down: exiting")
                 return 0                # SHUTDOWN (read before a disconnect that follows it)
-            if self.monitor in events:
-                event = recv_monitor_message(self.monitor)["event"]
-                if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                    connected = True
-                    log.info("connected to the master at %s", self.endpoint)
-                    continue
+            if event is not None:
                 log.error("the master %s: exiting", "refused this worker (CURVE keys)"
                           if event & REFUSED else "went away")
                 return 1
