@@ -181,11 +181,16 @@ class _CodedGradientDescent:
                                 f"{N}." if self.shares == 1 else
                                 f", shares={self.shares} needs results from R = {R} shares, "
                                 f"but the cluster's {N} workers hold {points}."))
-        self.n_workers, self.n_points = N, points
+        self.n_workers = N
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(coding={self.coding!r}, scheme={self.scheme!r}, "
                 f"k={self.k}, iterations={self.iterations})")
+
+    @property
+    def n_points(self) -> int:
+        """The codes' points: shares per worker times the workers."""
+        return self.n_workers * self.shares
 
     def _recovery_threshold(self, k: int) -> int:
         """R of the code for k blocks: k (MDS), (k + T - 1) (r + 1) + 1 (LCC, whose privacy

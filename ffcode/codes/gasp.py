@@ -100,7 +100,8 @@ class GASP(ProductCode):
             raise ValueError(f"GASP_{variant}(k={k}, l={l}, t={t}) needs results from R = {R} "
                              f"workers (its recovery threshold), but n_workers is {N}.")
         a, a_masks, b, b_masks = exponents(k, l, t, variant)
-        stride = max(k, l) if variant == "small" and t > 1 else 1
+        # the masks' step: t workers' masks hide the data when their x**stride differ
+        stride = max((m[1] - m[0] for m in (a_masks, b_masks) if len(m) > 1), default=1)
         if stride > 1:
             distinct = (F.p - 1) // math.gcd(stride, F.p - 1)
             if distinct < N:
