@@ -13,6 +13,7 @@ import zmq
 import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode, cli
 from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
+from ffcode.runtime.master import WATCH_EVERY
 
 from helpers import descendants, outside_source
 
@@ -283,6 +284,7 @@ def test_resident_data_on_actors(bounded, cluster):
     deadline = time.monotonic() + 30
     while victim.gone() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    time.sleep(2 * WATCH_EVERY)     # a worker heard from within WATCH_EVERY counts as alive
     output, report = cluster.run(data, x, timeout=60)
     assert np.array_equal(output, F.matmul(A, x))
     assert report.reloaded == [2] and report.workers[2].pid != victim.pid
