@@ -1,8 +1,6 @@
 import numpy as np
 from numpy.typing import NDArray
 
-def row_echelon(M: NDArray[np.unsignedinteger], p: int, ncols: int, reduced: bool,
-                pivot_rows: NDArray[np.intp], pivot_cols: NDArray[np.intp]) -> int: ...
 def lu(M: NDArray[np.unsignedinteger], p: int, perm: NDArray[np.intp],
        pivots: NDArray[np.intp]) -> int: ...
 def solve_lower_unit(L: NDArray[np.unsignedinteger], B: NDArray[np.unsignedinteger],

@@ -1,47 +1,73 @@
-# Unblocked Gaussian elimination over GF(p): the base cases of ffcode's recursive LU and
-# triangular solves, and the plain echelon kernel.
-from libc.stdint cimport int64_t, uint32_t, uint64_t
+# Unblocked LU and triangular solves over GF(p): the base cases of ffcode's recursive LU.
+#
+# Below 2**31 (32-bit lanes) every row update is an AVX2 Shoup product (shoup32.h), reduced
+# at once. From 2**31 on, rows are updated into lazily reduced 128-bit sums (mac128.h): one
+# 64 x 64-bit multiply and an add with carry per element, folded every Wide.fold updates
+# and reduced once, instead of a full modular product (three multiplies) per update.
+# Rows are reached through pointers, so each must have contiguous elements; the rows
+# themselves may lie anywhere (a panel of a larger matrix).
+from libc.stdint cimport uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
-import numpy as np
-
-from ffcode._ext.modp cimport elem_t, invmod, mulmod_shoup, shoup, submod
+from ffcode._ext.modp cimport (Wide, elem_t, invmod, mulmod_shoup, reduce128, shoup,
+                               uint128_t, wide)
 
 cdef extern from "shoup32.h" nogil:
     void shoup32_axpy(uint32_t *acc, const uint32_t *y, Py_ssize_t n, uint32_t w, uint32_t p)
 
+cdef extern from "mac128.h" nogil:
+    void mac128_u32(uint128_t *acc, const uint32_t *y, Py_ssize_t n, uint64_t w)
+    void mac128_u64(uint128_t *acc, const uint64_t *y, Py_ssize_t n, uint64_t w)
+    void fold128(uint128_t *acc, Py_ssize_t n, uint64_t c, uint64_t csh, uint64_t p)
 
-cdef inline bint _row_shoup(elem_t *y, uint64_t p) noexcept nogil:
-    # Whether _sub_row needs the Shoup constants of y (all but AVX2's 32-bit case).
-    return not (elem_t is uint32_t and p < (<uint64_t>1 << 31))
-
-
-cdef inline void _shoup_row(const elem_t *y, uint64_t *ysh, Py_ssize_t n,
-                            uint64_t p) noexcept nogil:
-    cdef Py_ssize_t k
-    for k in range(n):
-        ysh[k] = shoup(y[k], p)
+DEF CHUNK = 1024    # right-hand-side columns per pass of the wide triangular solves
 
 
-cdef inline void _sub_row(elem_t *acc, const elem_t *y, const uint64_t *ysh, Py_ssize_t n,
-                          uint64_t l, uint64_t p) noexcept nogil:
-    # acc -= l * y mod p. Below 2**31 (32-bit lanes) Shoup's product with the 32-bit quotient
-    # of l, in AVX2; else one 128-bit product per element with y's constants ysh: computing
-    # l's own 128-bit constant would cost a division per row, more than a short row.
-    cdef Py_ssize_t k
-    if l == 0:
-        return
+cdef inline bint _narrow(elem_t *x, uint64_t p) noexcept nogil:
+    # Whether the eager AVX2 Shoup rows serve (x only selects the element type).
+    return elem_t is uint32_t and p < (<uint64_t>1 << 31)
+
+
+cdef inline void _axpy(elem_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w,
+                       uint64_t p) noexcept nogil:
+    # acc += w y mod p, for the narrow case.
     if elem_t is uint32_t:
-        if p < (<uint64_t>1 << 31):
-            shoup32_axpy(acc, y, n, <uint32_t>(p - l), <uint32_t>p)
-            return
-    for k in range(n):
-        acc[k] = <elem_t>submod(acc[k], mulmod_shoup(l, y[k], ysh[k], p), p)
+        if w:
+            shoup32_axpy(acc, y, n, <uint32_t>w, <uint32_t>p)
+
+
+cdef inline void _mac(uint128_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w) noexcept nogil:
+    # acc += w y into 128-bit sums.
+    if elem_t is uint32_t:
+        mac128_u32(acc, y, n, w)
+    else:
+        mac128_u64(acc, y, n, w)
 
 
 cdef _rows_contiguous(Py_ssize_t stride, size_t itemsize):
-    # The kernels run along rows through pointers; rows may lie anywhere (views of a panel).
     if stride != <Py_ssize_t>itemsize:
         raise ValueError("the kernels need rows with contiguous elements")
+
+
+cdef uint128_t *_sums(Py_ssize_t n) except NULL:
+    cdef uint128_t *acc = <uint128_t *>malloc(max(n, 1) * sizeof(uint128_t))
+    if acc == NULL:
+        raise MemoryError()
+    return acc
+
+
+cdef inline void _swap_rows(elem_t[:, :] M, Py_ssize_t i, Py_ssize_t r,
+                            Py_ssize_t[::1] perm) noexcept nogil:
+    cdef Py_ssize_t k, t
+    cdef elem_t tmp
+    for k in range(M.shape[1]):
+        tmp = M[i, k]
+        M[i, k] = M[r, k]
+        M[r, k] = tmp
+    t = perm[i]
+    perm[i] = perm[r]
+    perm[r] = t
 
 
 def lu(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm, Py_ssize_t[::1] pivots):
@@ -49,156 +75,186 @@ def lu(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm, Py_ssize_t[::1] pivots)
 
     Columns are taken in order; the first row at or below the next pivot row with a nonzero
     entry becomes that pivot row (swapped up, also in perm, which must start as 0..m-1).
-    Afterwards pivots[t] is the column of pivot t, row t holds U (its entries from
-    pivots[t] on), and entry (j, pivots[t]) for j > t holds the multiplier L[j, t]: the
+    Afterwards pivots[t] is the column of pivot t, row t holds U from column pivots[t] on,
+    entry (j, pivots[t]) for j > t holds the multiplier L[j, t], and every other entry left
+    of a row's pivot (all of a row's entries past the rank) is 0 or such a multiplier: the
     permuted M is L U with L unit lower triangular.
     """
-    cdef Py_ssize_t m = M.shape[0], w = M.shape[1]
-    cdef Py_ssize_t r = 0, c, i, j, k, tmp_perm
-    cdef uint64_t inv, invsh, l
-    cdef elem_t tmp
-    cdef uint64_t[::1] ysh = np.empty(max(w, 1), np.uint64)
+    cdef Py_ssize_t m = M.shape[0], w = M.shape[1], rank
+    cdef uint128_t *acc
     _rows_contiguous(M.strides[1], sizeof(elem_t))
     if perm.shape[0] != m or pivots.shape[0] < min(m, w):
         raise ValueError("permutation or pivot buffer does not fit the matrix")
-    with nogil:
-        for c in range(w):
-            if r == m:
-                break
-            i = r
-            while i < m and M[i, c] == 0:
-                i = i + 1
-            if i == m:
-                continue
-            if i != r:
-                for k in range(w):
-                    tmp = M[i, k]
-                    M[i, k] = M[r, k]
-                    M[r, k] = tmp
-                tmp_perm = perm[i]
-                perm[i] = perm[r]
-                perm[r] = tmp_perm
-            inv = invmod(M[r, c], p)
-            invsh = shoup(inv, p)
-            if c + 1 < w and _row_shoup(&M[r, c], p):
-                _shoup_row(&M[r, c + 1], &ysh[c + 1], w - c - 1, p)
-            for j in range(r + 1, m):
-                if M[j, c] == 0:
-                    continue
+    if m == 0 or w == 0:
+        return 0
+    if _narrow(&M[0, 0], p):
+        with nogil:
+            rank = _lu_narrow(M, p, perm, pivots)
+        return rank
+    acc = _sums(m * w)
+    try:
+        with nogil:
+            rank = _lu_wide(M, p, perm, pivots, acc)
+    finally:
+        free(acc)
+    return rank
+
+
+cdef Py_ssize_t _lu_narrow(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
+                           Py_ssize_t[::1] pivots) noexcept nogil:
+    cdef Py_ssize_t m = M.shape[0], w = M.shape[1], r = 0, c, i, j
+    cdef uint64_t inv, invsh, l
+    for c in range(w):
+        if r == m:
+            break
+        i = r
+        while i < m and M[i, c] == 0:
+            i = i + 1
+        if i == m:
+            continue
+        if i != r:
+            _swap_rows(M, i, r, perm)
+        inv = invmod(M[r, c], p)
+        invsh = shoup(inv, p)
+        for j in range(r + 1, m):
+            if M[j, c] != 0:
                 l = mulmod_shoup(M[j, c], inv, invsh, p)
                 M[j, c] = <elem_t>l
                 if c + 1 < w:
-                    _sub_row(&M[j, c + 1], &M[r, c + 1], &ysh[c + 1], w - c - 1, l, p)
-            pivots[r] = c
-            r = r + 1
+                    _axpy(&M[j, c + 1], &M[r, c + 1], w - c - 1, p - l, p)
+        pivots[r] = c
+        r = r + 1
+    return r
+
+
+cdef Py_ssize_t _lu_wide(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
+                         Py_ssize_t[::1] pivots, uint128_t *acc) noexcept nogil:
+    # acc holds the rows' sums (row i at acc + i w); M's entries left of the current column
+    # are final (U, L or 0), its others are stale until a row becomes a pivot row.
+    cdef Py_ssize_t m = M.shape[0], w = M.shape[1], r = 0, c, i, j, k, since = 0
+    cdef uint64_t inv, invsh, l, v
+    cdef uint128_t *row
+    cdef Wide f = wide(p)
+    for i in range(m):
+        for k in range(w):
+            acc[i * w + k] = M[i, k]
+    for c in range(w):
+        if r == m:
+            break
+        if since == f.fold:
+            for i in range(r, m):
+                fold128(acc + i * w + c, w - c, f.c, f.csh, p)
+            since = 0
+        i = r
+        while i < m:
+            v = reduce128(acc[i * w + c], &f)
+            if v != 0:
+                break
+            M[i, c] = 0
+            i = i + 1
+        if i == m:
+            continue
+        if i != r:
+            _swap_rows(M, i, r, perm)
+            for k in range(c, w):
+                acc[i * w + k], acc[r * w + k] = acc[r * w + k], acc[i * w + k]
+        row = acc + r * w
+        for k in range(c, w):
+            M[r, k] = <elem_t>reduce128(row[k], &f)
+        inv = invmod(M[r, c], p)
+        invsh = shoup(inv, p)
+        for j in range(r + 1, m):
+            v = reduce128(acc[j * w + c], &f)
+            l = mulmod_shoup(v, inv, invsh, p) if v else 0
+            M[j, c] = <elem_t>l
+            if l and c + 1 < w:
+                _mac(acc + j * w + c + 1, &M[r, c + 1], w - c - 1, p - l)
+        since = since + 1
+        pivots[r] = c
+        r = r + 1
     return r
 
 
 def solve_lower_unit(const elem_t[:, :] L, elem_t[:, :] B, uint64_t p):
     """B <- L^-1 B in place for L unit lower triangular (its diagonal and above are ignored)."""
-    cdef Py_ssize_t n = L.shape[0], width = B.shape[1], i, k
-    cdef uint64_t[::1] ysh = np.empty(max(width, 1), np.uint64)
-    if L.shape[1] != n or B.shape[0] != n:
-        raise ValueError("L must be square with as many rows as B")
-    _rows_contiguous(B.strides[1], sizeof(elem_t))
-    if width == 0:
-        return
-    with nogil:
-        for k in range(n - 1):          # row k of B is final: take it from the rows below
-            if _row_shoup(&B[k, 0], p):
-                _shoup_row(&B[k, 0], &ysh[0], width, p)
-            for i in range(k + 1, n):
-                _sub_row(&B[i, 0], &B[k, 0], &ysh[0], width, L[i, k], p)
+    _triangular(L, B, p, False)
 
 
 def solve_upper(const elem_t[:, :] U, elem_t[:, :] B, uint64_t p):
     """B <- U^-1 B in place for U upper triangular with a nonzero diagonal (below ignored)."""
-    cdef Py_ssize_t n = U.shape[0], width = B.shape[1], i, j, k
-    cdef uint64_t inv, invsh
-    cdef uint64_t[::1] ysh = np.empty(max(width, 1), np.uint64)
-    if U.shape[1] != n or B.shape[0] != n:
-        raise ValueError("U must be square with as many rows as B")
+    _triangular(U, B, p, True)
+
+
+cdef _triangular(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p, bint upper):
+    cdef Py_ssize_t n = T.shape[0], width = B.shape[1]
+    cdef uint128_t *acc
+    if T.shape[1] != n or B.shape[0] != n:
+        raise ValueError("the triangular matrix must be square with as many rows as B")
     _rows_contiguous(B.strides[1], sizeof(elem_t))
-    if width == 0:
+    if n == 0 or width == 0:
         return
-    with nogil:
-        for k in range(n - 1, -1, -1):  # row k of B, scaled by U[k, k]^-1, is final
-            inv = invmod(U[k, k], p)
-            invsh = shoup(inv, p)
-            for j in range(width):
-                B[k, j] = <elem_t>mulmod_shoup(B[k, j], inv, invsh, p)
-            if k and _row_shoup(&B[k, 0], p):
-                _shoup_row(&B[k, 0], &ysh[0], width, p)
-            for i in range(k):
-                _sub_row(&B[i, 0], &B[k, 0], &ysh[0], width, U[i, k], p)
-
-
-cdef inline void _eliminate(elem_t[:, ::1] M, Py_ssize_t j, Py_ssize_t r, Py_ssize_t c,
-                            uint64_t p) noexcept nogil:
-    # Row j -= M[j, c] * row r, from column c on (row r has a unit at c and zeros before it).
-    cdef uint64_t f = M[j, c], fsh, q
-    cdef int64_t t
-    cdef Py_ssize_t k
-    if f == 0:
+    if _narrow(&B[0, 0], p):
+        with nogil:
+            _triangular_narrow(T, B, p, upper)
         return
-    if elem_t is uint32_t:
-        # Shoup with a 32-bit quotient: only 32x32->64 products, which vectorise.
-        fsh = (f << 32) // p
-        for k in range(c, M.shape[1]):
-            q = (fsh * M[r, k]) >> 32
-            t = <int64_t>M[j, k] - <int64_t>(f * M[r, k] - q * p)
-            t += <int64_t>p & (t >> 63)
-            t += <int64_t>p & (t >> 63)
-            M[j, k] = <uint32_t>t
-    else:
-        fsh = shoup(f, p)
-        for k in range(c, M.shape[1]):
-            M[j, k] = submod(M[j, k], mulmod_shoup(M[r, k], f, fsh, p), p)
+    acc = _sums(min(width, CHUNK))
+    try:
+        with nogil:
+            _triangular_wide(T, B, p, upper, acc)
+    finally:
+        free(acc)
 
 
-def row_echelon(elem_t[:, ::1] M, uint64_t p, Py_ssize_t ncols, bint reduced,
-                Py_ssize_t[::1] pivot_rows, Py_ssize_t[::1] pivot_cols):
-    """Bring M to row echelon form in place, with pivots searched in its first ncols columns.
+cdef inline Py_ssize_t _row_of(Py_ssize_t t, Py_ssize_t n, bint upper) noexcept nogil:
+    # The t-th row to finish: top down for L, bottom up for U.
+    return n - 1 - t if upper else t
 
-    Pivot rows get a leading 1; with reduced, pivot columns are cleared above too (reduced
-    row echelon form). pivot_rows[t] is the original index of the row that became the t-th
-    pivot row and pivot_cols[t] its column. Returns the rank.
-    """
-    cdef Py_ssize_t m = M.shape[0], n = M.shape[1]
-    cdef Py_ssize_t r = 0, c, i, j, k, tmp_perm
-    cdef uint64_t a, ainv, ash
-    cdef elem_t tmp
-    cdef Py_ssize_t[::1] perm
-    if ncols > n or pivot_rows.shape[0] < min(m, ncols) or pivot_cols.shape[0] < min(m, ncols):
-        raise ValueError("pivot buffers or column count do not fit the matrix")
-    perm = np.arange(m, dtype=np.intp)
-    with nogil:
-        for c in range(ncols):
-            if r == m:
-                break
-            i = r
-            while i < m and M[i, c] == 0:
-                i = i + 1
-            if i == m:
-                continue
-            if i != r:
-                for k in range(c, n):
-                    tmp = M[i, k]
-                    M[i, k] = M[r, k]
-                    M[r, k] = tmp
-                tmp_perm = perm[i]
-                perm[i] = perm[r]
-                perm[r] = tmp_perm
-            a = M[r, c]
-            ainv = invmod(a, p)
-            ash = shoup(ainv, p)
-            for k in range(c, n):
-                M[r, k] = <elem_t>mulmod_shoup(M[r, k], ainv, ash, p)
-            for j in range(0 if reduced else r + 1, m):
-                if j != r:
-                    _eliminate(M, j, r, c, p)
-            pivot_rows[r] = perm[r]
-            pivot_cols[r] = c
-            r = r + 1
-    return r
 
+cdef inline void _scale(elem_t *x, Py_ssize_t n, uint64_t d, uint64_t p) noexcept nogil:
+    cdef uint64_t inv = invmod(d, p), invsh = shoup(inv, p)
+    cdef Py_ssize_t j
+    for j in range(n):
+        x[j] = <elem_t>mulmod_shoup(x[j], inv, invsh, p)
+
+
+cdef void _triangular_narrow(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p,
+                             bint upper) noexcept nogil:
+    # Right-looking: once row k is final, it is taken from every row still to finish.
+    cdef Py_ssize_t n = T.shape[0], width = B.shape[1], t, s, k, i
+    for t in range(n):
+        k = _row_of(t, n, upper)
+        if upper:
+            _scale(&B[k, 0], width, T[k, k], p)
+        for s in range(t + 1, n):
+            i = _row_of(s, n, upper)
+            if T[i, k]:
+                _axpy(&B[i, 0], &B[k, 0], width, p - T[i, k], p)
+
+
+cdef void _triangular_wide(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p, bint upper,
+                           uint128_t *acc) noexcept nogil:
+    # Left-looking: each row gathers the finished rows' multiples in 128-bit sums, reduced
+    # once, a chunk of columns at a time.
+    cdef Py_ssize_t n = T.shape[0], width = B.shape[1], t, s, k, i, j, j0, cols, since
+    cdef Wide f = wide(p)
+    cdef uint64_t l
+    for j0 in range(0, width, CHUNK):
+        cols = min(CHUNK, width - j0)
+        for t in range(n):
+            i = _row_of(t, n, upper)
+            for j in range(cols):
+                acc[j] = B[i, j0 + j]
+            since = 0
+            for s in range(t):
+                k = _row_of(s, n, upper)
+                l = T[i, k]
+                if l:
+                    if since == f.fold:
+                        fold128(acc, cols, f.c, f.csh, p)
+                        since = 0
+                    _mac(acc, &B[k, j0], cols, p - l)
+                    since = since + 1
+            for j in range(cols):
+                B[i, j0 + j] = <elem_t>reduce128(acc[j], &f)
+            if upper:
+                _scale(&B[i, j0], cols, T[i, i], p)

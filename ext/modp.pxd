@@ -65,3 +65,35 @@ cdef inline uint64_t invmod(uint64_t a, uint64_t p) noexcept nogil:
         r = newr
         newr = tmp
     return <uint64_t>(t + <int64_t>p if t < 0 else t)
+
+
+# Lazily reduced 128-bit sums of products (mac128.h): the constants that fold and reduce
+# them, and how many products of at most (p - 1)**2 a sum takes between folds. A fold
+# leaves at most 2**64 + p - 2 (a fresh sum holds less than p), and the products that
+# follow must keep it below 2**128: 4 at p = 2**63 - 25, 64 at 2**61 - 1, more than any
+# real count below 2**32.
+cdef struct Wide:
+    uint64_t p
+    uint64_t c          # 2**64 mod p
+    uint64_t csh        # shoup(c, p)
+    uint64_t onesh      # shoup(1, p)
+    Py_ssize_t fold
+
+
+cdef inline Wide wide(uint64_t p) noexcept nogil:
+    cdef Wide f
+    cdef uint128_t room = (<uint128_t>0 - 1 - ((<uint128_t>1) << 64) - (p - 2)) // (
+        (<uint128_t>(p - 1)) * (p - 1))
+    f.p = p
+    f.c = <uint64_t>(((<uint128_t>1) << 64) % p)
+    f.csh = shoup(f.c, p)
+    f.onesh = shoup(1, p)
+    f.fold = <Py_ssize_t>room if room < (<uint128_t>1 << 62) else (<Py_ssize_t>1 << 62)
+    return f
+
+
+cdef inline uint64_t reduce128(uint128_t x, const Wide *f) noexcept nogil:
+    # x mod p for any x < 2**128 as hi * (2**64 mod p) + lo: two Shoup products with fixed
+    # multipliers.
+    return addmod(mulmod_shoup(<uint64_t>(x >> 64), f.c, f.csh, f.p),
+                  mulmod_shoup(<uint64_t>x, 1, f.onesh, f.p), f.p)

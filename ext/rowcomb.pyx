@@ -12,7 +12,7 @@
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 
-from ffcode._ext.modp cimport addmod, elem_t, mulmod_shoup, shoup, uint128_t
+from ffcode._ext.modp cimport Wide, elem_t, reduce128, uint128_t, wide
 
 cdef extern from "shoup32.h" nogil:
     void shoup32_axpy(uint32_t *acc, const uint32_t *y, Py_ssize_t n, uint32_t w, uint32_t p)
@@ -88,13 +88,6 @@ def combine_rows_31(const uint32_t[:, :] A, rows, uint32_t[:, ::1] out, uint32_t
 DEF CHUNK64 = 4096  # accumulator elements per pass, over A's rows: 64 KiB of 128-bit sums
 
 
-cdef inline uint64_t _reduce128(uint128_t x, uint64_t c, uint64_t csh, uint64_t onesh,
-                                uint64_t p) noexcept nogil:
-    # x mod p as hi * (2**64 mod p) + lo: two Shoup products with fixed multipliers c and 1.
-    return addmod(mulmod_shoup(<uint64_t>(x >> 64), c, csh, p),
-                  mulmod_shoup(<uint64_t>x, 1, onesh, p), p)
-
-
 def combine_rows_64(const elem_t[:, :] A, rows, elem_t[:, ::1] out, uint64_t p, int mode):
     """out = A @ B (mode 0), out + A @ B (mode 1) or out - A @ B (mode -1) for p < 2**63,
     with B's rows as for combine_rows_31, all of A's dtype (uint32 or uint64), every element
@@ -107,8 +100,8 @@ def combine_rows_64(const elem_t[:, :] A, rows, elem_t[:, ::1] out, uint64_t p, 
     cdef Py_ssize_t m = A.shape[0], k = A.shape[1], n = out.shape[1]
     cdef Py_ssize_t i, t, j, j0, width, fold, since
     cdef Py_ssize_t chunk = max(8, CHUNK64 // max(m, 1))
-    cdef uint64_t w, c, csh, onesh
-    cdef uint128_t bound
+    cdef uint64_t w
+    cdef Wide f
     cdef uint128_t *acc
     cdef uint128_t *a
     cdef const elem_t **B
@@ -119,13 +112,8 @@ def combine_rows_64(const elem_t[:, :] A, rows, elem_t[:, ::1] out, uint64_t p, 
     if not 2 <= p < 2**63 or not fits or len(rows) != k or out.shape[0] != m \
             or mode not in (-1, 0, 1):
         raise ValueError("combine_rows_64: operands do not fit together")
-    # A sum is at most 2**64 + p - 2 after a fold (p - 1 before the first), and the fold
-    # terms added until the next, each at most (p - 1)**2, must keep it below 2**128.
-    bound = (<uint128_t>0 - 1 - ((<uint128_t>1) << 64) - (p - 2)) // (
-        (<uint128_t>(p - 1)) * (p - 1))
-    fold = <Py_ssize_t>bound if bound < <uint128_t>max(k, 1) else max(k, 1)
-    c = <uint64_t>(((<uint128_t>1) << 64) % p)
-    csh, onesh = shoup(c, p), shoup(1, p)
+    f = wide(p)
+    fold = min(f.fold, max(k, 1))
     views = []
     B = <const elem_t **>malloc(max(k, 1) * sizeof(elem_t *))
     acc = <uint128_t *>malloc(max(m * chunk, 1) * sizeof(uint128_t))
@@ -145,7 +133,7 @@ def combine_rows_64(const elem_t[:, :] A, rows, elem_t[:, ::1] out, uint64_t p, 
                 for t in range(k):      # each row of B once per pass, for all of A's rows
                     if since == fold:
                         for i in range(m):
-                            fold128(acc + i * chunk, width, c, csh, p)
+                            fold128(acc + i * chunk, width, f.c, f.csh, p)
                         since = 0
                     for i in range(m):
                         w = A[i, t]
@@ -160,7 +148,7 @@ def combine_rows_64(const elem_t[:, :] A, rows, elem_t[:, ::1] out, uint64_t p, 
                 for i in range(m):
                     a = acc + i * chunk
                     for j in range(width):
-                        out[i, j0 + j] = <elem_t>_reduce128(a[j], c, csh, onesh, p)
+                        out[i, j0 + j] = <elem_t>reduce128(a[j], &f)
                 j0 += chunk
     finally:
         free(B)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ffcode import _blas
 from ffcode._ext import limbs, matvec, rowcomb
 
 EXACT = 2**53 - 1          # float64 sums of integers stay exact up to this bound
@@ -173,6 +174,18 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
     if _rowcomb_serves(p, k):
         _combine_rows(p, A, np.ascontiguousarray(B), out, mode)
         return
+    if _blas.small(m * k * n):
+        with _blas.one_thread:
+            _limb_product(p, A, B, out, mode, negate)
+    else:
+        _limb_product(p, A, B, out, mode, negate)
+
+
+def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int,
+                  negate: bool) -> None:
+    """matmul_into by the cheapest limb scheme: one dgemm per limb product and inner block."""
+    m, k = A.shape
+    n = B.shape[1]
     s = scheme(p, k)
     fa = s.left.split(p, A, "left")
     step = -(-k // -(-k // s.block))       # equal blocks, none longer than s.block
