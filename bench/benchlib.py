@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gc
+import glob
+import importlib.util
 import operator
 import os
 import platform
+import shutil
 import statistics
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
-
-import sys
 
 import numpy as np
 
@@ -36,29 +39,83 @@ def n_cores() -> int:
         return os.cpu_count() or 1
 
 
+@dataclass
+class Timing:
+    """One contender's timed rounds (seconds) and the result of its warm-up call."""
+    times: List[float]
+    result: object
+
+    @property
+    def min(self) -> float:
+        return min(self.times)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+
+@dataclass(frozen=True)
+class Interleaved:
+    """Times the contenders of one configuration in rounds: one warm-up call each (then
+    `verify` sees the warm-up results, before any timing), then rounds of one call per
+    contender in turn (a, b, c, a, b, c, ...) until `budget` seconds of rounds are spent
+    or `max_rounds` have run, never fewer than `min_rounds`. Interleaving exposes every
+    contender to the same moments of a noisy machine, so min-to-min ratios hold up. A
+    contender whose warm-up took longer than `slow` seconds runs in the first round only:
+    a peer that slow is far from any ratio that matters. The garbage collector is off
+    during the rounds (as in timeit)."""
+    budget: float = 3.0
+    min_rounds: int = 3
+    max_rounds: int = 15
+    slow: float = 5.0
+
+    def __call__(self, calls: Dict[str, Callable[[], object]],
+                 verify: Optional[Callable[[Dict[str, object]], None]] = None
+                 ) -> Dict[str, Timing]:
+        results, warm_up = {}, {}
+        for name, fn in calls.items():
+            t0 = time.perf_counter()
+            results[name] = fn()
+            warm_up[name] = time.perf_counter() - t0
+        if verify is not None:
+            verify(results)
+        times: Dict[str, List[float]] = {name: [] for name in calls}
+        gc_was_enabled = gc.isenabled()
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            for done in range(1, self.max_rounds + 1):
+                for name, fn in calls.items():
+                    if done == 1 or warm_up[name] <= self.slow:
+                        t0 = time.perf_counter()
+                        fn()
+                        times[name].append(time.perf_counter() - t0)
+                repeating = any(t <= self.slow for t in warm_up.values())
+                if not repeating or (done >= self.min_rounds
+                                     and time.perf_counter() - start >= self.budget):
+                    break
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        return {name: Timing(times[name], results[name]) for name in calls}
+
+
 @dataclass(frozen=True)
 class Timer:
-    """A warm-up call, then repeats until `budget` seconds or `max_repeats` runs (at least
-    `min_repeats`, or a single one when the warm-up alone took longer than `slow` seconds:
-    a peer that slow is far from any ratio that matters); returns (median seconds, number
-    of repeats, warm-up result)."""
+    """One contender alone: a warm-up call, then repeats until `budget` seconds or
+    `max_repeats` runs (at least `min_repeats`, or a single one when the warm-up alone
+    took longer than `slow` seconds); returns (median seconds, number of repeats, warm-up
+    result). Interleaved times several contenders against each other."""
     budget: float = 1.0
     min_repeats: int = 3
     max_repeats: int = 7
     slow: float = 5.0
 
     def __call__(self, fn: Callable[[], object]):
-        t0 = time.perf_counter()
-        result = fn()
-        least = 1 if time.perf_counter() - t0 > self.slow else self.min_repeats
-        times: List[float] = []
-        start = time.perf_counter()
-        while len(times) < least or (
-                len(times) < self.max_repeats and time.perf_counter() - start < self.budget):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times), len(times), result
+        timing = Interleaved(self.budget, self.min_repeats, self.max_repeats,
+                             self.slow)({"": fn})[""]
+        return timing.median, len(timing.times), timing.result
 
 
 def exact_value(result):
@@ -104,6 +161,48 @@ def blas_info() -> str:
         return "unknown (numpy.show_config gives no dict; threadpoolctl not installed)"
 
 
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "bmi2", "adx", "avx512f", "avx512dq", "avx512bw",
+              "avx512vl", "avx512ifma", "avx512_vnni", "asimd", "sve", "sve2")
+
+
+def cpu_flags() -> str:
+    """The vector-unit flags of /proc/cpuinfo that matter to the kernels and to BLAS."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(set(line.split(":", 1)[1].split()) for line in f
+                         if line.startswith(("flags", "Features")))
+    except (OSError, StopIteration):
+        return "unknown (no /proc/cpuinfo)"
+    have = [flag for flag in SIMD_FLAGS if flag in flags]
+    missing = "" if "avx512f" in flags or "asimd" in flags else "; no avx512f"
+    return " ".join(have) + missing
+
+
+def ffcode_kernels() -> str:
+    """Which of ffcode's compiled kernels contain 256-bit (ymm: AVX/AVX2) or 512-bit (zmm:
+    AVX-512) instructions, as objdump disassembles them. setup.py compiles them with
+    -march=native unless FFCODE_PORTABLE=1 was set, so this follows the building CPU."""
+    build = "setup.py: -march=native unless FFCODE_PORTABLE=1"
+    spec = importlib.util.find_spec("ffcode._ext")
+    objdump = shutil.which("objdump")
+    if spec is None or not spec.submodule_search_locations:
+        return f"{build}; compiled kernels not found"
+    if objdump is None or platform.machine() not in ("x86_64", "AMD64"):
+        return f"{build}; not inspected (needs objdump on x86-64)"
+    wide: Dict[str, List[str]] = {"ymm": [], "zmm": []}
+    paths = sorted(glob.glob(os.path.join(spec.submodule_search_locations[0], "*.so")))
+    for path in paths:
+        code = subprocess.run([objdump, "-d", "--no-show-raw-insn", path],
+                              capture_output=True, text=True).stdout
+        for register, names in wide.items():
+            if f"%{register}" in code:
+                names.append(os.path.basename(path).split(".")[0])
+    found = {register: f"{len(names)} of {len(paths)} kernels ({', '.join(names)})"
+             if names else "none" for register, names in wide.items()}
+    return (f"AVX2 (ymm) code in {found['ymm']}, AVX-512 (zmm) in {found['zmm']} "
+            f"[objdump; {build}]")
+
+
 def machine_info() -> Dict[str, object]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -114,8 +213,9 @@ def machine_info() -> Dict[str, object]:
     env = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                                       "MKL_NUM_THREADS") if k in os.environ}
     return {"python": platform.python_version(), "numpy": np.__version__,
-            "blas": blas_info(), "cpu": cpu, "cores": n_cores(),
-            "ffcode": getattr(ffcode, "__version__", "?"), "galois": galois.__version__,
+            "blas": blas_info(), "cpu": cpu, "cpu flags": cpu_flags(), "cores": n_cores(),
+            "ffcode": getattr(ffcode, "__version__", "?"), "ffcode kernels": ffcode_kernels(),
+            "galois": galois.__version__,
             "python-flint": flint.__version__, "flint.ctx.threads": flint.ctx.threads,
             "thread env": env or "none set"}
 
