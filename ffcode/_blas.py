@@ -17,7 +17,7 @@ try:
 except ImportError:                     # optional: products then keep the BLAS's threads
     ThreadpoolController = None
 
-SINGLE_THREAD_WORK = 1 << 26            # m k n: about a 400^3 product
+SINGLE_THREAD_WORK = 1 << 24            # m k n: a 256^3 product
 
 
 class _OneThread:

@@ -4,7 +4,7 @@ products.
 The LU splits the columns in two: the left half is decomposed (recursively), its row order
 and its L are carried to the right half (a triangular solve for the pivot rows and one
 product, the Schur update, for the rows below), and the right half's remaining rows are
-decomposed in turn. Below BASE columns the unblocked kernel decomposes a panel in place.
+decomposed in turn. A narrow enough panel is decomposed in place by the unblocked kernel.
 Pivots are the first nonzero entries, column by column, as plain Gaussian elimination
 would take them: the pivot columns are the column rank profile, so the reduced form is the
 unique rref.
@@ -14,8 +14,21 @@ import numpy as np
 from ffcode._ext import echelon as _kernel
 from ffcode._matmul import matmul_into
 
-BASE = 64           # columns (or rows) below which the unblocked kernel decomposes a panel
-TRIANGLE = 64       # triangular solves of this order or less are one kernel call
+# Sizes at or below which one kernel call does the work: a panel's columns (or rows) for the
+# LU, a triangle's order for the solves. The kernel's AVX2 rows below 2**31 cost about as
+# much per update as a product's multiply-add there; the lazily reduced 128-bit rows above
+# cost less than the products of three-limb schemes up to these sizes (minima of timings
+# at n = 128, 256, 512).
+BASE_31, TRIANGLE_31 = 128, 64
+BASE_WIDE, TRIANGLE_WIDE = 256, 256
+
+
+def _base(p: int) -> int:
+    return BASE_31 if p < 2**31 else BASE_WIDE
+
+
+def _triangle(p: int) -> int:
+    return TRIANGLE_31 if p < 2**31 else TRIANGLE_WIDE
 
 
 def _lu(p: int, M: np.ndarray, r0: int, c0: int, c1: int):
@@ -25,7 +38,7 @@ def _lu(p: int, M: np.ndarray, r0: int, c0: int, c1: int):
     caller carries it to the others.
     """
     rows, width = M.shape[0] - r0, c1 - c0
-    if width <= BASE or rows <= BASE:
+    if width <= _base(p) or rows <= _base(p):
         order, pivots = np.arange(rows), np.empty(min(rows, width), np.intp)
         rank = _kernel.lu(M[r0:, c0:c1], p, order, pivots)
         return rank, pivots[:rank] + c0, order
@@ -62,7 +75,7 @@ def _carry(p: int, M: np.ndarray, r0: int, rank: int, pivots: np.ndarray, order:
 def solve_lower_unit(p: int, L: np.ndarray, B: np.ndarray) -> None:
     """B <- L^-1 B in place, L unit lower triangular (diagonal and above ignored)."""
     n = L.shape[0]
-    if n <= TRIANGLE:
+    if n <= _triangle(p):
         _kernel.solve_lower_unit(L, B, p)
         return
     h = n // 2
@@ -74,7 +87,7 @@ def solve_lower_unit(p: int, L: np.ndarray, B: np.ndarray) -> None:
 def solve_upper(p: int, U: np.ndarray, B: np.ndarray) -> None:
     """B <- U^-1 B in place, U upper triangular with a nonzero diagonal (below ignored)."""
     n = U.shape[0]
-    if n <= TRIANGLE:
+    if n <= _triangle(p):
         _kernel.solve_upper(U, B, p)
         return
     h = n // 2

@@ -1,5 +1,5 @@
-"""F.rank, F.rref, F.solve and F.matinv: against galois, and (for the blocked echelon on
-matrices larger than ffcode._linalg.UNBLOCKED) against python-flint's exact nmod_mat."""
+"""F.rank, F.rref, F.solve and F.matinv: against galois, and (for the recursive LU on
+larger matrices) against python-flint's exact nmod_mat."""
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -222,9 +222,19 @@ def test_solve_matinv_hypothesis(case):
     assert np.array_equal(obj_matmul(p, A, Ainv), np.eye(len(A), dtype=np.int64).astype(object))
 
 
-# -- large matrices: the blocked echelon ---------------------------------------------------------
+# -- large matrices: the recursive LU -------------------------------------------------------------
 
-assert _linalg.BASE == 64   # the sizes below are chosen for this
+
+@pytest.fixture(params=["shipped", "deep"])
+def panels(request, monkeypatch):
+    """The LU and triangular solves with the shipped panel sizes, and with tiny ones, which
+    recurse many levels deep on the matrices below (odd sizes: uneven halves)."""
+    if request.param == "deep":
+        monkeypatch.setattr(_linalg, "BASE_31", 7)
+        monkeypatch.setattr(_linalg, "BASE_WIDE", 7)
+        monkeypatch.setattr(_linalg, "TRIANGLE_31", 5)
+        monkeypatch.setattr(_linalg, "TRIANGLE_WIDE", 5)
+    return request.param
 
 
 def _zero_cols_200(p):
@@ -280,7 +290,7 @@ LARGE = {
     "zero_rows_first200x150": _zero_rows_first,
     "permutation130": _permutation,
     "reversed_triangular160": _reversed_triangular,
-    # the unblocked kernel on large matrices (at most 96 rows or pivot columns)
+    # one panel: at most 96 rows or pivot columns
     "unblocked_wide96x800": lambda p: low_rank(p, 96, 800, 90, 29),
     "unblocked_tall1000x90": lambda p: rand(p, (1000, 90), 30),
 }
@@ -292,10 +302,9 @@ def flint_rref(p, A):
 
 
 @pytest.mark.parametrize("case", LARGE)
-def test_rank_rref_blocked(field, case):
+def test_rank_rref_blocked(field, case, panels):
     p = field.p
     A = np.asarray(LARGE[case](p)).astype(field.dtype)
-    assert min(A.shape) > _linalg.BASE or A.size >= 65536
     R_ref, rank_ref = flint_rref(p, A)
     assert field.rank(A) == rank_ref
     if case.startswith("rank30"):
@@ -320,7 +329,7 @@ def test_rank_rref_blocked_layouts(field, case):
 
 
 @pytest.mark.parametrize("n", [97, 160])
-def test_solve_and_matinv_blocked(field, n):
+def test_solve_and_matinv_blocked(field, n, panels):
     p = field.p
     A = invertible(p, n, n)
     A[:, 5] = rand(p, n, 1)      # less structured: still invertible almost surely...
@@ -341,9 +350,9 @@ def test_solve_and_matinv_blocked(field, n):
 
 
 @pytest.mark.parametrize("n, ncols", [(100, 300), (96, 700)])
-def test_solve_wide_right_hand_side(field, n, ncols):
-    """Many right-hand sides: the blocked updates (and, for n = 96, the unblocked kernel)
-    run over a matrix [A | B] much wider than A."""
+def test_solve_wide_right_hand_side(field, n, ncols, panels):
+    """Many right-hand sides: the carried LU and the triangular solves run over a matrix
+    [A | B] much wider than A."""
     p = field.p
     A = invertible(p, n, 40)
     A[:, 0], A[0, :] = A[:, -1], A[-1, :]   # scramble the triangular structure a little
