@@ -77,14 +77,18 @@ struct FieldPeer final : Peer {
     }
 };
 
-// FFLAS's own choice for each p: Modular<double> runs on dgemm with delayed reductions;
+// FFLAS's fastest field for p: Modular<double> runs on dgemm with delayed reductions;
 // balanced int64 residues (|x| < p/2) let its integer kernels accumulate exactly up to
-// p ~ 2^32.5; beyond, Modular<Integer> multiplies through residues modulo double primes.
+// p ~ 2^32.5, but products of more than 2^31 accumulate only a few terms between two
+// reductions, and there Modular<Integer>, which multiplies through residues modulo
+// several double primes, is faster. Its elimination works on GMP integers, though, so
+// rank / solve / inverse stay in int64 as long as it is exact.
 template <class Visit>
-auto with_field(uint64_t p, Visit visit) {
+auto with_field(uint64_t p, bool products, Visit visit) {
     using Balanced = Givaro::ModularBalanced<int64_t>;
+    const uint64_t balanced_max = products ? uint64_t(1) << 31 : Balanced::maxCardinality();
     if (p < (uint64_t(1) << 26)) return visit(Givaro::Modular<double>(double(p)));
-    if (p <= uint64_t(Balanced::maxCardinality())) return visit(Balanced(int64_t(p)));
+    if (p < balanced_max) return visit(Balanced(int64_t(p)));
     return visit(Givaro::Modular<Givaro::Integer>(Givaro::Integer(p)));
 }
 
@@ -94,10 +98,12 @@ Peer *peer(void *handle) { return static_cast<Peer *>(handle); }
 
 extern "C" {
 
-// The peer of A (n x n) and B (n x k), row-major uint64 residues; nullptr on failure.
-void *ffp_create(uint64_t p, uint64_t n, uint64_t k, const uint64_t *a, const uint64_t *b) {
+// The peer of A (n x n) and B (n x k), row-major uint64 residues, in the field for
+// products (matmul) or for elimination (rank, solve, inverse); nullptr on failure.
+void *ffp_create(uint64_t p, int products, uint64_t n, uint64_t k, const uint64_t *a,
+                 const uint64_t *b) {
     try {
-        return with_field(p, [&](const auto &F) -> Peer * {
+        return with_field(p, products, [&](const auto &F) -> Peer * {
             return new FieldPeer<std::decay_t<decltype(F)>>(F, n, k, a, b);
         });
     } catch (...) {
@@ -105,9 +111,9 @@ void *ffp_create(uint64_t p, uint64_t n, uint64_t k, const uint64_t *a, const ui
     }
 }
 
-// The name of the field ffp_create uses for p, e.g. "Modular<double>".
-const char *ffp_field(uint64_t p) {
-    return with_field(p, [](const auto &F) {
+// The name of the field ffp_create uses, e.g. "Modular<double>".
+const char *ffp_field(uint64_t p, int products) {
+    return with_field(p, products, [](const auto &F) {
         static const std::string name = F.type_string();
         return name.c_str();
     });

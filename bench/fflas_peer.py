@@ -129,12 +129,13 @@ class Library:
     version: str
     blas: str
 
-    def field(self, p: int) -> str:
-        """The Givaro field FFLAS computes in for p."""
-        return self.lib.ffp_field(p).decode()
+    def field(self, p: int, products: bool) -> str:
+        """The Givaro field FFLAS computes in for p, for products (matmul, matvec) or for
+        elimination (rank, solve, inverse)."""
+        return self.lib.ffp_field(p, products).decode()
 
-    def peer(self, p: int, A: np.ndarray, B: np.ndarray) -> "Peer":
-        return Peer(self.lib, p, A, B)
+    def peer(self, p: int, products: bool, A: np.ndarray, B: np.ndarray) -> "Peer":
+        return Peer(self.lib, p, products, A, B)
 
 
 def load(log: Callable[[str], None] = print) -> Library:
@@ -149,8 +150,9 @@ def load(log: Callable[[str], None] = print) -> Library:
     if brought:
         blas += ": " + "; ".join(brought)
     vp, u64 = ctypes.c_void_p, ctypes.c_uint64
-    lib.ffp_create.restype, lib.ffp_create.argtypes = vp, [u64, u64, u64, vp, vp]
-    lib.ffp_field.restype, lib.ffp_field.argtypes = ctypes.c_char_p, [u64]
+    lib.ffp_create.restype = vp
+    lib.ffp_create.argtypes = [u64, ctypes.c_int, u64, u64, vp, vp]
+    lib.ffp_field.restype, lib.ffp_field.argtypes = ctypes.c_char_p, [u64, ctypes.c_int]
     lib.ffp_rank.restype = ctypes.c_int64
     for name in ("ffp_free", "ffp_matmul", "ffp_rank", "ffp_solve", "ffp_inverse"):
         getattr(lib, name).argtypes = [vp]
@@ -159,16 +161,18 @@ def load(log: Callable[[str], None] = print) -> Library:
 
 
 class Peer:
-    """A (n x n) and B (n x k) in FFLAS's field for p, converted once. matmul, rank, solve
-    and inverse are the calls to time; value() reads the last result back as numpy."""
+    """A (n x n) and B (n x k) in FFLAS's field for p (for products or for elimination),
+    converted once. matmul, rank, solve and inverse are the calls to time; value() reads
+    the last result back as numpy."""
 
-    def __init__(self, lib: ctypes.CDLL, p: int, A: np.ndarray, B: np.ndarray):
+    def __init__(self, lib: ctypes.CDLL, p: int, products: bool, A: np.ndarray,
+                 B: np.ndarray):
         A = np.ascontiguousarray(A, dtype=np.uint64)
         B = np.ascontiguousarray(B, dtype=np.uint64)
         n, k = B.shape
         if A.shape != (n, n):
             raise ValueError(f"A must be {n} x {n}, not {A.shape}")
-        self._handle = lib.ffp_create(p, n, k, A.ctypes.data, B.ctypes.data)
+        self._handle = lib.ffp_create(p, products, n, k, A.ctypes.data, B.ctypes.data)
         if not self._handle:
             raise MemoryError(f"FFLAS peer for p = {p}, n = {n}: ffp_create failed")
         weakref.finalize(self, lib.ffp_free, self._handle)
