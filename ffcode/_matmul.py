@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ffcode import _blas
-from ffcode._ext import limbs, matvec, rowcomb
+from ffcode._ext import limbs, matvec, rowcomb, winograd
 
 EXACT = 2**53 - 1          # float64 sums of integers stay exact up to this bound
 MIN_BLOCK = 32             # inner blocks shorter than this waste the dgemm
@@ -25,6 +25,7 @@ REDUCE_COST = 128          # a block's fold and dgemm start-up cost about this m
 SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role between calls
 CHUNK_BYTES = 4 << 20      # float64 scratch per column chunk of a wide product
 MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
+WINOGRAD_MIN = 1024        # one Winograd level pays from here (every dimension)
 ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
 ROWCOMB64_PER_PRODUCT = 4  # the same from 2**31, where rowcomb's 128-bit sums cost more
 FEW_ROWS = 4               # a few output rows: rowcomb beats stacking and converting, any k
@@ -174,11 +175,44 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
     if _rowcomb_serves(p, k):
         _combine_rows(p, A, np.ascontiguousarray(B), out, mode)
         return
-    if _blas.small(m * k * n):
+    if _winograd_serves(p, m, k, n):
+        _winograd(p, A, B, out, mode)
+    elif _blas.small(m * k * n):
         with _blas.one_thread:
             _limb_product(p, A, B, out, mode, negate)
     else:
         _limb_product(p, A, B, out, mode, negate)
+
+
+def _winograd_serves(p: int, m: int, k: int, n: int) -> bool:
+    """Whether one Winograd level over the plain float64 product serves: large enough that
+    7 dgemms of half size beat 8, and every intermediate exact (winograd.pyx)."""
+    return p < 2**32 and min(m, k, n) >= WINOGRAD_MIN and \
+        9 * (k - k % 2) * (p // 2) ** 2 <= EXACT
+
+
+def _winograd(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int) -> None:
+    """matmul_into by one Winograd level on the even part; odd edges by plain products."""
+    m, k = A.shape
+    n = B.shape[1]
+    r, h, c = m // 2, k // 2, n // 2
+    left = _scratch_array("left", (7, r, h))
+    right = _scratch_array("right", (7, h, c))
+    winograd.split_left(A[:2 * r, :2 * h], left, p)
+    winograd.split_right(B[:2 * h, :2 * c], right, p)
+    prods = _scratch_array("products", (7, r, c))
+    for t in range(7):
+        np.matmul(left[t], right[t], out=prods[t])
+    winograd.fold(prods, out[:2 * r, :2 * c], p, mode)
+    negate = mode < 0
+    if k % 2:
+        matmul_into(p, A[:2 * r, 2 * h:], B[2 * h:, :2 * c], out[:2 * r, :2 * c],
+                    accumulate=True, negate=negate)
+    if n % 2:
+        matmul_into(p, A[:2 * r], B[:, 2 * c:], out[:2 * r, 2 * c:], accumulate=mode != 0,
+                    negate=negate)
+    if m % 2:
+        matmul_into(p, A[2 * r:], B, out[2 * r:], accumulate=mode != 0, negate=negate)
 
 
 def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int,
