@@ -34,10 +34,15 @@ cdef void _split_row(const elem_t[:] a, double[:, :, ::1] out, Py_ssize_t i, int
     cdef uint64_t half_p = p // 2
     cdef double pd = <double>p, scale, unscale, d
     cdef int64_t c, di, half, mask
+    cdef const elem_t *row = &a[0] if n and a.strides[0] == sizeof(elem_t) else NULL
     if elem_t is uint32_t:
         # The centred value starts in the last limb's row and sheds one limb per pass.
-        for j in range(n):
-            out[last, i, j] = <double>a[j] - (pd if a[j] > half_p else 0.0)
+        if row != NULL:         # contiguous: a loop that vectorises
+            for j in range(n):
+                out[last, i, j] = <double>row[j] - (pd if row[j] > half_p else 0.0)
+        else:
+            for j in range(n):
+                out[last, i, j] = <double>a[j] - (pd if a[j] > half_p else 0.0)
         if nlimbs > 1:
             scale = <double>((<int64_t>1) << bits)
             unscale = 1.0 / scale
@@ -92,6 +97,13 @@ cdef void _horner_row(double[:, :, ::1] prods, const int64_t[:, ::1] diagonals, 
     # Horner: every intermediate stays below p * scale + 8 p < 2**53.
     cdef Py_ssize_t j, t, s, n = out.shape[0]
     cdef double pinv = 1.0 / p, c
+    if prods.shape[0] == 1 and diagonals.shape[0] == 1 and diagonals[0, 0] == 1:
+        for j in range(n):      # the plain product: one fold per element, one pass
+            c = _fold(prods[0, i, j], p, pinv)
+            if mode != 0:
+                c = _fold(<double>out[j] + mode * c, p, pinv)
+            out[j] = <uint32_t><int64_t>c
+        return
     for t in range(prods.shape[0]):
         for j in range(n):
             prods[t, i, j] = _fold(prods[t, i, j], p, pinv)
