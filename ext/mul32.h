@@ -12,8 +12,8 @@
  * The exact total U = sum of u is 2**32 H + R with R = sum of (u mod 2**32) < N 2**32, so for
  * N <= 2**32 R is (L - 2**32 H) mod 2**64, and sum of s = 2**32 H + R - N 2**63, reduced mod p
  * once per output element. N is at most k (a group holds at least one product), so k < 2**32
- * is all the bound asks. A flush costs four vector additions and a shift per four outputs and
- * no multiply; there is no fold that must leave room for more products.
+ * is all the bound asks. A flush costs an xor, a shift and two additions per four outputs and
+ * no multiply, and leaves nothing behind that later products must make room for.
  */
 #ifndef FFCODE_MUL32_H
 #define FFCODE_MUL32_H
@@ -129,18 +129,17 @@ typedef void (*mul32_kernel)(ptrdiff_t kc, int64_t group, const int32_t *a, cons
 static void mul32_kernel_portable(ptrdiff_t kc, int64_t group, const int32_t *a,
                                   const int64_t *b, uint64_t *lh)
 {
-    uint64_t s[MUL32_TILE];     /* unsigned: wrapping is defined (it never happens) */
-    ptrdiff_t t = 0;
-    while (t < kc) {
+    uint64_t s[MUL32_TILE];     /* unsigned, so that even a wrap would be defined */
+    for (ptrdiff_t t = 0; t < kc;) {
         ptrdiff_t stop = kc - t > group ? t + group : kc;
-        for (int i = 0; i < MUL32_MR; i++)
-            for (int j = 0; j < MUL32_NR; j++)
-                s[i * MUL32_NR + j] = (uint64_t)((int64_t)a[MUL32_MR * t + i] * b[MUL32_NR * t + j]);
-        for (t++; t < stop; t++)
+        memset(s, 0, sizeof s);
+        for (; t < stop; t++) {
+            const int32_t *at = a + MUL32_MR * t;
+            const int64_t *bt = b + MUL32_NR * t;
             for (int i = 0; i < MUL32_MR; i++)
                 for (int j = 0; j < MUL32_NR; j++)
-                    s[i * MUL32_NR + j] += (uint64_t)((int64_t)a[MUL32_MR * t + i] *
-                                                      b[MUL32_NR * t + j]);
+                    s[i * MUL32_NR + j] += (uint64_t)(at[i] * bt[j]);
+        }
         for (int l = 0; l < MUL32_TILE; l++) {
             uint64_t u = s[l] ^ ((uint64_t)1 << 63);
             lh[l] += u;
@@ -150,11 +149,11 @@ static void mul32_kernel_portable(ptrdiff_t kc, int64_t group, const int32_t *a,
 }
 
 #if MUL32_SIMD
-/* The tile's four vectors v = 2 i + j (row i, columns 4 j .. 4 j + 3): the group sums s_v,
- * and L_v, H_v, all in registers. The integer multiplier is the bottleneck (on Zen 3 it
- * issues one vpmuldq per cycle beside two FMAs), so the tile is as small as keeps every
- * other instruction (broadcasts, adds, the flush) off its critical path; a larger tile
- * would need L and H in memory, whose read-modify-writes every G products cost more. */
+/* The tile's four vectors v = 2 i + j (row i, columns 4 j .. 4 j + 3): the group sums s_v
+ * and L_v, H_v, all in registers. A vpmuldq takes the issue slots of two FMAs on the AMD
+ * cores measured, and every vector instruction past one add per multiply costs time too:
+ * a larger tile would keep L and H in memory, and their read-modify-writes at each flush
+ * cost more than this tile's extra broadcasts. */
 #define MUL32_VECTORS(X) X(0, 0, 0) X(1, 0, 1) X(2, 1, 0) X(3, 1, 1)
 #define MUL32_LOAD(v, i, j)                                                                \
     __m256i l##v = _mm256_load_si256((const __m256i *)lh + v),                             \

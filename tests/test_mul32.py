@@ -204,9 +204,9 @@ def test_bad_input():
         mul32.matmul(A, B, out.astype(np.uint64), p, 0)
     with pytest.raises(ValueError, match="Argument 'A' must be 2-D, not 1-D"):
         mul32.matmul(A[0], B, out, p, 0)
-    with pytest.raises(ValueError, match="matching inner dimensions, not \\(3, 4\\) @ \\(3, 5\\)"):
+    with pytest.raises(ValueError, match=r"matching inner dimensions, not \(3, 4\) @ \(3, 5\)"):
         mul32.matmul(A, B[:3], out, p, 0)
-    with pytest.raises(ValueError, match="Argument 'out' must have shape \\(3, 5\\), not \\(3, 4\\)"):
+    with pytest.raises(ValueError, match=r"'out' must have shape \(3, 5\), not \(3, 4\)"):
         mul32.matmul(A, B, out[:, :4], p, 0)
     read_only = out.copy()
     read_only.flags.writeable = False
