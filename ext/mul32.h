@@ -22,6 +22,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #if defined(__AVX2__)
 #include <immintrin.h>
 #define MUL32_SIMD 1
@@ -36,6 +39,7 @@
 #define MUL32_MC 120        /* rows per block: its A panels (120 KB per pass) stay in L2 */
 #define MUL32_NC 128        /* columns per block of sums (with A's block, in L2) */
 #define MUL32_ALIGN 64
+#define MUL32_HUGE ((size_t)2 << 20)   /* a huge page */
 
 typedef struct {
     uint64_t p, half;       /* canonical x > half is centred to x - p */
@@ -75,10 +79,18 @@ static inline int64_t mul32_centred(const char *base, ptrdiff_t off, const mul32
     return (int64_t)x - (int64_t)(x > f->half ? f->p : 0);
 }
 
+/* Aligned scratch; a large buffer in transparent huge pages where the system has them on
+ * request: a packed B of 32 MB otherwise takes longer to fault in than to fill. */
 static void *mul32_alloc(size_t bytes)
 {
-    size_t size = (bytes + MUL32_ALIGN - 1) / MUL32_ALIGN * MUL32_ALIGN;
-    return aligned_alloc(MUL32_ALIGN, size ? size : MUL32_ALIGN);
+    size_t align = bytes >= MUL32_HUGE ? MUL32_HUGE : MUL32_ALIGN;
+    size_t size = (bytes + align - 1) / align * align;
+    void *data = aligned_alloc(align, size ? size : align);
+#if defined(MADV_HUGEPAGE)
+    if (data != NULL && align == MUL32_HUGE)
+        madvise(data, size, MADV_HUGEPAGE);         /* advice only: failure changes nothing */
+#endif
+    return data;
 }
 
 /* Bytes of B (k x n) packed: ceil(n / NR) panels of k rows of NR int64 lanes. */
@@ -88,18 +100,29 @@ static size_t mul32_packed_b_bytes(ptrdiff_t k, ptrdiff_t n)
 }
 
 /* Pack B, element (t, j) at byte offset t rs + j cs, centred into 64-bit lanes (the products
- * read their low halves); columns past n are zeros. */
+ * read their low halves); columns past n are zeros. A few rows at a time go to every panel:
+ * one panel's rows at a time would read B a page per row (for n >= 1024). */
+#define MUL32_PACK_ROWS 16
 static void mul32_pack_b(const char *b, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t k, ptrdiff_t n,
                          const mul32_field *f, int64_t *dst)
 {
-    for (ptrdiff_t j0 = 0; j0 < n; j0 += MUL32_NR) {
-        ptrdiff_t w = n - j0 < MUL32_NR ? n - j0 : MUL32_NR;
-        for (ptrdiff_t t = 0; t < k; t++, dst += MUL32_NR) {
-            ptrdiff_t j = 0;
-            for (; j < w; j++)
-                dst[j] = mul32_centred(b, t * rs + (j0 + j) * cs, f);
-            for (; j < MUL32_NR; j++)
-                dst[j] = 0;
+    const uint32_t p = (uint32_t)f->p, half = (uint32_t)f->half;
+    for (ptrdiff_t t0 = 0; t0 < k; t0 += MUL32_PACK_ROWS) {
+        ptrdiff_t t1 = k - t0 < MUL32_PACK_ROWS ? k : t0 + MUL32_PACK_ROWS;
+        for (ptrdiff_t j0 = 0; j0 < n; j0 += MUL32_NR) {
+            ptrdiff_t w = n - j0 < MUL32_NR ? n - j0 : MUL32_NR;
+            int64_t *panel = dst + j0 * k;             /* panel j0 / NR: k rows of NR lanes */
+            for (ptrdiff_t t = t0; t < t1; t++) {
+                const char *row = b + t * rs + j0 * cs;
+                uint32_t x[MUL32_NR] = {0};
+                if (w == MUL32_NR && cs == sizeof(uint32_t))
+                    memcpy(x, row, sizeof x);
+                else
+                    for (ptrdiff_t j = 0; j < w; j++)
+                        memcpy(x + j, row + j * cs, sizeof(uint32_t));
+                for (int j = 0; j < MUL32_NR; j++)
+                    panel[t * MUL32_NR + j] = (int64_t)x[j] - (int64_t)(x[j] > half ? p : 0);
+            }
         }
     }
 }
