@@ -96,6 +96,8 @@ def mul_packed(A, PackedB B not None, out, int mode, bint portable=False):
     disjoint row ranges (A[r0:r1], out[r0:r1]) by one PackedB at once. portable=True uses the
     plain C kernel even where the AVX2 one was built (the results are the same).
     """
+    if B.data == NULL:
+        raise ValueError("Argument 'B' must be made by pack_b.")
     _check_matrix("A", A)
     _check_matrix("out", out, writeable=True)
     if mode not in (-1, 0, 1):

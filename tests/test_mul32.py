@@ -217,4 +217,6 @@ def test_bad_input():
         mul32.matmul(square, square.copy(), square, p, 0)
     with pytest.raises(TypeError):
         mul32.mul_packed(A, B, out, 0)          # B not packed
+    with pytest.raises(ValueError, match="Argument 'B' must be made by pack_b"):
+        mul32.mul_packed(A, mul32.PackedB(), out, 0)
     assert not out.any()
