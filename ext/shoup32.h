@@ -25,6 +25,21 @@ static inline uint32_t shoup32_scalar(uint32_t acc, uint32_t y, uint32_t w, uint
     return s < s - p ? s : s - p;
 }
 
+#if defined(__AVX2__)
+/* acc + w x mod p in 8 lanes, canonical acc and x (wsh = shoup32's constant of w). */
+static inline __m256i shoup32_lanes(__m256i acc, __m256i x, __m256i vw, __m256i vwsh,
+                                    __m256i vp)
+{
+    __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(x, vwsh), 32);
+    __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), vwsh);
+    __m256i q = _mm256_blend_epi32(even, odd, 0xAA);
+    __m256i r = _mm256_sub_epi32(_mm256_mullo_epi32(x, vw), _mm256_mullo_epi32(q, vp));
+    r = _mm256_min_epu32(r, _mm256_sub_epi32(r, vp));
+    __m256i s = _mm256_add_epi32(acc, r);
+    return _mm256_min_epu32(s, _mm256_sub_epi32(s, vp));
+}
+#endif
+
 static inline void shoup32_axpy(uint32_t *acc, const uint32_t *y, ptrdiff_t n, uint32_t w,
                                 uint32_t p)
 {
@@ -35,17 +50,20 @@ static inline void shoup32_axpy(uint32_t *acc, const uint32_t *y, ptrdiff_t n, u
     const __m256i vp = _mm256_set1_epi32((int)p);
     for (; j + 8 <= n; j += 8) {
         __m256i x = _mm256_loadu_si256((const __m256i *)(y + j));
-        __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(x, vwsh), 32);
-        __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), vwsh);
-        __m256i q = _mm256_blend_epi32(even, odd, 0xAA);
-        __m256i r = _mm256_sub_epi32(_mm256_mullo_epi32(x, vw), _mm256_mullo_epi32(q, vp));
-        r = _mm256_min_epu32(r, _mm256_sub_epi32(r, vp));
-        __m256i s = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + j)), r);
-        _mm256_storeu_si256((__m256i *)(acc + j), _mm256_min_epu32(s, _mm256_sub_epi32(s, vp)));
+        __m256i s = shoup32_lanes(_mm256_loadu_si256((const __m256i *)(acc + j)), x, vw, vwsh, vp);
+        _mm256_storeu_si256((__m256i *)(acc + j), s);
     }
-#endif
+    if (j < n) {    /* the last 1..7 lanes, masked: a short row costs one more step, not 7 */
+        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - j)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256i x = _mm256_maskload_epi32((const int *)(y + j), mask);
+        __m256i a = _mm256_maskload_epi32((const int *)(acc + j), mask);
+        _mm256_maskstore_epi32((int *)(acc + j), mask, shoup32_lanes(a, x, vw, vwsh, vp));
+    }
+#else
     for (; j < n; j++)
         acc[j] = shoup32_scalar(acc[j], y[j], w, wsh, p);
+#endif
 }
 
 #endif

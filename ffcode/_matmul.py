@@ -11,13 +11,15 @@ keep every sum exact, and a cost model takes the cheapest scheme for (p, k).
 import functools
 import itertools
 import math
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from ffcode import _blas
-from ffcode._ext import limbs, matvec, rowcomb, winograd
+from ffcode._ext import limbs, matvec, mul32, rowcomb
 
 EXACT = 2**53 - 1          # float64 sums of integers stay exact up to this bound
 MIN_BLOCK = 32             # inner blocks shorter than this waste the dgemm
@@ -25,7 +27,9 @@ REDUCE_COST = 128          # a block's fold and dgemm start-up cost about this m
 SCRATCH_LIMIT = 32 << 20   # bytes of float64 scratch kept per thread and role between calls
 CHUNK_BYTES = 4 << 20      # float64 scratch per column chunk of a wide product
 MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
-WINOGRAD_MIN = 1024        # one Winograd level pays from here (every dimension)
+INTEGER_FROM = 2**26       # mul32's integer products replace two or more dgemms from here
+INTEGER_MIN_WORK = 1 << 29 # m k n from which they do (about 800^3; below, the dgemms)
+PARALLEL_WORK = 1 << 18    # elements (or m k n) from which a pass runs on every core
 ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
 ROWCOMB64_PER_PRODUCT = 4  # the same from 2**31, where rowcomb's 128-bit sums cost more
 FEW_ROWS = 4               # a few output rows: rowcomb beats stacking and converting, any k
@@ -175,8 +179,8 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
     if _rowcomb_serves(p, k):
         _combine_rows(p, A, np.ascontiguousarray(B), out, mode)
         return
-    if _winograd_serves(p, m, k, n):
-        _winograd(p, A, B, out, mode)
+    if _integer_serves(p, m, k, n):
+        _integer_product(p, A, B, out, mode)
     elif _blas.small(m * k * n):
         with _blas.one_thread:
             _limb_product(p, A, B, out, mode, negate)
@@ -184,35 +188,44 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
         _limb_product(p, A, B, out, mode, negate)
 
 
-def _winograd_serves(p: int, m: int, k: int, n: int) -> bool:
-    """Whether one Winograd level over the plain float64 product serves: large enough that
-    7 dgemms of half size beat 8, and every intermediate exact (winograd.pyx)."""
-    return p < 2**32 and min(m, k, n) >= WINOGRAD_MIN and \
-        9 * (k - k % 2) * (p // 2) ** 2 <= EXACT
+def _integer_serves(p: int, m: int, k: int, n: int) -> bool:
+    """Whether mul32's integer products beat the limb schemes' dgemms: from INTEGER_FROM,
+    where those need two or three float64 products."""
+    return INTEGER_FROM <= p < 2**32 and m * k * n >= INTEGER_MIN_WORK
 
 
-def _winograd(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int) -> None:
-    """matmul_into by one Winograd level on the even part; odd edges by plain products."""
-    m, k = A.shape
-    n = B.shape[1]
-    r, h, c = m // 2, k // 2, n // 2
-    left = _scratch_array("left", (7, r, h))
-    right = _scratch_array("right", (7, h, c))
-    winograd.split_left(A[:2 * r, :2 * h], left, p)
-    winograd.split_right(B[:2 * h, :2 * c], right, p)
-    prods = _scratch_array("products", (7, r, c))
-    for t in range(7):
-        np.matmul(left[t], right[t], out=prods[t])
-    winograd.fold(prods, out[:2 * r, :2 * c], p, mode)
-    negate = mode < 0
-    if k % 2:
-        matmul_into(p, A[:2 * r, 2 * h:], B[2 * h:, :2 * c], out[:2 * r, :2 * c],
-                    accumulate=True, negate=negate)
-    if n % 2:
-        matmul_into(p, A[:2 * r], B[:, 2 * c:], out[:2 * r, 2 * c:], accumulate=mode != 0,
-                    negate=negate)
-    if m % 2:
-        matmul_into(p, A[2 * r:], B, out[2 * r:], accumulate=mode != 0, negate=negate)
+def _integer_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
+                     mode: int) -> None:
+    """matmul_into by mul32: B packed once, A's rows shared among the cores (each call runs
+    without the GIL on its own scratch)."""
+    packed = mul32.pack_b(B, p)
+    _in_parts(A.shape[0], A.size * B.shape[1],
+              lambda r0, r1: mul32.mul_packed(A[r0:r1], packed, out[r0:r1], mode))
+
+
+def _in_parts(rows: int, work: int, job) -> None:
+    """job(r0, r1) over row ranges that cover range(rows): one range per core for work of
+    at least PARALLEL_WORK (the kernels release the GIL), else one range."""
+    parts = 1 if work < PARALLEL_WORK else max(1, min(_cores(), rows // 8))
+    if parts == 1:
+        job(0, rows)
+        return
+    bounds = [rows * t // parts for t in range(parts + 1)]
+    for running in [_pool().submit(job, r0, r1) for r0, r1 in zip(bounds, bounds[1:])]:
+        running.result()
+
+
+@functools.lru_cache(maxsize=1)
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=1)
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_cores(), thread_name_prefix="ffcode-matmul")
 
 
 def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int,
@@ -221,6 +234,9 @@ def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: i
     m, k = A.shape
     n = B.shape[1]
     s = scheme(p, k)
+    if len(s.products) == 1 and k <= s.block:
+        _plain_product(p, s, A, B, out, mode)
+        return
     fa = s.left.split(p, A, "left")
     step = -(-k // -(-k // s.block))       # equal blocks, none longer than s.block
     # Wide products go in column chunks, so their float64 scratch stays in cache.
@@ -235,6 +251,24 @@ def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: i
                 np.matmul(fa[ia, :, start:stop], fb[ib, start:stop, :], out=prods[t])
             limbs.combine_products(prods, s.diagonals, s.bits, out[:, c0:c1], p,
                                    mode if start == 0 else (-1 if negate else 1))
+
+
+def _plain_product(p: int, s: Scheme, A: np.ndarray, B: np.ndarray, out: np.ndarray,
+                   mode: int) -> None:
+    """One dgemm of the centred operands, whole: nothing in it is reused across products, so
+    column chunks would only cut the dgemm up. The passes over memory before and after it
+    (centring, folding) run on every core."""
+    m, k = A.shape
+    n = B.shape[1]
+    fa = _scratch_array("left", (1, m, k))
+    fb = _scratch_array("right", (1, k, n))
+    prods = _scratch_array("products", (1, m, n))
+    none = s.left.pairs
+    _in_parts(m, m * k, lambda r0, r1: limbs.split_limbs(A[r0:r1], fa[:, r0:r1], 1, none, p, 0))
+    _in_parts(k, k * n, lambda r0, r1: limbs.split_limbs(B[r0:r1], fb[:, r0:r1], 1, none, p, 0))
+    np.matmul(fa[0], fb[0], out=prods[0])
+    _in_parts(m, m * n, lambda r0, r1: limbs.combine_products(
+        prods[:, r0:r1], s.diagonals, s.bits, out[r0:r1], p, mode))
 
 
 def combine(p: int, W: np.ndarray, rows, dtype) -> np.ndarray:

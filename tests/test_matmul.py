@@ -256,75 +256,48 @@ def test_concurrent_calls_from_threads():
                 assert np.array_equal(mm, emm) and np.array_equal(rr, err)
 
 
-# -- one Winograd level -----------------------------------------------------------------------
+# -- the integer products and the passes on every core --------------------------------------------
 
-def winograd_limit_prime(k):
-    """The largest prime whose products of inner dimension k Winograd still takes."""
-    h = int((2**53 // (9 * k)) ** 0.5)
-    p = 2 * h + 1
-    while not _is_prime(p):
-        p -= 2
-    return p
+INTEGER_PRIMES = [2**26 + 15, 2**31 - 1, 2**31 + 11, 4294967291]
+ROUTED_SHAPES = [(1, 40, 5), (9, 300, 7), (33, 257, 65), (64, 64, 64)]
 
 
-def _is_prime(n):
-    return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
-
-
-@pytest.fixture
-def winograd_everywhere(monkeypatch):
-    """Winograd for every product it may take (not only from 1024 on)."""
-    monkeypatch.setattr(_matmul, "WINOGRAD_MIN", 2)
-
-
-@pytest.mark.parametrize("shape", [(2, 2, 2), (8, 10, 6), (9, 10, 6), (8, 11, 6), (8, 10, 7),
-                                   (31, 17, 23), (64, 65, 3)], ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("p", [2, 3, 65521, 1048573])
-def test_winograd_level(p, shape, winograd_everywhere):
-    """Even and odd edges (peeled off to plain products), all three modes, a strided out."""
+@pytest.mark.parametrize("p", INTEGER_PRIMES)
+@pytest.mark.parametrize("shape", ROUTED_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_integer_route(p, shape, monkeypatch):
+    """Products that mul32's integer kernel takes (forced at every size, rows shared among
+    threads): exact in all three modes, into a strided out, at extreme values."""
+    monkeypatch.setattr(_matmul, "INTEGER_MIN_WORK", 0)
+    monkeypatch.setattr(_matmul, "PARALLEL_WORK", 0)
     m, k, n = shape
-    F = ffcode.GF(p)
-    assert _matmul._winograd_serves(p, m, k, n)
+    assert _matmul._integer_serves(p, m, k, n)
     for A, B in [(rand(p, (m, k), 1), rand(p, (k, n), 2)),
                  (extreme_matrix(p, (m, k), 3), extreme_matrix(p, (k, n), 4))]:
-        expected = obj_matmul(p, A, B)
-        assert_field_array(F, F.matmul(A, B), expected)
-        big = rand(p, (2 * m, 3 * n), 5)
-        out = big[::2, 1::3]
-        before = out.astype(object)
-        _matmul.matmul_into(p, A, B, out, accumulate=True)
-        assert np.array_equal(out.astype(object), (before + expected) % p)
-        _matmul.matmul_into(p, A, B, out, accumulate=True, negate=True)
-        assert np.array_equal(out.astype(object), before)
-        assert_field_array(F, F.matmul(layouts(A, seed=6)["strided"], B.T.copy().T), expected)
+        check_modes(p, A, B)
 
 
-@pytest.mark.parametrize("k", [64, 1000])
-def test_winograd_at_its_exactness_limit(k, winograd_everywhere):
-    """The largest p Winograd takes for inner dimension k, operands at the centred extremes
-    +-h, h = (p - 1) / 2: arranged so that S2 = 3h and T2 = -3h (P6 at its largest, 9 h**2
-    per term), and at random. Exact; the next prime goes to the limb schemes instead."""
-    p = winograd_limit_prime(k)
+@pytest.mark.parametrize("p", [65521, 1048573])
+@pytest.mark.parametrize("shape", ROUTED_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_plain_product_in_parts(p, shape, monkeypatch):
+    """The one-dgemm product with its centring and fold run in row ranges on every core."""
+    monkeypatch.setattr(_matmul, "PARALLEL_WORK", 0)
+    m, k, n = shape
+    for A, B in [(rand(p, (m, k), 5), rand(p, (k, n), 6)),
+                 (extreme_matrix(p, (m, k), 7), extreme_matrix(p, (k, n), 8))]:
+        check_modes(p, A, B)
+
+
+def check_modes(p, A, B):
     F = ffcode.GF(p)
-    assert _matmul._winograd_serves(p, 4, k, 4)
-    assert not _matmul._winograd_serves(next_prime(p), 4, k, 4)
-    h = (p - 1) // 2
-    low, high = (p - h) % p, h                    # -h and +h
-    A = np.empty((4, k), np.uint32)
-    A[:2, : k // 2], A[:2, k // 2:] = low, high   # A11 = -h, A12 = +h
-    A[2:, : k // 2], A[2:, k // 2:] = high, high  # A21 = A22 = +h: S4 = A12 - S2 = -2h
-    B = np.empty((k, 4), np.uint32)
-    B[: k // 2, :2], B[: k // 2, 2:] = low, high
-    B[k // 2:, :2], B[k // 2:, 2:] = high, low
-    assert_field_array(F, F.matmul(A, B), obj_matmul(p, A, B))
-    rng = np.random.default_rng(k)
-    A = np.where(rng.random((6, k)) < 0.5, low, high).astype(np.uint32)
-    B = np.where(rng.random((k, 6)) < 0.5, low, high).astype(np.uint32)
-    assert_field_array(F, F.matmul(A, B), obj_matmul(p, A, B))
-
-
-def next_prime(p):
-    q = p + 2
-    while not _is_prime(q):
-        q += 2
-    return q
+    m, n = A.shape[0], B.shape[1]
+    expected = obj_matmul(p, A, B)
+    assert_field_array(F, F.matmul(A, B), expected)
+    assert_field_array(F, F.matmul(layouts(A, seed=9)["strided"], np.asfortranarray(B)),
+                       expected)
+    big = rand(p, (2 * m, 3 * n), 10)
+    out = big[::2, 1::3]
+    before = out.astype(object)
+    _matmul.matmul_into(p, A, B, out, accumulate=True)
+    assert np.array_equal(out.astype(object), (before + expected) % p)
+    _matmul.matmul_into(p, A, B, out, accumulate=True, negate=True)
+    assert np.array_equal(out.astype(object), before)

@@ -1,9 +1,0 @@
-import numpy as np
-from numpy.typing import NDArray
-
-LEFT: tuple[str, ...]
-RIGHT: tuple[str, ...]
-
-def split_left(A: NDArray[np.uint32], out: NDArray[np.float64], p: int) -> None: ...
-def split_right(B: NDArray[np.uint32], out: NDArray[np.float64], p: int) -> None: ...
-def fold(P: NDArray[np.float64], out: NDArray[np.uint32], p: int, mode: int) -> None: ...
