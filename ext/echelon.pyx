@@ -1,11 +1,14 @@
 # Unblocked LU and triangular solves over GF(p): the base cases of ffcode's recursive LU.
 #
-# Below 2**31 (32-bit lanes) every row update is an AVX2 Shoup product (shoup32.h), reduced
-# at once. From 2**31 on, rows are updated into lazily reduced 128-bit sums (mac128.h): one
-# 64 x 64-bit multiply and an add with carry per element, folded every Wide.fold updates
-# and reduced once, instead of a full modular product (three multiplies) per update.
+# Rows are updated into lazily reduced sums, reduced once, wherever those are cheap: float64
+# sums (vectorised multiply-adds) while every update they can take keeps them exact, below
+# 2**53 (p below about 2**23), and from 2**31 on 128-bit sums (mac128.h: one 64 x 64-bit
+# multiply and an add with carry per element, folded every Wide.fold updates) instead of a
+# full modular product (three multiplies) per update. In between, each row update is an
+# AVX2 Shoup product (shoup32.h), reduced at once.
 # Rows are reached through pointers, so each must have contiguous elements; the rows
 # themselves may lie anywhere (a panel of a larger matrix).
+from libc.math cimport floor, fma
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
@@ -14,7 +17,9 @@ from ffcode._ext.modp cimport (Wide, elem_t, invmod, mulmod_shoup, reduce128, sh
                                uint128_t, wide)
 
 cdef extern from "shoup32.h" nogil:
-    void shoup32_axpy(uint32_t *acc, const uint32_t *y, Py_ssize_t n, uint32_t w, uint32_t p)
+    uint32_t shoup32_constant(uint32_t w, uint32_t p, double pinv)
+    void shoup32_axpy_with(uint32_t *acc, const uint32_t *y, Py_ssize_t n, uint32_t w,
+                           uint32_t wsh, uint32_t p)
 
 cdef extern from "mac128.h" nogil:
     void mac128_u32(uint128_t *acc, const uint32_t *y, Py_ssize_t n, uint64_t w)
@@ -29,32 +34,72 @@ cdef inline bint _narrow(elem_t *x, uint64_t p) noexcept nogil:
     return elem_t is uint32_t and p < (<uint64_t>1 << 31)
 
 
-cdef inline void _axpy(elem_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w,
-                       uint64_t p) noexcept nogil:
-    # acc += w y mod p, for the narrow case.
+cdef inline void _axpy(elem_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w, uint64_t p,
+                       double pinv) noexcept nogil:
+    # acc += w y mod p, for the narrow case (pinv = 1 / p: no division per row).
     if elem_t is uint32_t:
         if w:
-            shoup32_axpy(acc, y, n, <uint32_t>w, <uint32_t>p)
+            shoup32_axpy_with(acc, y, n, <uint32_t>w,
+                              shoup32_constant(<uint32_t>w, <uint32_t>p, pinv), <uint32_t>p)
 
 
-cdef inline void _mac(uint128_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w) noexcept nogil:
-    # acc += w y into 128-bit sums.
-    if elem_t is uint32_t:
+ctypedef fused sum_t:    # the lazily reduced sums
+    double
+    uint128_t
+
+
+cdef inline bint _float_sums(elem_t *x, uint64_t p, Py_ssize_t updates) noexcept nogil:
+    # Whether float64 sums hold a canonical start and that many updates below (p - 1)**2
+    # exactly (x only selects the element type).
+    return elem_t is uint32_t and (<uint128_t>(p - 1)) * (p - 1) * updates + p < (
+        (<uint128_t>1) << 53)
+
+
+cdef inline void _mac(sum_t *acc, const elem_t *y, Py_ssize_t n, uint64_t w) noexcept nogil:
+    # acc += w y into the sums.
+    cdef Py_ssize_t k
+    cdef double wd = <double>w
+    if sum_t is double:
+        for k in range(n):
+            acc[k] += wd * <double>y[k]
+    elif elem_t is uint32_t:
         mac128_u32(acc, y, n, w)
     else:
         mac128_u64(acc, y, n, w)
 
 
+cdef inline uint64_t _reduce(sum_t x, const Wide *f) noexcept nogil:
+    cdef double r
+    if sum_t is double:
+        # exact: the floored quotient of an integer below 2**53 is off by at most one
+        r = fma(-floor(x * f.pinv), <double>f.p, x)
+        r = r + <double>f.p if r < 0 else r
+        return <uint64_t>(r - <double>f.p if r >= <double>f.p else r)
+    return reduce128(x, f)
+
+
+cdef inline Py_ssize_t _fold_every(sum_t *acc, const Wide *f) noexcept nogil:
+    # Updates between folds: float64 sums are only used where they never need one.
+    if sum_t is double:
+        return -1
+    return f.fold
+
+
+cdef inline void _fold(sum_t *acc, Py_ssize_t n, const Wide *f) noexcept nogil:
+    if sum_t is uint128_t:
+        fold128(acc, n, f.c, f.csh, f.p)
+
+
+cdef void *_buffer(Py_ssize_t n, size_t size) except NULL:
+    cdef void *buffer = malloc(max(n, 1) * size)
+    if buffer == NULL:
+        raise MemoryError()
+    return buffer
+
+
 cdef _rows_contiguous(Py_ssize_t stride, size_t itemsize):
     if stride != <Py_ssize_t>itemsize:
         raise ValueError("the kernels need rows with contiguous elements")
-
-
-cdef uint128_t *_sums(Py_ssize_t n) except NULL:
-    cdef uint128_t *acc = <uint128_t *>malloc(max(n, 1) * sizeof(uint128_t))
-    if acc == NULL:
-        raise MemoryError()
-    return acc
 
 
 cdef inline void _swap_rows(elem_t[:, :] M, Py_ssize_t i, Py_ssize_t r,
@@ -81,22 +126,25 @@ def lu(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm, Py_ssize_t[::1] pivots)
     permuted M is L U with L unit lower triangular.
     """
     cdef Py_ssize_t m = M.shape[0], w = M.shape[1], rank
-    cdef uint128_t *acc
+    cdef void *acc
     _rows_contiguous(M.strides[1], sizeof(elem_t))
     if perm.shape[0] != m or pivots.shape[0] < min(m, w):
         raise ValueError("permutation or pivot buffer does not fit the matrix")
     if m == 0 or w == 0:
         return 0
-    if _narrow(&M[0, 0], p):
+    if _float_sums(&M[0, 0], p, w):
+        acc = _buffer(m * w, sizeof(double))
+        with nogil:
+            rank = _lu_lazy(M, p, perm, pivots, <double *>acc)
+    elif _narrow(&M[0, 0], p):
         with nogil:
             rank = _lu_narrow(M, p, perm, pivots)
         return rank
-    acc = _sums(m * w)
-    try:
+    else:
+        acc = _buffer(m * w, sizeof(uint128_t))
         with nogil:
-            rank = _lu_wide(M, p, perm, pivots, acc)
-    finally:
-        free(acc)
+            rank = _lu_lazy(M, p, perm, pivots, <uint128_t *>acc)
+    free(acc)
     return rank
 
 
@@ -104,6 +152,7 @@ cdef Py_ssize_t _lu_narrow(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
                            Py_ssize_t[::1] pivots) noexcept nogil:
     cdef Py_ssize_t m = M.shape[0], w = M.shape[1], r = 0, c, i, j
     cdef uint64_t inv, invsh, l
+    cdef double pinv = 1.0 / <double>p
     for c in range(w):
         if r == m:
             break
@@ -121,33 +170,34 @@ cdef Py_ssize_t _lu_narrow(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
                 l = mulmod_shoup(M[j, c], inv, invsh, p)
                 M[j, c] = <elem_t>l
                 if c + 1 < w:
-                    _axpy(&M[j, c + 1], &M[r, c + 1], w - c - 1, p - l, p)
+                    _axpy(&M[j, c + 1], &M[r, c + 1], w - c - 1, p - l, p, pinv)
         pivots[r] = c
         r = r + 1
     return r
 
 
-cdef Py_ssize_t _lu_wide(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
-                         Py_ssize_t[::1] pivots, uint128_t *acc) noexcept nogil:
+cdef Py_ssize_t _lu_lazy(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
+                         Py_ssize_t[::1] pivots, sum_t *acc) noexcept nogil:
     # acc holds the rows' sums (row i at acc + i w); M's entries left of the current column
     # are final (U, L or 0), its others are stale until a row becomes a pivot row.
     cdef Py_ssize_t m = M.shape[0], w = M.shape[1], r = 0, c, i, j, k, since = 0
     cdef uint64_t inv, invsh, l, v
-    cdef uint128_t *row
+    cdef sum_t *row
     cdef Wide f = wide(p)
+    cdef Py_ssize_t fold = _fold_every(acc, &f)
     for i in range(m):
         for k in range(w):
             acc[i * w + k] = M[i, k]
     for c in range(w):
         if r == m:
             break
-        if since == f.fold:
+        if since == fold:
             for i in range(r, m):
-                fold128(acc + i * w + c, w - c, f.c, f.csh, p)
+                _fold(acc + i * w + c, w - c, &f)
             since = 0
         i = r
         while i < m:
-            v = reduce128(acc[i * w + c], &f)
+            v = _reduce(acc[i * w + c], &f)
             if v != 0:
                 break
             M[i, c] = 0
@@ -160,11 +210,11 @@ cdef Py_ssize_t _lu_wide(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
                 acc[i * w + k], acc[r * w + k] = acc[r * w + k], acc[i * w + k]
         row = acc + r * w
         for k in range(c, w):
-            M[r, k] = <elem_t>reduce128(row[k], &f)
+            M[r, k] = <elem_t>_reduce(row[k], &f)
         inv = invmod(M[r, c], p)
         invsh = shoup(inv, p)
         for j in range(r + 1, m):
-            v = reduce128(acc[j * w + c], &f)
+            v = _reduce(acc[j * w + c], &f)
             l = mulmod_shoup(v, inv, invsh, p) if v else 0
             M[j, c] = <elem_t>l
             if l and c + 1 < w:
@@ -187,22 +237,25 @@ def solve_upper(const elem_t[:, :] U, elem_t[:, :] B, uint64_t p):
 
 cdef _triangular(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p, bint upper):
     cdef Py_ssize_t n = T.shape[0], width = B.shape[1]
-    cdef uint128_t *acc
+    cdef void *acc
     if T.shape[1] != n or B.shape[0] != n:
         raise ValueError("the triangular matrix must be square with as many rows as B")
     _rows_contiguous(B.strides[1], sizeof(elem_t))
     if n == 0 or width == 0:
         return
-    if _narrow(&B[0, 0], p):
+    if _float_sums(&B[0, 0], p, n):
+        acc = _buffer(min(width, CHUNK), sizeof(double))
+        with nogil:
+            _triangular_lazy(T, B, p, upper, <double *>acc)
+    elif _narrow(&B[0, 0], p):
         with nogil:
             _triangular_narrow(T, B, p, upper)
         return
-    acc = _sums(min(width, CHUNK))
-    try:
+    else:
+        acc = _buffer(min(width, CHUNK), sizeof(uint128_t))
         with nogil:
-            _triangular_wide(T, B, p, upper, acc)
-    finally:
-        free(acc)
+            _triangular_lazy(T, B, p, upper, <uint128_t *>acc)
+    free(acc)
 
 
 cdef inline Py_ssize_t _row_of(Py_ssize_t t, Py_ssize_t n, bint upper) noexcept nogil:
@@ -221,6 +274,7 @@ cdef void _triangular_narrow(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p,
                              bint upper) noexcept nogil:
     # Right-looking: once row k is final, it is taken from every row still to finish.
     cdef Py_ssize_t n = T.shape[0], width = B.shape[1], t, s, k, i
+    cdef double pinv = 1.0 / <double>p
     for t in range(n):
         k = _row_of(t, n, upper)
         if upper:
@@ -228,15 +282,16 @@ cdef void _triangular_narrow(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p,
         for s in range(t + 1, n):
             i = _row_of(s, n, upper)
             if T[i, k]:
-                _axpy(&B[i, 0], &B[k, 0], width, p - T[i, k], p)
+                _axpy(&B[i, 0], &B[k, 0], width, p - T[i, k], p, pinv)
 
 
-cdef void _triangular_wide(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p, bint upper,
-                           uint128_t *acc) noexcept nogil:
-    # Left-looking: each row gathers the finished rows' multiples in 128-bit sums, reduced
+cdef void _triangular_lazy(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p, bint upper,
+                           sum_t *acc) noexcept nogil:
+    # Left-looking: each row gathers the finished rows' multiples in lazy sums, reduced
     # once, a chunk of columns at a time.
     cdef Py_ssize_t n = T.shape[0], width = B.shape[1], t, s, k, i, j, j0, cols, since
     cdef Wide f = wide(p)
+    cdef Py_ssize_t fold = _fold_every(acc, &f)
     cdef uint64_t l
     for j0 in range(0, width, CHUNK):
         cols = min(CHUNK, width - j0)
@@ -249,12 +304,12 @@ cdef void _triangular_wide(const elem_t[:, :] T, elem_t[:, :] B, uint64_t p, bin
                 k = _row_of(s, n, upper)
                 l = T[i, k]
                 if l:
-                    if since == f.fold:
-                        fold128(acc, cols, f.c, f.csh, p)
+                    if since == fold:
+                        _fold(acc, cols, &f)
                         since = 0
                     _mac(acc, &B[k, j0], cols, p - l)
                     since = since + 1
             for j in range(cols):
-                B[i, j0 + j] = <elem_t>reduce128(acc[j], &f)
+                B[i, j0 + j] = <elem_t>_reduce(acc[j], &f)
             if upper:
                 _scale(&B[i, j0], cols, T[i, i], p)

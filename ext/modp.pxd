@@ -77,6 +77,7 @@ cdef struct Wide:
     uint64_t c          # 2**64 mod p
     uint64_t csh        # shoup(c, p)
     uint64_t onesh      # shoup(1, p)
+    double pinv         # 1 / p
     Py_ssize_t fold
 
 
@@ -88,6 +89,7 @@ cdef inline Wide wide(uint64_t p) noexcept nogil:
     f.c = <uint64_t>(((<uint128_t>1) << 64) % p)
     f.csh = shoup(f.c, p)
     f.onesh = shoup(1, p)
+    f.pinv = 1.0 / <double>p
     f.fold = <Py_ssize_t>room if room < (<uint128_t>1 << 62) else (<Py_ssize_t>1 << 62)
     return f
 

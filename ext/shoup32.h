@@ -40,10 +40,33 @@ static inline __m256i shoup32_lanes(__m256i acc, __m256i x, __m256i vw, __m256i 
 }
 #endif
 
+/* wsh = floor(w * 2**32 / p) without a division, for pinv = 1.0 / p: the float quotient
+ * of w * 2**32 < 2**63 is within 2**-19 of the true one, so its truncation is off by at most
+ * one either way, which the remainder's sign and size tell. */
+static inline uint32_t shoup32_constant(uint32_t w, uint32_t p, double pinv)
+{
+    uint64_t num = (uint64_t)w << 32;
+    uint64_t q = (uint64_t)((double)num * pinv);
+    int64_t r = (int64_t)(num - q * p);
+    q -= r < 0;
+    r += r < 0 ? (int64_t)p : 0;
+    q += r >= (int64_t)p;
+    return (uint32_t)q;
+}
+
+static inline void shoup32_axpy_with(uint32_t *acc, const uint32_t *y, ptrdiff_t n,
+                                     uint32_t w, uint32_t wsh, uint32_t p);
+
 static inline void shoup32_axpy(uint32_t *acc, const uint32_t *y, ptrdiff_t n, uint32_t w,
                                 uint32_t p)
 {
-    uint32_t wsh = (uint32_t)(((uint64_t)w << 32) / p);
+    shoup32_axpy_with(acc, y, n, w, (uint32_t)(((uint64_t)w << 32) / p), p);
+}
+
+/* acc += w y mod p with wsh = floor(w * 2**32 / p) given. */
+static inline void shoup32_axpy_with(uint32_t *acc, const uint32_t *y, ptrdiff_t n,
+                                     uint32_t w, uint32_t wsh, uint32_t p)
+{
     ptrdiff_t j = 0;
 #if defined(__AVX2__)
     const __m256i vw = _mm256_set1_epi32((int)w), vwsh = _mm256_set1_epi32((int)wsh);

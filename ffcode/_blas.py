@@ -10,6 +10,8 @@ the threads' work is long enough to ride out a busy core.
 The BLAS is reached through threadpoolctl when it is installed (``pip install
 ffcode[threads]``); without it every product keeps the BLAS's own thread count.
 """
+import functools
+import os
 import threading
 
 try:
@@ -31,7 +33,8 @@ class _OneThread:
         self._libraries = None
         self._saved = ()
 
-    def _blas(self):
+    def libraries(self) -> list:
+        """The BLAS libraries loaded when first asked (none without threadpoolctl)."""
         if self._libraries is None:
             found = ThreadpoolController().select(user_api="blas") if ThreadpoolController \
                 else None
@@ -41,7 +44,7 @@ class _OneThread:
     def __enter__(self):
         with self._lock:
             if self._depth == 0:
-                libraries = self._blas()
+                libraries = self.libraries()
                 self._saved = [lib.num_threads for lib in libraries]
                 for lib in libraries:
                     lib.set_num_threads(1)
@@ -58,6 +61,28 @@ class _OneThread:
 
 
 one_thread = _OneThread()
+
+
+def threads() -> int:
+    """How many threads a product may use: as many as the BLAS does (so one inside
+    one_thread, and one in a worker process started with OPENBLAS_NUM_THREADS=1)."""
+    libraries = one_thread.libraries()
+    if libraries:
+        return max(1, max(lib.num_threads for lib in libraries))
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return min(int(value), cores())
+    return cores()
+
+
+@functools.lru_cache(maxsize=1)
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def small(work: int) -> bool:

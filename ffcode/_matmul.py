@@ -11,7 +11,6 @@ keep every sum exact, and a cost model takes the cheapest scheme for (p, k).
 import functools
 import itertools
 import math
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -204,9 +203,9 @@ def _integer_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
 
 
 def _in_parts(rows: int, work: int, job) -> None:
-    """job(r0, r1) over row ranges that cover range(rows): one range per core for work of
-    at least PARALLEL_WORK (the kernels release the GIL), else one range."""
-    parts = 1 if work < PARALLEL_WORK else max(1, min(_cores(), rows // 8))
+    """job(r0, r1) over row ranges that cover range(rows): one range per thread the BLAS may
+    use for work of at least PARALLEL_WORK (the kernels release the GIL), else one range."""
+    parts = 1 if work < PARALLEL_WORK else max(1, min(_blas.threads(), rows // 8))
     if parts == 1:
         job(0, rows)
         return
@@ -216,16 +215,8 @@ def _in_parts(rows: int, work: int, job) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
-@functools.lru_cache(maxsize=1)
 def _pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(_cores(), thread_name_prefix="ffcode-matmul")
+    return ThreadPoolExecutor(_blas.cores(), thread_name_prefix="ffcode-matmul")
 
 
 def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int,

@@ -1,7 +1,7 @@
 """The unblocked LU and triangular-solve kernels (ffcode._ext.echelon) against plain Python
-integer elimination, with values that stress the lazily reduced 128-bit sums: every update
-a product near (p - 1)**2, over more updates than a sum takes between folds (4 at
-2**63 - 25, 64 at 2**61 - 1)."""
+integer elimination, with values that stress the lazily reduced sums: every update a
+product near (p - 1)**2, at the largest prime float64 sums take and over more updates than
+a 128-bit sum takes between folds (4 at 2**63 - 25, 64 at 2**61 - 1)."""
 import numpy as np
 import pytest
 
@@ -10,7 +10,22 @@ from ffcode._ext import echelon
 
 from helpers import PRIMES, rand
 
-FOLD_PRIMES = [2**31 - 1, 2**31 + 11, 4294967291, 2**61 - 1, 9223372036854775783]
+def _is_prime(n):
+    return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
+
+
+def float_limit(updates):
+    """The largest prime whose float64 sums still hold `updates` updates exactly."""
+    p = int(((2**53 - 2**24) // updates) ** 0.5) + 1
+    while not (_is_prime(p) and (p - 1)**2 * updates + p < 2**53):
+        p -= 1
+    return p
+
+
+# The largest primes of the float64 sums for 70 updates (the next prime goes to AVX2
+# Shoup rows), and primes of 128-bit sums across their fold counts.
+FOLD_PRIMES = [float_limit(70), 2**31 - 1, 2**31 + 11, 4294967291, 2**61 - 1,
+               9223372036854775783]
 
 
 def reference_lu(p, M):
