@@ -115,11 +115,14 @@ cdef inline void _swap_rows(elem_t[:, :] M, Py_ssize_t i, Py_ssize_t r,
     perm[r] = t
 
 
-def lu(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm, Py_ssize_t[::1] pivots):
+def lu(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm, Py_ssize_t[::1] pivots,
+       Py_ssize_t ncols=-1):
     """LU decomposition of M in place with first-nonzero pivoting: returns the rank r.
 
-    Columns are taken in order; the first row at or below the next pivot row with a nonzero
-    entry becomes that pivot row (swapped up, also in perm, which must start as 0..m-1).
+    Columns are taken in order, pivots searched in the first ncols (all by default) and the
+    rows updated across all of M; the first row at or below the next pivot row with a
+    nonzero entry becomes that pivot row (swapped up, also in perm, which must start as
+    0..m-1).
     Afterwards pivots[t] is the column of pivot t, row t holds U from column pivots[t] on,
     entry (j, pivots[t]) for j > t holds the multiplier L[j, t], and every other entry left
     of a row's pivot (all of a row's entries past the rank) is 0 or such a multiplier: the
@@ -128,32 +131,33 @@ def lu(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm, Py_ssize_t[::1] pivots)
     cdef Py_ssize_t m = M.shape[0], w = M.shape[1], rank
     cdef void *acc
     _rows_contiguous(M.strides[1], sizeof(elem_t))
-    if perm.shape[0] != m or pivots.shape[0] < min(m, w):
-        raise ValueError("permutation or pivot buffer does not fit the matrix")
-    if m == 0 or w == 0:
+    ncols = w if ncols < 0 else ncols
+    if ncols > w or perm.shape[0] != m or pivots.shape[0] < min(m, ncols):
+        raise ValueError("permutation, pivot buffer or pivot columns do not fit the matrix")
+    if m == 0 or ncols == 0:
         return 0
-    if _float_sums(&M[0, 0], p, w):
+    if _float_sums(&M[0, 0], p, ncols):
         acc = _buffer(m * w, sizeof(double))
         with nogil:
-            rank = _lu_lazy(M, p, perm, pivots, <double *>acc)
+            rank = _lu_lazy(M, p, perm, pivots, ncols, <double *>acc)
     elif _narrow(&M[0, 0], p):
         with nogil:
-            rank = _lu_narrow(M, p, perm, pivots)
+            rank = _lu_narrow(M, p, perm, pivots, ncols)
         return rank
     else:
         acc = _buffer(m * w, sizeof(uint128_t))
         with nogil:
-            rank = _lu_lazy(M, p, perm, pivots, <uint128_t *>acc)
+            rank = _lu_lazy(M, p, perm, pivots, ncols, <uint128_t *>acc)
     free(acc)
     return rank
 
 
 cdef Py_ssize_t _lu_narrow(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
-                           Py_ssize_t[::1] pivots) noexcept nogil:
+                           Py_ssize_t[::1] pivots, Py_ssize_t ncols) noexcept nogil:
     cdef Py_ssize_t m = M.shape[0], w = M.shape[1], r = 0, c, i, j
     cdef uint64_t inv, invsh, l
     cdef double pinv = 1.0 / <double>p
-    for c in range(w):
+    for c in range(ncols):
         if r == m:
             break
         i = r
@@ -177,9 +181,11 @@ cdef Py_ssize_t _lu_narrow(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
 
 
 cdef Py_ssize_t _lu_lazy(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
-                         Py_ssize_t[::1] pivots, sum_t *acc) noexcept nogil:
+                         Py_ssize_t[::1] pivots, Py_ssize_t ncols,
+                         sum_t *acc) noexcept nogil:
     # acc holds the rows' sums (row i at acc + i w); M's entries left of the current column
-    # are final (U, L or 0), its others are stale until a row becomes a pivot row.
+    # are final (U, L or 0), its others are stale until a row becomes a pivot row, and past
+    # the pivot columns they are written back at the end.
     cdef Py_ssize_t m = M.shape[0], w = M.shape[1], r = 0, c, i, j, k, since = 0
     cdef uint64_t inv, invsh, l, v
     cdef sum_t *row
@@ -188,7 +194,7 @@ cdef Py_ssize_t _lu_lazy(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
     for i in range(m):
         for k in range(w):
             acc[i * w + k] = M[i, k]
-    for c in range(w):
+    for c in range(ncols):
         if r == m:
             break
         if since == fold:
@@ -222,6 +228,9 @@ cdef Py_ssize_t _lu_lazy(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm,
         since = since + 1
         pivots[r] = c
         r = r + 1
+    for i in range(r, m):
+        for k in range(ncols, w):
+            M[i, k] = <elem_t>_reduce(acc[i * w + k], &f)
     return r
 
 

@@ -61,6 +61,8 @@ class _OneThread:
 
 
 one_thread = _OneThread()
+# A child forked while a thread held the lock would wait for it forever: it starts afresh.
+os.register_at_fork(after_in_child=one_thread.__init__)
 
 
 def threads() -> int:

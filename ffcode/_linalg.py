@@ -53,6 +53,19 @@ def _lu(p: int, M: np.ndarray, r0: int, c0: int, c1: int):
     return s1 + s2, np.concatenate([pc1, pc2]), order
 
 
+def _lu_all(p: int, M: np.ndarray, ncols: int):
+    """LU of M in place with pivots in its first ncols columns, carried to all of M's
+    columns: (rank, pivot columns). A small M is one kernel call."""
+    m, n = M.shape
+    if m <= _base(p) or max(ncols, n - ncols) <= _base(p):
+        pivots = np.empty(min(m, ncols), np.intp)
+        rank = _kernel.lu(M, p, np.arange(m), pivots, ncols)
+        return rank, pivots[:rank]
+    rank, pivots, order = _lu(p, M, 0, 0, ncols)
+    _carry(p, M, 0, rank, pivots, order, ncols, n)
+    return rank, pivots
+
+
 def _carry(p: int, M: np.ndarray, r0: int, rank: int, pivots: np.ndarray, order: np.ndarray,
            start: int, stop: int) -> None:
     """Carry an LU of M[r0:] (rank pivots, L stored at the pivot columns, row order) to the
@@ -108,8 +121,7 @@ def echelon(p: int, M: np.ndarray, ncols: int, reduced: bool):
     m, n = M.shape
     if m == 0 or ncols == 0:
         return 0, np.empty(0, np.intp)
-    rank, pivots, order = _lu(p, M, 0, 0, ncols)
-    _carry(p, M, 0, rank, pivots, order, ncols, n)
+    rank, pivots = _lu_all(p, M, ncols)
     M[rank:, :ncols] = 0
     if reduced and rank:
         top = M[:rank]
@@ -124,10 +136,9 @@ def solve(p: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     n = A.shape[0]
     M = np.empty((n, n + B.shape[1]), A.dtype)
     M[:, :n], M[:, n:] = A, B
-    rank, pivots, order = _lu(p, M, 0, 0, n)
+    rank, _ = _lu_all(p, M, n)
     if rank < n:
         raise np.linalg.LinAlgError(f"matrix is singular (rank {rank} < {n})")
-    _carry(p, M, 0, rank, pivots, order, n, M.shape[1])
     X = M[:, n:]
     solve_upper(p, M[:, :n], X)
     return np.ascontiguousarray(X)

@@ -6,11 +6,14 @@ signed limbs of ``bits`` bits. A *scheme* lists the float64 products to take (on
 and how they add up to each diagonal of the limb product sum_ij 2**(bits (i+j)) A_i B_j: the
 plain product, the left operand split in two, or Karatsuba over L limbs (the L limbs and the
 L(L-1)/2 sums of two limbs). The inner dimension is cut into equal blocks short enough to
-keep every sum exact, and a cost model takes the cheapest scheme for (p, k).
+keep every sum exact, and a cost model takes the cheapest scheme for (p, k). From 2**26 to
+2**32, large products go to mul32's integer kernel instead (32 x 32 -> 64-bit products in
+exact 64-bit sums), which beats the two or three dgemms of the limb schemes there.
 """
 import functools
 import itertools
 import math
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -219,6 +222,10 @@ def _pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(_blas.cores(), thread_name_prefix="ffcode-matmul")
 
 
+# A forked child has none of the pool's threads: it makes a pool of its own.
+os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int,
                   negate: bool) -> None:
     """matmul_into by the cheapest limb scheme: one dgemm per limb product and inner block."""
@@ -254,9 +261,11 @@ def _plain_product(p: int, s: Scheme, A: np.ndarray, B: np.ndarray, out: np.ndar
     fa = _scratch_array("left", (1, m, k))
     fb = _scratch_array("right", (1, k, n))
     prods = _scratch_array("products", (1, m, n))
-    none = s.left.pairs
-    _in_parts(m, m * k, lambda r0, r1: limbs.split_limbs(A[r0:r1], fa[:, r0:r1], 1, none, p, 0))
-    _in_parts(k, k * n, lambda r0, r1: limbs.split_limbs(B[r0:r1], fb[:, r0:r1], 1, none, p, 0))
+    no_pairs = s.left.pairs
+    _in_parts(m, m * k, lambda r0, r1: limbs.split_limbs(A[r0:r1], fa[:, r0:r1], 1, no_pairs,
+                                                         p, 0))
+    _in_parts(k, k * n, lambda r0, r1: limbs.split_limbs(B[r0:r1], fb[:, r0:r1], 1, no_pairs,
+                                                         p, 0))
     np.matmul(fa[0], fb[0], out=prods[0])
     _in_parts(m, m * n, lambda r0, r1: limbs.combine_products(
         prods[:, r0:r1], s.diagonals, s.bits, out[r0:r1], p, mode))

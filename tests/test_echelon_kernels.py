@@ -28,12 +28,13 @@ FOLD_PRIMES = [float_limit(70), 2**31 - 1, 2**31 + 11, 4294967291, 2**61 - 1,
                9223372036854775783]
 
 
-def reference_lu(p, M):
-    """(rank, pivots, order, LU) by the kernel's rule, on Python ints."""
+def reference_lu(p, M, ncols=None):
+    """(rank, pivots, order, LU) by the kernel's rule, on Python ints: pivots in the first
+    ncols columns (all by default), rows updated across all of M."""
     M = [[int(x) for x in row] for row in M]
     m, w = len(M), len(M[0]) if M else 0
     order, pivots, r = list(range(m)), [], 0
-    for c in range(w):
+    for c in range(w if ncols is None else ncols):
         if r == m:
             break
         i = next((i for i in range(r, m) if M[i][c]), None)
@@ -52,10 +53,10 @@ def reference_lu(p, M):
     return r, pivots, order, M
 
 
-def kernel_lu(F, M):
+def kernel_lu(F, M, ncols=-1):
     M = np.array(M, F.dtype)
     order, pivots = np.arange(M.shape[0]), np.empty(min(M.shape), np.intp)
-    rank = echelon.lu(M, F.p, order, pivots)
+    rank = echelon.lu(M, F.p, order, pivots, ncols)
     return rank, list(pivots[:rank]), list(order), M
 
 
@@ -81,12 +82,29 @@ def test_lu_kernel_matches_elimination(p, shape, rank):
 
 
 @pytest.mark.parametrize("p", FOLD_PRIMES)
-def test_lu_kernel_extreme_values(p):
+@pytest.mark.parametrize("ncols", [70, 40])
+def test_lu_kernel_extreme_values(p, ncols):
+    """70 x 70 (every column a pivot column) and pivots in the first 40 columns only, the
+    others carried along (their lazy sums written back at the end)."""
     F = ffcode.GF(p)
     M = extreme(p, 70, 1)
-    got, expected = kernel_lu(F, M), reference_lu(p, M)
+    got, expected = kernel_lu(F, M, ncols), reference_lu(p, M, ncols)
     assert got[:3] == expected[:3]
     assert got[3].tolist() == expected[3]
+
+
+@pytest.mark.parametrize("p", PRIMES)
+def test_lu_kernel_pivot_columns(p):
+    """Pivots searched in the first columns, the rows updated across the rest; rows past
+    the rank hold the rest's Schur complement."""
+    F = ffcode.GF(p)
+    M = np.concatenate([F.matmul(rand(p, (20, 5), 6).astype(F.dtype),
+                                 rand(p, (5, 12), 7).astype(F.dtype)),
+                        rand(p, (20, 18), 8).astype(F.dtype)], axis=1)
+    got, expected = kernel_lu(F, M, 12), reference_lu(p, M, 12)
+    assert got[:3] == expected[:3]
+    assert got[3].tolist() == expected[3]
+    assert got[0] == min(5, p) or p <= 3
 
 
 def reference_lower_unit(p, L, B):

@@ -1,4 +1,5 @@
 """F.matmul against galois and an exact Python-int oracle, across matmul's blocking."""
+import multiprocessing
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -301,3 +302,17 @@ def check_modes(p, A, B):
     assert np.array_equal(out.astype(object), (before + expected) % p)
     _matmul.matmul_into(p, A, B, out, accumulate=True, negate=True)
     assert np.array_equal(out.astype(object), before)
+
+
+@pytest.mark.bounded(30)
+@pytest.mark.parametrize("p", [65521, 2**31 - 1])
+def test_products_in_a_forked_child(p, monkeypatch, bounded):
+    """A child forked after the parent's products ran on the thread pool has none of the
+    pool's threads: it makes its own and its products finish."""
+    monkeypatch.setattr(_matmul, "PARALLEL_WORK", 0)
+    monkeypatch.setattr(_matmul, "INTEGER_MIN_WORK", 0)
+    F = ffcode.GF(p)
+    A = rand(p, (64, 64), 1)
+    expected = F.matmul(A, A)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert np.array_equal(pool.apply_async(F.matmul, (A, A)).get(timeout=20), expected)
