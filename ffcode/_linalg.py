@@ -78,35 +78,26 @@ def _carry(p: int, M: np.ndarray, r0: int, rank: int, pivots: np.ndarray, order:
     if rank == 0:
         return
     top = M[r0:r0 + rank, start:stop]
-    solve_lower_unit(p, M[r0:r0 + rank][:, pivots], top)
+    solve_triangular(p, M[r0:r0 + rank][:, pivots], top, upper=False)
     below = M[r0 + rank:]
     if below.shape[0]:
         matmul_into(p, below[:, pivots], top, below[:, start:stop], accumulate=True,
                     negate=True)
 
 
-def solve_lower_unit(p: int, L: np.ndarray, B: np.ndarray) -> None:
-    """B <- L^-1 B in place, L unit lower triangular (diagonal and above ignored)."""
-    n = L.shape[0]
+def solve_triangular(p: int, T: np.ndarray, B: np.ndarray, upper: bool) -> None:
+    """B <- T^-1 B in place: T unit lower triangular (diagonal and above ignored), or upper
+    triangular with a nonzero diagonal (below ignored). The half of B that needs no other
+    is solved first, then taken from the rest by one product."""
+    n = T.shape[0]
     if n <= _triangle(p):
-        _kernel.solve_lower_unit(L, B, p)
+        (_kernel.solve_upper if upper else _kernel.solve_lower_unit)(T, B, p)
         return
     h = n // 2
-    solve_lower_unit(p, L[:h, :h], B[:h])
-    matmul_into(p, L[h:, :h], B[:h], B[h:], accumulate=True, negate=True)
-    solve_lower_unit(p, L[h:, h:], B[h:])
-
-
-def solve_upper(p: int, U: np.ndarray, B: np.ndarray) -> None:
-    """B <- U^-1 B in place, U upper triangular with a nonzero diagonal (below ignored)."""
-    n = U.shape[0]
-    if n <= _triangle(p):
-        _kernel.solve_upper(U, B, p)
-        return
-    h = n // 2
-    solve_upper(p, U[h:, h:], B[h:])
-    matmul_into(p, U[:h, h:], B[h:], B[:h], accumulate=True, negate=True)
-    solve_upper(p, U[:h, :h], B[:h])
+    first, then = (slice(h, None), slice(None, h)) if upper else (slice(None, h), slice(h, None))
+    solve_triangular(p, T[first, first], B[first], upper)
+    matmul_into(p, T[then, first], B[first], B[then], accumulate=True, negate=True)
+    solve_triangular(p, T[then, then], B[then], upper)
 
 
 def echelon(p: int, M: np.ndarray, ncols: int, reduced: bool):
@@ -127,7 +118,7 @@ def echelon(p: int, M: np.ndarray, ncols: int, reduced: bool):
         top = M[:rank]
         U = np.ascontiguousarray(top[:, pivots])
         top[np.arange(n) < pivots[:, None]] = 0          # the L factor: U is what remains
-        solve_upper(p, U, top)
+        solve_triangular(p, U, top, upper=True)
     return rank, pivots
 
 
@@ -140,5 +131,5 @@ def solve(p: int, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     if rank < n:
         raise np.linalg.LinAlgError(f"matrix is singular (rank {rank} < {n})")
     X = M[:, n:]
-    solve_upper(p, M[:, :n], X)
+    solve_triangular(p, M[:, :n], X, upper=True)
     return np.ascontiguousarray(X)
