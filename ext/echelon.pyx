@@ -11,7 +11,6 @@
 from libc.math cimport floor, fma
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
 
 from ffcode._ext.modp cimport (Wide, elem_t, invmod, mulmod_shoup, reduce128, shoup,
                                uint128_t, wide)
@@ -79,7 +78,8 @@ cdef inline uint64_t _reduce(sum_t x, const Wide *f) noexcept nogil:
 
 
 cdef inline Py_ssize_t _fold_every(sum_t *acc, const Wide *f) noexcept nogil:
-    # Updates between folds: float64 sums are only used where they never need one.
+    # Updates between folds (acc only selects the sum type): float64 sums are only used
+    # where they never need one.
     if sum_t is double:
         return -1
     return f.fold
@@ -125,8 +125,9 @@ def lu(elem_t[:, :] M, uint64_t p, Py_ssize_t[::1] perm, Py_ssize_t[::1] pivots,
     0..m-1).
     Afterwards pivots[t] is the column of pivot t, row t holds U from column pivots[t] on,
     entry (j, pivots[t]) for j > t holds the multiplier L[j, t], and every other entry left
-    of a row's pivot (all of a row's entries past the rank) is 0 or such a multiplier: the
-    permuted M is L U with L unit lower triangular.
+    of a row's pivot is 0 or such a multiplier (for rows past the rank: all of their first
+    ncols entries; their others are what elimination leaves there). The permuted M is L U
+    with L unit lower triangular.
     """
     cdef Py_ssize_t m = M.shape[0], w = M.shape[1], rank
     cdef void *acc
