@@ -54,15 +54,6 @@ static inline uint32_t shoup32_constant(uint32_t w, uint32_t p, double pinv)
     return (uint32_t)q;
 }
 
-static inline void shoup32_axpy_with(uint32_t *acc, const uint32_t *y, ptrdiff_t n,
-                                     uint32_t w, uint32_t wsh, uint32_t p);
-
-static inline void shoup32_axpy(uint32_t *acc, const uint32_t *y, ptrdiff_t n, uint32_t w,
-                                uint32_t p)
-{
-    shoup32_axpy_with(acc, y, n, w, (uint32_t)(((uint64_t)w << 32) / p), p);
-}
-
 /* acc += w y mod p with wsh = floor(w * 2**32 / p) given. */
 static inline void shoup32_axpy_with(uint32_t *acc, const uint32_t *y, ptrdiff_t n,
                                      uint32_t w, uint32_t wsh, uint32_t p)
@@ -87,6 +78,13 @@ static inline void shoup32_axpy_with(uint32_t *acc, const uint32_t *y, ptrdiff_t
     for (; j < n; j++)
         acc[j] = shoup32_scalar(acc[j], y[j], w, wsh, p);
 #endif
+}
+
+/* acc += w y mod p, wsh by one division. */
+static inline void shoup32_axpy(uint32_t *acc, const uint32_t *y, ptrdiff_t n, uint32_t w,
+                                uint32_t p)
+{
+    shoup32_axpy_with(acc, y, n, w, (uint32_t)(((uint64_t)w << 32) / p), p);
 }
 
 #endif
