@@ -7,11 +7,13 @@ exception, Ctrl-C, or garbage collection) kills every process the cluster starte
 """
 from __future__ import annotations
 
+import functools
 import logging
 import numbers
 import os
 import secrets
 import shutil
+import threading
 import time
 import weakref
 from collections import Counter
@@ -28,6 +30,7 @@ from ffcode.codes.base import Code
 from ffcode.runtime import keys, pool, ray_pool, wire
 from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
+from ffcode.runtime.gate import Gate, peer
 from ffcode.runtime.jobs import Layout, Plan, checked_scheme
 from ffcode.runtime.master import WATCH_EVERY, JobRun
 from ffcode.runtime.pool import LocalPool
@@ -41,8 +44,32 @@ CURVE_IO_THREADS = 2        # decryption is per connection: spread it over two t
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
+MAX_FRAMES = 4              # parts of the longest message a worker sends (with its routing id)
+MAX_STARTED = 1024          # worker processes one cluster may start (local or Ray)
+MAX_REMOTE = 1 << 16        # workers one master may wait for
 
 log = logging.getLogger(__name__)
+
+
+def _exclusive(method):
+    """For the methods that use the socket: one thread at a time (another waits its turn),
+    and none from inside a job on the cluster (its progress callback), which is refused."""
+    @functools.wraps(method)
+    def one_at_a_time(self, *args, **kwargs):
+        if self._holder == threading.get_ident():
+            raise ClusterError(f"Cluster.{method.__name__} cannot be called from inside a job "
+                               f"on the same cluster (its progress callback): call it after "
+                               f"the job returns, or from another thread (it waits its turn).")
+        with self._lock:
+            self._check_open()
+            self._holder = threading.get_ident()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._holder = None
+                if self._closing:           # close() was called inside the job
+                    self._shut()
+    return one_at_a_time
 
 
 class WorkerHandle:
@@ -104,8 +131,11 @@ class Cluster:
                                "so guard the script's work with 'if __name__ == "
                                "\"__main__\":'.")
         self.n_workers = _validate.integer(n_workers, "n_workers")
-        if self.n_workers < 1:
-            raise ValueError(f"Argument 'n_workers' must be at least 1, not {self.n_workers}.")
+        most = MAX_STARTED if endpoint is None or engine == "ray" else MAX_REMOTE
+        if not 1 <= self.n_workers <= most:
+            raise ValueError(f"Argument 'n_workers' must be from 1 to {most}" +
+                             (" (the processes this cluster may start)" if most ==
+                              MAX_STARTED else "") + f", not {self.n_workers}.")
         self.start_timeout = _positive(start_timeout, "start_timeout")
         self.lost_after = _positive(lost_after, "lost_after")
         self.max_message = _validate.integer(max_message, "max_message")
@@ -143,7 +173,10 @@ class Cluster:
         # Messages dropped since the last report (which takes them), and in all.
         self.rejected, self.stale = Counter(), 0
         self.rejected_total = Counter()
-        self._closed = False
+        self._refused = 0                   # the gate's refusals counted so far
+        self._closed = self._closing = False
+        self._lock = threading.Lock()       # one caller on the socket at a time
+        self._holder = None                 # the thread that holds it
         curve = key is not None or ray and not insecure
         self._context = zmq.Context(io_threads=CURVE_IO_THREADS if curve else 1)
         self._router = self._context.socket(zmq.ROUTER)
@@ -163,18 +196,22 @@ class Cluster:
                 self._pool = self._owned["pool"] = ray_pool.RayPool(
                     address, self.n_workers, self.start_timeout)
                 endpoint = endpoint or f"tcp://{self._pool.host}:*"
-            admitted = self._secure(key, clients, session=curve and key is None)
+            self._gate = self._owned["gate"] = self._secure(key, clients, insecure,
+                                                            session=curve and key is None)
+            if self.local:                  # until the pool exists, no process is its own
+                self._gate.processes = lambda pid: False
             try:
-                self._router.bind(endpoint or f"ipc://{tmpdir}/master")
+                Gate.bind(self._router, endpoint or f"ipc://{tmpdir}/master")
             except zmq.ZMQError as e:
                 raise ClusterError(f"Cannot listen on {endpoint}: {e}") from None
             self.endpoint = self._router.last_endpoint.decode()
             log.info("master listening on %s", self.endpoint)
             if self.local:
                 self._pool = self._owned["pool"] = LocalPool(self.endpoint, tmpdir)
+                self._gate.processes = self._pool.owns
             elif ray:
                 self._pool.serve_at(_reachable(self.endpoint, self._pool.host),
-                                    self.public_key, admitted,
+                                    self.public_key, self._gate if curve else None,
                                     self._nearby(tmpdir) if nearby else None)
             for slot in range(self.n_workers if self._pool is not None else 0):
                 self._pool.spawn(slot)
@@ -182,25 +219,25 @@ class Cluster:
             self.close()
             raise
 
-    def _secure(self, key, clients, session):
-        """CURVE on the socket: from key files, or for a session a fresh key pair in memory
-        that admits what the returned Admitted set holds (the Ray actors' keys)."""
+    def _secure(self, key, clients, insecure, session) -> Gate:
+        """The gate that admits connections (runtime/gate.py), and CURVE on the socket: from
+        key files (admitting the clients directory's keys), or for a session a fresh key
+        pair in memory (admitting the keys the Ray actors make, as they come)."""
+        admitted = frozenset()
         if key is not None:
-            self._owned["authenticator"] = keys.server(self._context, self._router,
-                                                       *keys.load_secret(key), clients)
+            public, secret = keys.load_secret(key)
+            admitted = keys.load_clients(clients)
+            keys.server(self._router, public, secret)
         elif session:
             self.public_key, secret = zmq.curve_keypair()
-            admitted = keys.Admitted()
-            self._owned["authenticator"] = keys.server(self._context, self._router,
-                                                       self.public_key, secret, admitted)
-            return admitted
-        return None
+            keys.server(self._router, self.public_key, secret)
+        return Gate(self._context, keys=admitted, insecure=insecure)
 
     def _nearby(self, tmpdir) -> str:
         """Also listen on a private ipc socket, in plaintext (options apply per bind): for
         the actors on this node, which prove themselves with a token instead of a key."""
         self._router.curve_server = False
-        self._router.bind(f"ipc://{tmpdir}/master")
+        Gate.bind(self._router, f"ipc://{tmpdir}/master")
         log.info("master also listening on %s for workers on this node",
                  self._router.last_endpoint.decode())
         return self._router.last_endpoint.decode()
@@ -220,14 +257,17 @@ class Cluster:
     def live(self) -> list[WorkerHandle]:
         """The connected workers not given up on: local ones in slot order, remote ones in
         the order they connected."""
-        return sorted((h for h in self._handles.values() if h.lost is None),
+        return sorted((h for h in list(self._handles.values()) if h.lost is None),
                       key=lambda h: h.order)
 
+    @_exclusive
     def wait(self, count: int | None = None,
              timeout: float | None = None) -> list[WorkerHandle]:
         """Block until ``count`` workers (default n_workers) are connected; local workers
         that were lost are replaced first. ClusterError after ``timeout`` seconds."""
-        self._check_open()
+        return self._wait(count, timeout)
+
+    def _wait(self, count=None, timeout=None):
         count = self.n_workers if count is None else _validate.integer(count, "count")
         timeout = self.start_timeout if timeout is None else _positive(timeout, "timeout")
         if self._pool is not None:
@@ -273,10 +313,14 @@ class Cluster:
             if handle.pool is not None:
                 handle.pool.kill(handle.member)
 
-    def exclude(self, handle, reason):
+    @_exclusive
+    def exclude(self, handle: WorkerHandle, reason: str) -> None:
         """Never give this worker another job: one the cluster started is replaced by a
         fresh one before the next job, a remote one is told to exit (the cluster then waits
         for another to connect)."""
+        self._exclude(handle, reason)
+
+    def _exclude(self, handle, reason):
         if handle.lost is None and handle.pool is None:
             self._tell_shutdown(handle)
         self.lose(handle, f"excluded: {reason}")
@@ -295,20 +339,30 @@ class Cluster:
         """Wait up to timeout seconds, then take the waiting messages: HELLO and heartbeats
         are handled here, bad ones counted; yields (handle, header, data frames) of this
         job's epoch, one at a time (the caller may stop early and leave the rest)."""
+        if self._closing:
+            raise ClusterError("The cluster was closed during the job.")
+        refused = self._gate.refused        # connections the gate turned away meanwhile
+        if refused > self._refused:
+            self.reject("refused", refused - self._refused)
+            self._refused = refused
         if not self._poller.poll(max(timeout, 0) * 1000):
             return
         while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:     # cheaper than poll(0)
+            if self._closing:
+                raise ClusterError("The cluster was closed during the job.")
             frames = _whole_message(self._router)
             handle = self._handles.get(frames[0].bytes)
             if handle is not None:
                 handle.last_seen = time.monotonic()
             try:
+                if len(frames) > MAX_FRAMES:
+                    raise ProtocolError(f"a message of {len(frames)} parts")
                 header = Header.unpack(frames[1]) if len(frames) > 1 else \
                     Header.unpack(b"")
                 if header.kind not in wire.TO_MASTER:
                     raise ProtocolError(f"{header.kind.name} is not for the master")
                 if header.kind == Kind.HELLO:
-                    self._hello(frames[0].bytes, frames[2:], _user_id(frames[1]))
+                    self._hello(frames[0].bytes, frames[2:], peer(frames[1]))
                     continue
             except ProtocolError:
                 self.reject("malformed")
@@ -324,16 +378,19 @@ class Cluster:
             else:
                 yield handle, header, frames[2:]
 
-    def reject(self, reason):
-        """Count a dropped message by reason ("stale": of an earlier job) in the next report
-        and in the cluster's totals (``rejected_total``)."""
+    def reject(self, reason, count=1):
+        """Count dropped messages by reason ("stale": of an earlier job; "refused": a
+        connection the gate turned away) in the next report and in the cluster's totals
+        (``rejected_total``)."""
         if reason == "stale":
-            self.stale += 1
+            self.stale += count
         else:
-            self.rejected[reason] += 1
-        self.rejected_total[reason] += 1
+            self.rejected[reason] += count
+        self.rejected_total[reason] += count
 
-    def _hello(self, ident, frames, user_id):
+    def _hello(self, ident, frames, sender):
+        """Admit a worker. Who it is comes from its connection (``sender``, a gate.Peer: the
+        kernel's pid on ipc, the CURVE key), never from what its HELLO says."""
         if ident in self._handles:
             raise ProtocolError("a second HELLO from a connected worker")
         meta, _ = wire.read_control(frames)
@@ -343,12 +400,14 @@ class Cluster:
             raise ProtocolError("a HELLO with a non-integer slot or pid")
         member = None
         if self._pool is not None:      # a worker of our pool, asked for and not yet here
-            member = self._pool.admit(slot, meta, user_id)
+            member = self._pool.admit(slot, meta, sender)
             if member is None:
                 raise ProtocolError("a HELLO from no worker this cluster started")
             order = slot
         else:
             order, self._arrivals = self._arrivals, self._arrivals + 1
+        if sender.pid is not None:      # the pid the kernel vouches for
+            meta = dict(meta, pid=sender.pid)
         handle = self._handles[ident] = WorkerHandle(ident, meta, order, self._pool, member)
         log.info("%r connected", handle)
 
@@ -372,6 +431,7 @@ class Cluster:
 
     # -- jobs -------------------------------------------------------------------------------
 
+    @_exclusive
     def run(self, code: Code | Resident, *inputs, scheme: str | None = None,
             pieces: int | None = None, faults: Faults | None = None, timeout: float = 600.0,
             seed: int | None = None, progress: Callable[[int, int], None] | None = None,
@@ -465,7 +525,7 @@ class Cluster:
             inputs = (*data.data, *inputs)
         check = _verification(verify, code, inputs, adversaries)  # inputs checked by now
         encode = time.monotonic() - start
-        workers = self.wait(len(assignment))    # replacing lost workers is not the job's time
+        workers = self._wait(len(assignment))   # replacing lost workers is not the job's time
         if data is not None:
             workers = _in_place(workers, data)
         self.epoch += 1
@@ -498,7 +558,7 @@ class Cluster:
                 error.report = report
                 raise error
         for i in report.wrong:                  # known wrong once the output is trusted
-            self.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
+            self._exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         return output, report
 
     def speeds(self) -> list:
@@ -536,6 +596,7 @@ class Cluster:
 
     # -- resident data ------------------------------------------------------------------------
 
+    @_exclusive
     def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
              seed: int | None = None, assignment: Sequence[Sequence[int]] | None = None,
              allocate: str | Sequence[float] | None = None) -> Resident:
@@ -568,7 +629,7 @@ class Cluster:
             _importable_elsewhere(code)
         layout = Layout(code, data, scheme, pieces if scheme == "compfs" else None, seed,
                         assignment)
-        workers = self.wait(len(assignment))
+        workers = self._wait(len(assignment))
         self._loads += 1
         ident = self._loads
         resident = self._resident[ident] = Resident(self, ident, layout, data, scheme,
@@ -593,6 +654,7 @@ class Cluster:
         handle.holds[resident.ident] = i
         return sum(memoryview(f).nbytes for f in message)
 
+    @_exclusive
     def unload(self, data: Resident) -> None:
         """Free the workers' memory of resident data (nothing for data already unloaded)."""
         self._check_resident(data, unloaded=True)
@@ -619,11 +681,20 @@ class Cluster:
     # -- shutdown ---------------------------------------------------------------------------
 
     def _check_open(self):
-        if self._closed:
+        if self._closed or self._closing:
             raise ClusterError("This cluster is closed.")
 
     def close(self) -> None:
-        """Shut every worker down (remote ones are told to exit) and release the socket."""
+        """Shut every worker down (remote ones are told to exit) and release the socket.
+        From another thread while a job runs, the job ends with ClusterError first; from
+        inside a job (its progress callback), the cluster closes as the job ends."""
+        self._closing = True
+        if self._holder == threading.get_ident():
+            return
+        with self._lock:
+            self._shut()
+
+    def _shut(self):
         if self._closed:
             return
         self._closed = True
@@ -637,8 +708,8 @@ class Cluster:
 def _shutdown(owned):
     if "pool" in owned:
         owned["pool"].close()
-    if "authenticator" in owned:        # before the context ends under its thread
-        owned["authenticator"].stop()
+    if "gate" in owned:                 # before the context ends under its thread
+        owned["gate"].stop()
     owned["router"].close(linger=owned.get("linger", 0))
     owned["context"].term()
     if owned["tmpdir"]:
@@ -646,20 +717,16 @@ def _shutdown(owned):
 
 
 def _whole_message(socket) -> list:
-    """All frames of the next message, zero-copy; reads each frame's more-flag instead of
-    asking the socket (recv_multipart's getsockopt per frame)."""
-    frames = [socket.recv(copy=False)]
-    while frames[-1].more:
-        frames.append(socket.recv(copy=False))
+    """The frames of the next message, zero-copy, at most one more than any worker sends
+    (so that it reads as malformed); reads each frame's more-flag instead of asking the
+    socket (recv_multipart's getsockopt per frame)."""
+    frame = socket.recv(copy=False)
+    frames = [frame]
+    while frame.more:
+        frame = socket.recv(copy=False)
+        if len(frames) <= MAX_FRAMES:   # the parts past one too many are read and dropped
+            frames.append(frame)
     return frames
-
-
-def _user_id(frame) -> str | None:
-    """The CURVE public key (z85) the sender authenticated with, or None without CURVE."""
-    try:
-        return frame.get("User-Id")
-    except (zmq.ZMQError, AttributeError):
-        return None
 
 
 def _in_place(workers, data) -> list:

@@ -1,6 +1,6 @@
-"""CURVE encryption with client authentication (pyzmq's own CURVE and ZAP authenticator):
-the master accepts only workers whose public keys sit in its directory, or in an Admitted
-set of session keys that never touch a disk.
+"""CURVE key files and sockets: the master accepts only workers whose public keys sit in its
+clients directory (the gate, runtime/gate.py, admits them), or session keys that never touch
+a disk (the Ray engine's).
 
 Key files use pyzmq's certificate format (``zmq.auth.load_certificate`` reads them). A secret
 key file is created readable by its owner only (mode 0600, never wider, not even for a
@@ -9,6 +9,7 @@ moment) and is never overwritten unless asked to.
 from __future__ import annotations
 
 import os
+import stat
 
 import zmq
 import zmq.auth
@@ -84,32 +85,25 @@ def _write(path, kind, public, secret, force):
 
 
 def _load(path, secret):
+    """(public, secret or None) of a key file; ValueError naming the file when it is
+    missing, unreadable, not a key file, or a secret key that others may read."""
     if not os.path.isfile(path):
-        raise ValueError(f"CURVE key file {path!r} does not exist.")
+        raise ValueError(f"CURVE key file {path!r} does not exist (or is not a file).")
     try:
         public, secret_key = zmq.auth.load_certificate(path)
-    except ValueError:
+    except OSError as e:
+        raise ValueError(f"Cannot read CURVE key file {path!r}: {e.strerror}.") from None
+    except (ValueError, UnicodeDecodeError):
         raise ValueError(f"{path!r} is not a CURVE key file (no public key in it).") from None
     if secret and secret_key is None:
         raise ValueError(f"{path!r} holds no secret key: pass the .key_secret file.")
+    if secret:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        if mode & 0o077:
+            raise ValueError(f"CURVE secret key file {path!r} may be read by others (mode "
+                             f"{mode:o}): 'chmod 600 {path}' (a secret key must be its "
+                             f"owner's alone).")
     return public, secret_key
-
-
-class Admitted:
-    """The CURVE public keys a master admits, held in memory (a Ray cluster's session
-    keys): ZAP asks ``callback`` in its own thread, so the set is only ever replaced."""
-
-    def __init__(self):
-        self.keys = frozenset()
-
-    def add(self, public: bytes):
-        self.keys = self.keys | {public}
-
-    def discard(self, public: bytes):
-        self.keys = self.keys - {public}
-
-    def callback(self, domain, key) -> bool:    # key: the client's public key, z85
-        return key in self.keys
 
 
 def load_secret(secret_file: str) -> tuple[bytes, bytes]:
@@ -122,23 +116,24 @@ def load_client(secret_file: str, server_public_file: str) -> tuple[bytes, bytes
     return (*_load(secret_file, secret=True), _load(server_public_file, secret=False)[0])
 
 
-def server(context, socket, public: bytes, secret: bytes, clients):
-    """Make socket a CURVE server with this key pair that admits only the public keys in
-    clients: a directory of key files, or an Admitted set. Returns the running ZAP
-    authenticator (stop it when done)."""
-    from zmq.auth.thread import ThreadAuthenticator     # a thread the workers never need
+def load_clients(directory: str) -> frozenset:
+    """The public keys (z85 strings) of the authorised workers: every NAME.key file in
+    directory. ValueError naming the first file that cannot be read or holds no key: one
+    bad file must not leave the master admitting fewer workers than its user thinks."""
+    if not os.path.isdir(directory):
+        raise ValueError(f"CURVE clients directory {directory!r} does not exist.")
+    found = set()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".key"):
+            found.add(_load(os.path.join(directory, name), secret=False)[0].decode())
+    return frozenset(found)
 
-    if isinstance(clients, str) and not os.path.isdir(clients):
-        raise ValueError(f"CURVE clients directory {clients!r} does not exist.")
-    authenticator = ThreadAuthenticator(context)
-    authenticator.start()
-    if isinstance(clients, Admitted):
-        authenticator.configure_curve_callback(domain="*", credentials_provider=clients)
-    else:
-        authenticator.configure_curve(domain="*", location=os.path.abspath(clients))
+
+def server(socket, public: bytes, secret: bytes) -> None:
+    """Make socket a CURVE server with this key pair (its binds from now on); which clients
+    it admits is the gate's (runtime.gate) to say."""
     socket.curve_secretkey, socket.curve_publickey = secret, public
     socket.curve_server = True
-    return authenticator
 
 
 def client(socket, public: bytes, secret: bytes, server_public: bytes):

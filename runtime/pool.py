@@ -27,7 +27,7 @@ import tempfile
 from ffcode.runtime.errors import ClusterError
 
 _BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ['FFCODE_SYS_PATH']); "
-         "from ffcode.runtime.pool import serve; serve(sys.argv[1], sys.argv[2])")
+         "from ffcode.runtime.pool import serve; serve(sys.argv[1], sys.argv[2], int(sys.argv[3]))")
 IN_POOL = "FFCODE_POOL"             # set in the pool's processes: no Cluster starts there
 _MAIN = "FFCODE_MAIN"               # how the master's __main__ is found again
 _LOG_LEVEL = "FFCODE_LOG_LEVEL"     # the master's level for ffcode's loggers
@@ -90,9 +90,11 @@ class LocalPool:
                    MKL_NUM_THREADS="1", **{IN_POOL: "1", _MAIN: json.dumps(_main_module()),
                                            _LOG_LEVEL: str(_level())},
                    FFCODE_SYS_PATH=json.dumps([os.path.abspath(p) for p in sys.path]))
-        self.server = subprocess.Popen([sys.executable, "-c", _BOOT, endpoint, directory],
+        self.server = subprocess.Popen([sys.executable, "-c", _BOOT, endpoint, directory,
+                                        str(os.getpid())],
                                        env=env, stdin=subprocess.PIPE, start_new_session=True)
         self.requested = set()          # slots asked for whose HELLO is still due
+        self.members = set()            # pids admitted and not killed
 
     def owns(self, pid: int) -> bool:
         """Whether pid is a worker of this pool: a process in the server's group, which only
@@ -102,13 +104,16 @@ class LocalPool:
         except (ProcessLookupError, PermissionError, OverflowError):
             return False
 
-    def admit(self, slot, meta, user_id):
-        """The pid this HELLO comes from, or None: its slot was asked for and its pid is one
-        of this pool's processes."""
-        pid = meta.get("pid", 0)
-        if slot not in self.requested or not self.owns(pid):
+    def admit(self, slot, meta, sender):
+        """The pid this HELLO comes from, or None: its slot was asked for, and the process
+        at the other end of its connection (the kernel's word, ``sender.pid``, never the
+        HELLO's) is one of this pool's, not admitted before."""
+        pid = sender.pid
+        if slot not in self.requested or pid is None or pid in self.members or \
+                not self.owns(pid):
             return None
         self.requested.discard(slot)
+        self.members.add(pid)
         return pid
 
     @staticmethod
@@ -155,9 +160,9 @@ class LocalPool:
         return {"Z": "process exited", "X": "process exited", "T": "process frozen",
                 "t": "process frozen"}.get(state)
 
-    @staticmethod
-    def kill(pid: int):
+    def kill(self, pid: int):
         """SIGKILL works on frozen (SIGSTOPped) workers too; the server reaps them."""
+        self.members.discard(pid)
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -185,10 +190,10 @@ def _level() -> int:
     return logging.getLogger("ffcode").getEffectiveLevel()
 
 
-def serve(endpoint, directory):
-    """The fork server's loop: one worker per slot number read from stdin; when stdin closes
-    (the master closed the pool, or died), the master's directory goes too. Its workers log
-    to stderr at the master's level."""
+def serve(endpoint, directory, master):
+    """The fork server's loop: one worker per slot number read from stdin, while the master
+    (pid ``master``) lives; when stdin closes (the master closed the pool, or died), the
+    master's directory goes too. Its workers log to stderr at the master's level."""
     from ffcode.runtime import worker    # numpy, zmq and ffcode, imported once before forking
     worker.log_to_stderr(int(os.environ.get(_LOG_LEVEL, logging.WARNING)))
     worker.warm_up()
@@ -196,6 +201,8 @@ def serve(endpoint, directory):
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     server = os.getpid()
     for line in sys.stdin:
+        if os.getppid() != master:      # the master died: requests it left are void
+            break
         slot = int(line)
         if os.fork() == 0:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)

@@ -135,8 +135,9 @@ class RayPool:
         return self.ray.util.get_node_ip_address()
 
     def serve_at(self, endpoint, server_public, admitted, nearby=None):
-        """Where the actors connect, the master's public key and its admitted set (both
-        None when insecure), and the ipc endpoint for actors on this node (or None)."""
+        """Where the actors connect, the master's public key and the gate that admits
+        their keys (runtime.gate.Gate; both None when insecure), and the ipc endpoint for
+        actors on this node (or None)."""
         self.endpoint, self.server_public, self.admitted = endpoint, server_public, admitted
         self.nearby = nearby
 
@@ -186,7 +187,7 @@ class RayPool:
                                        f"{_first_line(e)}") from None
                 if self.admitted is not None:               # not when insecure
                     actor.public = public
-                    self.admitted.add(public)
+                    self.admitted.admit_key(public.decode())
                 self._serve(actor, nodes)
         for slot in self.requested:
             why = self.gone(self.slots[slot])
@@ -194,11 +195,12 @@ class RayPool:
                 raise ClusterError(f"Worker {slot} ended before it connected to "
                                    f"{self.slots[slot].endpoint}: {why}.")
 
-    def admit(self, slot, meta, user_id):
+    def admit(self, slot, meta, sender):
         """The actor this HELLO comes from, or None: its slot was asked for and it proved
-        to be that slot's actor (``admits``)."""
+        to be that slot's actor (``admits``, with the key its connection authenticated,
+        ``sender.key``)."""
         actor = self.slots.get(slot) if slot in self.requested else None
-        if actor is None or not admits(actor, meta, user_id):
+        if actor is None or not admits(actor, meta, sender.key):
             return None
         self.requested.discard(slot)
         return actor
@@ -228,7 +230,7 @@ class RayPool:
     def kill(self, actor):
         """ray.kill works on a frozen actor too (Ray's raylet ends its process)."""
         if self.admitted is not None and actor.public is not None:
-            self.admitted.discard(actor.public)
+            self.admitted.forget_key(actor.public.decode())
         actor.ended = actor.ended or "killed"
         try:
             self.ray.kill(actor.handle, no_restart=True)

@@ -284,6 +284,7 @@ class Worker:
                     out(failed, wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
             except Stopped:
                 pass
+            job = None                      # holds no shares while it waits (unload frees)
 
     # -- the main thread ----------------------------------------------------------------------
 
@@ -365,6 +366,8 @@ class Worker:
                     meta, _ = wire.read_control(frames[1:])
                     if self.store.pop(meta["data"], None) is not None:
                         log.info("resident data %s unloaded", meta["data"])
+                    if self.job is not None and self.job.data == meta["data"]:
+                        self.job.shares = None      # the last job's hold on them goes too
             except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
                 log.warning("ignored a bad message from the master: %s", e)
         return True

@@ -109,3 +109,49 @@ def test_load_errors(tmp_path):
         keys.authorise(str(tmp_path / "junk.key"), str(tmp_path / "clients"))
     with pytest.raises(ValueError, match="does not exist"):
         keys.authorise(str(tmp_path / "missing.key"), str(tmp_path / "clients"))
+
+
+def test_secret_readable_by_others_is_refused(tmp_path):
+    """A secret key file that others may read is refused (as ssh does), naming the file
+    and its mode; made private again, it loads."""
+    _, secret = keys.generate(str(tmp_path), "master")
+    for mode in (0o644, 0o640, 0o604):
+        os.chmod(secret, mode)
+        with pytest.raises(ValueError, match=f"may be read by others \\(mode {mode:o}\\)"):
+            keys.load_secret(secret)
+    os.chmod(secret, 0o600)
+    assert keys.load_secret(secret)[1] is not None
+
+
+@pytest.mark.parametrize("bad", ["junk", "directory", "dangling link"])
+def test_one_bad_client_key_is_named(tmp_path, bad):
+    """Every NAME.key of the clients directory is loaded; one that cannot be read or holds
+    no key is an error naming it (pyzmq's loader gave up on all keys at once, and the
+    master admitted nobody, saying only that no worker connected)."""
+    clients = tmp_path / "clients"
+    good, _ = keys.generate(str(tmp_path / "w"), "worker")
+    keys.authorise(good, str(clients))
+    path = clients / "zz.key"
+    if bad == "junk":
+        path.write_text("not a key\n")
+    elif bad == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(tmp_path / "missing")
+    with pytest.raises(ValueError, match="zz.key"):
+        keys.load_clients(str(clients))
+    path.unlink() if bad != "directory" else path.rmdir()
+    assert keys.load_clients(str(clients)) == {keys.load_secret(
+        str(tmp_path / "w" / "worker.key_secret"))[0].decode()}
+
+
+def test_cluster_names_a_bad_client_key(tmp_path):
+    """The master refuses to start on a clients directory with a bad key file, naming it,
+    instead of admitting nobody."""
+    from ffcode.runtime import Cluster
+
+    _, secret = keys.generate(str(tmp_path / "m"), "master")
+    (tmp_path / "clients").mkdir()
+    (tmp_path / "clients" / "bad.key").write_text("no key here\n")
+    with pytest.raises(ValueError, match="bad.key"):
+        Cluster(1, "tcp://127.0.0.1:*", key=secret, clients=str(tmp_path / "clients"))

@@ -245,3 +245,28 @@ def test_remote_workers_hold_resident_data(bounded, tmp_path):
             assert report.reloaded == [0] and report.workers[0].pid == procs[-1].pid
     finally:
         reap(procs)
+
+
+def _rss(pid) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) << 10 for line in f if line.startswith("VmRSS"))
+
+
+@pytest.mark.bounded(60)
+def test_unload_frees_the_workers_memory(bounded):
+    """After a job on resident data, unload gives the workers' memory back at once (the
+    last job's task held the shares until the next job came)."""
+    G = ffcode.GF(2**31 - 1)
+    big = G.random((4096, 4096), seed=3)          # 64 MiB: each worker holds it all (k = 1)
+    with Cluster(2) as cluster:
+        pids = [h.pid for h in cluster.wait()]
+        data = cluster.load(MDS(G, 1, 2), big, scheme="classic")
+        y, _ = cluster.run(data, G.random(4096, seed=4))
+        held = [_rss(pid) for pid in pids]
+        cluster.unload(data)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and \
+                any(held[i] - _rss(pid) < 48 << 20 for i, pid in enumerate(pids)):
+            time.sleep(0.05)
+        freed = [(held[i] - _rss(pid)) >> 20 for i, pid in enumerate(pids)]
+        assert all(f >= 48 for f in freed), f"MiB freed by each worker: {freed}"

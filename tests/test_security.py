@@ -2,6 +2,7 @@
 needs keys (or insecure=True), a worker's claims choose nothing, an oversized frame is cut
 off before it is held, every dropped message is counted, and the master's private directory
 does not outlive it. Also functions from the user's own script on local workers."""
+import contextlib
 import os
 import socket
 import struct
@@ -81,18 +82,18 @@ def test_claimed_slot_chooses_nothing(bounded):
 
 @pytest.mark.bounded(20)
 def test_local_hello_must_come_from_the_pool(bounded):
-    """On a local cluster a HELLO from a process the pool did not fork is dropped (counted),
-    whatever slot and pid it names: the master would otherwise kill that pid as a lost
-    worker."""
+    """On a local cluster a process the pool did not fork is refused as it connects
+    (counted), whatever slot and pid its HELLO names: the master would otherwise kill that
+    pid as a lost worker."""
     with Cluster(2) as cluster:
         cluster.wait()
         real = [h.pid for h in cluster.live()]
         peer = Peer(cluster.endpoint, slot=0, pid=os.getpid(), host="rogue")
         try:
             deadline = time.monotonic() + 5
-            while not cluster.rejected_total["malformed"] and time.monotonic() < deadline:
+            while not cluster.rejected_total["refused"] and time.monotonic() < deadline:
                 cluster.wait()
-            assert cluster.rejected_total["malformed"] == 1
+            assert cluster.rejected_total["refused"] == 1
             assert [h.pid for h in cluster.live()] == real
         finally:
             peer.close()
@@ -175,13 +176,32 @@ def test_packet_above_max_message_fails_the_job_clearly(bounded):
 
 # -- every dropped message is counted ----------------------------------------------------------
 
+@contextlib.contextmanager
+def _workers(cluster, count):
+    """Worker processes started by hand ('ffcode worker --connect'), reaped afterwards."""
+    procs = [subprocess.Popen([sys.executable, "-m", "ffcode", "worker", "--connect",
+                               cluster.endpoint], cwd=tempfile.gettempdir())
+             for _ in range(count)]
+    try:
+        yield procs
+    finally:
+        cluster.close()                 # tells them to exit
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 @pytest.mark.bounded(40)
-def test_junk_between_jobs_is_counted(bounded):
-    """1000 malformed messages sent before a job: every one is in the next report (they
-    were drained between jobs) and in the cluster's totals."""
+def test_junk_between_jobs_is_counted(bounded, tmp_path):
+    """1000 malformed messages sent before a job by a process the master admits (one of
+    this user's, on an ipc endpoint that serves workers started by hand): every one is in
+    the next report (they were drained between jobs) and in the cluster's totals."""
     F = GF(65521)
     A, x = F.random((40, 8), seed=1), F.random(8, seed=2)
-    with Cluster(2) as cluster:
+    with Cluster(2, f"ipc://{tmp_path}/master") as cluster, _workers(cluster, 2):
         cluster.wait()
         context = zmq.Context()
         junk = context.socket(zmq.DEALER)
