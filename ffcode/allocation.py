@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
 
 from ffcode import _validate
 
@@ -41,16 +44,16 @@ def proportional(n_shares: int, speeds: Sequence[float]) -> tuple[int, ...]:
         rest = [i for i in range(n_workers) if i not in floor]
         left = n_shares - len(floor)
         total = sum(speeds[i] for i in rest)
-        parts = {i: left * speeds[i] / total for i in rest}
+        parts = {i: left * speeds[i] / total for i in rest}     # exact fractions
         low = {i for i, part in parts.items() if part < 1}
         if not low:
             break
         floor |= low
     counts = [1] * n_workers
     for i, part in parts.items():
-        counts[i] = int(part)
+        counts[i] = math.floor(part)
     short = n_shares - sum(counts)
-    for i in sorted(parts, key=lambda i: (int(parts[i]) - parts[i], i))[:short]:
+    for i in sorted(parts, key=lambda i: (math.floor(parts[i]) - parts[i], i))[:short]:
         counts[i] += 1
     return tuple(counts)
 
@@ -108,22 +111,37 @@ def checked(assignment, n_shares: int, n_workers: int) -> Assignment:
     return tuple(out)
 
 
-def checked_speeds(speeds) -> tuple[float, ...]:
-    """Speeds, one per worker, checked to be finite positive numbers."""
+def checked_speeds(speeds, name: str = "speeds") -> tuple[Fraction, ...]:
+    """Speeds, one per worker, checked to be finite positive numbers (TypeError, ValueError
+    naming the argument ``name`` otherwise), as exact fractions: arithmetic on them neither
+    overflows (1e308 + 1e308, or an int too large for a float) nor rounds."""
     if isinstance(speeds, (str, bytes)) or not isinstance(speeds, Sequence) and not \
             hasattr(speeds, "__array__"):
-        raise TypeError(f"Argument 'speeds' must be a sequence of numbers, one per worker, "
+        raise TypeError(f"Argument {name!r} must be a sequence of numbers, one per worker, "
                         f"not {type(speeds).__name__}.")
-    out = []
-    for s in list(speeds):
-        if isinstance(s, bool) or not isinstance(s, numbers.Real):
-            raise TypeError(f"Speeds must be numbers, not {type(s).__name__}.")
-        if not (math.isfinite(s) and s > 0):
-            raise ValueError(f"Speeds must be positive and finite, not {s}.")
-        out.append(float(s))
+    out = [_speed(s, i, name) for i, s in enumerate(list(speeds))]
     if not out:
-        raise ValueError("Argument 'speeds' must give at least one worker's speed.")
+        raise ValueError(f"Argument {name!r} must give at least one worker's speed.")
     return tuple(out)
+
+
+def _speed(s, i: int, name: str) -> Fraction:
+    """Worker i's speed s as an exact fraction, checked."""
+    if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Real):
+        raise TypeError(f"Argument {name!r} must hold numbers, not {type(s).__name__} "
+                        f"(worker {i}).")
+    if isinstance(s, numbers.Rational):         # ints of any size and fractions: exact
+        exact = Fraction(int(s)) if isinstance(s, numbers.Integral) else Fraction(s)
+    else:
+        value = float(s)
+        if not math.isfinite(value):
+            raise ValueError(f"Argument {name!r} must hold finite speeds, not {s} "
+                             f"(worker {i}).")
+        exact = Fraction(value)
+    if exact <= 0:
+        raise ValueError(f"Argument {name!r} must hold positive speeds, not {s} "
+                         f"(worker {i}).")
+    return exact
 
 
 def owners(assignment: Assignment) -> dict[int, int]:

@@ -7,8 +7,9 @@
   ffcode experiment --out DIR         simulated runtimes of every scheme, tables and plots
   ffcode demo                         exact GF(p) arithmetic checked against Python integers
 
-Mistakes are one 'ffcode: error: ...' line and exit status 2; -v logs what the master and
-the workers do.
+A mistake is the command's usage and one 'ffcode run: error: ...' line (named after the
+command), exit status 2, before anything else is printed; -v logs what the master and the
+workers do.
 """
 import argparse
 import logging
@@ -31,20 +32,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text + " (default %(default)s)"
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, its errors one line named 'ffcode' (or 'ffcode worker') after the usage."""
-
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{_prog(self.prog)}: error: {message}\n")
-
-
-def _prog(command) -> str:
-    return "ffcode worker" if command.split()[1:2] == ["worker"] else "ffcode"
-
-
 class _Lines(logging.Formatter):
-    """'ffcode: warning: ...', and with -v the time first."""
+    """'ffcode run: warning: ...', and with -v the time first."""
 
     def __init__(self, prog, verbose):
         super().__init__("%(asctime)s " if verbose else "")
@@ -71,7 +60,8 @@ def configure_logging(prog, verbose):
 
 def build(argv):
     """(the parser, its subcommands' parsers by name)."""
-    parser = Parser(prog="ffcode", description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(prog="ffcode", description=__doc__,
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ffcode {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="log what the master and the workers do (default: warnings only)")
@@ -121,18 +111,18 @@ def main(argv=None) -> int:
         argv = sys.argv[1:]
     parser, commands = build(argv)
     args = parser.parse_args(argv)
-    prog = _prog(f"ffcode {args.command}")
-    configure_logging(prog, args.verbose)
+    command = commands[args.command]        # its lines are named 'ffcode run', ...
+    configure_logging(command.prog, args.verbose)
     try:
         return _dispatch(args)
-    except (ValueError, TypeError) as e:
-        (commands["worker"] if args.command == "worker" else parser).error(str(e))
+    except (ValueError, TypeError) as e:    # the command's flags ask for the impossible
+        command.error(str(e))
     except MemoryError:
-        return _fail(prog, "not enough memory for these sizes: try smaller ones")
-    except (ClusterError, OSError) as e:
-        return _fail(prog, str(e))
+        return _fail(command.prog, "not enough memory for these sizes: try smaller ones")
+    except (ClusterError, OSError, ImportError) as e:   # ImportError: an extra is missing
+        return _fail(command.prog, str(e))
     except KeyboardInterrupt:               # the cluster has already shut its workers down
-        print(f"{prog}: interrupted", file=sys.stderr)
+        print(f"{command.prog}: interrupted", file=sys.stderr)
         return 130
 
 

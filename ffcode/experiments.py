@@ -13,6 +13,7 @@ from typing import Any, Optional, Sequence
 from ffcode import sim
 from ffcode._field import GF
 from ffcode.codes import PolynomialCode
+from ffcode.runs import check_writable
 
 # The base setting: R = N/5 (a fifth of the workers suffice), one share per worker, a share
 # of 4 MiB and about 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted
@@ -231,28 +232,54 @@ def plot(n_workers: int, name: str, results: dict[str, list[float]], path: Any,
 def run(out_dir: str, sizes: Sequence[int] = (100, 1000), seeds: int = 3,
         measured: bool = False) -> list[str]:
     """Every sweep at every N (and measured on 6 local workers): prints the tables, writes
-    the PNGs; returns their paths."""
-    os.makedirs(out_dir, exist_ok=True)
+    the PNGs; returns their paths. Without matplotlib (ImportError), or where out_dir's
+    files cannot be written (ValueError), it fails before the first sweep."""
+    _require_matplotlib()
+    simulated = {(n_workers, name): os.path.join(out_dir, f"sim_n{n_workers}_{name}.png")
+                 for n_workers in sizes for name in SWEEPS}
+    measured_paths = {name: os.path.join(out_dir, f"measured_n{_N}_{name}.png")
+                      for name in (MEASURED_SWEEPS if measured else [])}
+    saved = [path[:-len(".png")] + ".json" for path in measured_paths.values()]
+    check_outputs(out_dir, [*simulated.values(), *measured_paths.values(), *saved])
     paths = []
-    for n_workers in sizes:
-        for name in SWEEPS:
-            results = sweep(n_workers, name, seeds)
-            print(table(n_workers, name, results) + "\n")
-            path = os.path.join(out_dir, f"sim_n{n_workers}_{name}.png")
-            plot(n_workers, name, results, path, seeds=seeds)
-            paths.append(path)
+    for (n_workers, name), path in simulated.items():
+        results = sweep(n_workers, name, seeds)
+        print(table(n_workers, name, results) + "\n")
+        plot(n_workers, name, results, path, seeds=seeds)
+        paths.append(path)
     if measured:
         from ffcode.runtime import Cluster
         with Cluster(_N) as cluster:
-            for name in MEASURED_SWEEPS:
+            for name, path in measured_paths.items():
                 results, predicted = measured_sweep(cluster, name)
                 print(table(_N, name, results, MEASURED_SWEEPS, "measured") + "\n")
-                path = os.path.join(out_dir, f"measured_n{_N}_{name}.png")
                 with open(path[:-len(".png")] + ".json", "w") as f:
                     json.dump({"measured": results, "predicted": predicted}, f, indent=1)
                 plot(_N, name, results, path, predicted, MEASURED_SWEEPS)
                 paths.append(path)
     return paths
+
+
+def check_outputs(out_dir: str, paths: Sequence[str]) -> None:
+    """Make out_dir and prove that every file of paths can be written there (ValueError
+    naming the first that cannot), so that no sweep's work is lost to a bad --out."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ValueError(f"cannot write the output to {out_dir!r}: it is not a directory")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot make the directory {out_dir!r} for the output: "
+                         f"{e.strerror}") from None
+    for path in paths:
+        check_writable(path, "the output")
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ImportError("ffcode experiment needs matplotlib for its plots: pip install "
+                          "'ffcode[plots]'") from None
 
 
 def replot_measured(out_dir: Any) -> list[str]:

@@ -4,10 +4,9 @@ same injected stragglers: the time of an iteration and of the whole training, an
 each model does on held-out data.
 
 The data sets are scikit-learn's (the optional ``learn`` extra): every flag is checked, and
-scikit-learn looked for, before a worker starts."""
+scikit-learn looked for, before anything is printed and before a worker starts."""
 import json
 import statistics
-import sys
 import time
 
 import numpy as np
@@ -106,22 +105,25 @@ def settle(args):
             setattr(args, name, value)
     if args.k is None and args.coding == "mds":
         args.k = max(1, args.workers - args.stragglers)
-    if args.k is not None:                  # R: k for mds, 2k + 1 for lcc (t = 1, degree 2)
-        needed = args.k if args.coding == "mds" else 2 * args.k + 1
-        if needed > args.workers:
+    if args.k is not None:      # R: k for mds, 2 (k + W - 1) + 1 for lcc (t = 1, degree 1)
+        needed = args.k if args.coding == "mds" else 2 * (args.k + args.shares - 1) + 1
+        if needed > args.workers * args.shares:
             raise ValueError(f"--k {args.k} with --coding {args.coding} needs results from "
-                             f"{needed} workers, but --workers is {args.workers}.")
+                             + (f"{needed} workers, but --workers is {args.workers}."
+                                if args.shares == 1 else
+                                f"{needed} shares, but --workers {args.workers} with "
+                                f"--shares {args.shares} hold {args.workers * args.shares}."))
     return args
 
 
-def schemes_for(args) -> list:
-    """The schemes to train with, saying why --compare or the default picks cfs."""
+def schemes_for(args) -> tuple[list, list]:
+    """(the schemes to train with, notes saying why --compare picks cfs); prints nothing."""
     lcc = args.coding == "lcc"
     if args.compare:
-        if lcc:
-            print("  cfs in place of compfs: an LCC gradient is not row-linear in the data")
-        return [("cfs" if lcc and s == "compfs" else s) for s in COMPARED]
-    return [args.scheme or ("cfs" if lcc else "compfs")]
+        notes = ["  cfs in place of compfs: an LCC gradient is not row-linear in the data"] \
+            if lcc else []
+        return [("cfs" if lcc and s == "compfs" else s) for s in COMPARED], notes
+    return [args.scheme or ("cfs" if lcc else "compfs")], []
 
 
 # -- the data ----------------------------------------------------------------------------------
@@ -174,30 +176,47 @@ class IterationBar(runs.Bar):
         self.show(step.iteration, self.iterations, "iteration")
 
 
+class _Unstarted:
+    """Stands in for the cluster while the models' settings are checked, before any worker
+    starts: those checks need only its number of workers."""
+
+    def __init__(self, n_workers):
+        self.n_workers = n_workers
+
+    def load(self, *args, **kwargs):
+        raise RuntimeError("no worker has started: this cluster only checks settings")
+
+    run = unload = load
+
+
 def run(args) -> int:
     """Train as the (parsed) arguments say: 0 when every model was trained (and with
-    --compare, every scheme's is the same), 1 when they differ, 2 without scikit-learn;
-    ValueError for bad arguments, before any worker starts."""
+    --compare, every scheme's is the same), 1 when they differ; ValueError for bad
+    arguments and ImportError without scikit-learn, before anything is printed and before
+    any worker starts."""
     settle(args)
     if args.report:
         runs.check_writable(args.report)
     try:
         X, X_test, y, y_test, what = data_set(args)
     except ImportError:
-        print(f"ffcode: error: {EXTRA}", file=sys.stderr)
-        return 2
+        raise ImportError(EXTRA) from None
     from ffcode import learn
     from ffcode.runtime import Cluster
     Model = getattr(learn, TASKS[args.task])
     faults = stragglers(args)
-    blocks = f" (k = {args.k} of {args.workers})" if args.k else ""
-    print(f"ffcode learn {args.task}: {what}, {args.coding.upper()} coding{blocks}, "
-          f"{args.iterations} iterations")
-    schemes = schemes_for(args)
-    print(f"  injected: {_describe(args)}")
+    schemes, notes = schemes_for(args)
+    for scheme in schemes:                  # the models' own checks of their settings
+        _model(_Unstarted(args.workers), Model, args, scheme, faults)
     start = time.perf_counter()
     results = []
-    with Cluster(args.workers) as cluster:
+    with Cluster(args.workers) as cluster:  # checks its arguments before a worker starts
+        blocks = f" (k = {args.k} of {args.workers})" if args.k else ""
+        print(f"ffcode learn {args.task}: {what}, {args.coding.upper()} coding{blocks}, "
+              f"{args.iterations} iterations")
+        for line in notes:
+            print(line)
+        print(f"  injected: {_describe(args)}")
         cluster.wait()
         print(f"  {args.workers} workers ready at {cluster.endpoint} in "
               f"{time.perf_counter() - start:.2f} s")
@@ -233,10 +252,7 @@ def _describe(args) -> str:
 def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
     """Fit one model with one scheme: its numbers, as the report writes them."""
     bar = IterationBar(scheme, args.iterations, not args.no_progress)
-    options = {} if args.learning_rate is None else {"learning_rate": args.learning_rate}
-    model = Model(cluster, coding=args.coding, scheme=scheme, iterations=args.iterations,
-                  k=args.k, faults=faults, seed=args.seed, progress=bar,
-                  shares=args.shares, **options)
+    model = _model(cluster, Model, args, scheme, faults, bar)
     start = time.perf_counter()
     try:
         model.fit(X, y)
@@ -251,6 +267,14 @@ def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
             "coef": [float(c) for c in model.coef_], "intercept": float(model.intercept_),
             "steps": [{"iteration": s.iteration, "seconds": s.seconds, "loss": s.loss,
                        "shipped": s.shipped} for s in steps]}
+
+
+def _model(cluster, Model, args, scheme, faults, progress=None):
+    """The model the arguments ask for, with one scheme, on cluster."""
+    options = {} if args.learning_rate is None else {"learning_rate": args.learning_rate}
+    return Model(cluster, coding=args.coding, scheme=scheme, iterations=args.iterations,
+                 k=args.k, faults=faults, seed=args.seed, progress=progress,
+                 shares=args.shares, **options)
 
 
 def _table(results, metric):
@@ -278,7 +302,7 @@ def _write(args, faults, what, results):
         with open(args.report, "w") as f:
             json.dump(data, f, indent=1)
             f.write("\n")
-    except OSError as e:
-        raise ValueError(f"cannot write the report to {args.report!r}: {e.strerror}") \
+    except OSError as e:                    # not the command line's fault: no usage
+        raise OSError(f"cannot write the report to {args.report!r}: {e.strerror}") \
             from None
     print(f"  report written to {args.report}")

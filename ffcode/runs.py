@@ -2,7 +2,8 @@
 them on the same injected stragglers (``--compare``), with a live rank bar, a summary and
 an exactness check against direct computation.
 
-Every flag is checked before a worker starts; a flag the job would ignore is refused."""
+Every flag is checked before anything is printed and before a worker starts; a flag the job
+would ignore is refused."""
 import argparse
 import json
 import logging
@@ -337,30 +338,32 @@ def code_for(args, F, shares=1):
                row_linear=args.row_linear)
 
 
-def schemes_for(args, code) -> list:
-    """The schemes to run, saying why any default or --compare leaves one out."""
+def schemes_for(args, code) -> tuple[list, list]:
+    """(the schemes to run, notes saying why a default or --compare leaves one out);
+    ValueError for a scheme the code cannot run. Prints nothing: run checks every flag
+    before its first line."""
     linear = code.row_linear
     if args.compare:
-        schemes = list(SCHEMES)
+        schemes, notes = list(SCHEMES), []
         if not linear:
             schemes.remove("compfs")
-            print(f"  compfs left out: it needs a row-linear f, and f = {args.f} is not "
-                  f"(see --row-linear)")
+            notes.append(f"  compfs left out: it needs a row-linear f, and f = {args.f} is "
+                         f"not (see --row-linear)")
         if args.adversaries:
             schemes.remove("uncoded")
-            print("  uncoded left out: it has no redundancy to correct wrong results with")
-        return schemes
+            notes.append("  uncoded left out: it has no redundancy to correct wrong results "
+                         "with")
+        return schemes, notes
     if args.scheme is None:
         if linear:
-            return ["compfs"]
-        print(f"  scheme cfs: the default compfs needs a row-linear f, and f = {args.f} is "
-              f"not (see --row-linear)")
-        return ["cfs"]
+            return ["compfs"], []
+        return ["cfs"], [f"  scheme cfs: the default compfs needs a row-linear f, and f = "
+                         f"{args.f} is not (see --row-linear)"]
     if args.scheme == "compfs" and not linear:
         raise ValueError(f"--scheme compfs needs a row-linear f (linear in the rows: f(G @ X) "
                          f"= G @ f(X), as f(X) = X @ W), and f = {args.f} is not declared so: "
                          f"pass --row-linear if it is, or use --scheme cfs.")
-    return [args.scheme]
+    return [args.scheme], []
 
 
 # -- the cluster -------------------------------------------------------------------------------
@@ -474,7 +477,7 @@ def _exact(output, expected):
 def run(args) -> int:
     """Run the job as the (parsed) arguments say: 0 when every scheme's output is exact, 1
     when one failed or was wrong; ValueError for bad arguments, ClusterError when the
-    cluster cannot start, both before any job."""
+    cluster cannot start, both before anything is printed and before any job."""
     from ffcode.runtime import Cluster, ClusterError
     settle(args)
     if args.report:
@@ -486,27 +489,31 @@ def run(args) -> int:
         raise ValueError(f"--adversaries {args.adversaries} needs R + 2A = "
                          f"{R + 2 * args.adversaries} workers; the code has R = {R} and "
                          f"--workers {N}.")
-    if R == N:
-        log.warning("the code has no redundancy (N = R = %d): every worker is needed", N)
-    options, worker_args, note = cluster_options(args)
-    print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, m = {args.pieces}")
-    if note:
-        print(note)
-    schemes, codes = [(scheme, 1) for scheme in schemes_for(args, code)], {1: code}
+    scheme_names, notes = schemes_for(args, code)
+    schemes, codes = [(scheme, 1) for scheme in scheme_names], {1: code}
     if W > 1:
         codes[W] = code_for(args, code.F, W)    # R <= W·R of one share: it fits
         shared = [s for s in ("classic", "compfs") if (s, 1) in schemes] if args.compare \
             else [s for s, _ in schemes]
         schemes = (schemes if args.compare else []) + [(s, W) for s in shared]
-        print(f"  {', '.join(shared)} with {W} shares per worker ({W * N} points), "
-              f"allocated {args.allocate}")
-    print(f"  injected: {_describe(faults)}")
-    if args.adversaries:
-        print(f"  correcting up to {args.adversaries} wrong workers")
+    options, worker_args, note = cluster_options(args)
     start = time.perf_counter()
     runs = []                               # (scheme, report or None, exact, error)
+    # The cluster checks its own arguments before it starts a worker: only then print.
     with Cluster(args.workers, args.endpoint, start_timeout=args.start_timeout,
                  max_message=_largest_part(expected), **options) as cluster:
+        if R == N:
+            log.warning("the code has no redundancy (N = R = %d): every worker is needed", N)
+        print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, "
+              f"m = {args.pieces}")
+        for line in ([note] if note else []) + notes:
+            print(line)
+        if W > 1:
+            print(f"  {', '.join(shared)} with {W} shares per worker ({W * N} points), "
+                  f"allocated {args.allocate}")
+        print(f"  injected: {_describe(faults)}")
+        if args.adversaries:
+            print(f"  correcting up to {args.adversaries} wrong workers")
         if worker_args is not None:
             print(f"  waiting for {args.workers} workers at {cluster.endpoint} (up to "
                   f"{args.start_timeout:g} s); start each with:\n"
@@ -596,19 +603,27 @@ def _table(runs):
     print("  (vs classic: classic's total time / the scheme's; above 1x is faster)")
 
 
-def check_writable(path):
-    """Refuse a report path that cannot be written, before any work (and without making
-    the file)."""
+def check_writable(path, what: str = "the report"):
+    """Refuse (ValueError) a path that cannot be written, before any work: the file is
+    opened for appending, which proves it as no permission test can (root passes those
+    even where nothing can be written, as in /proc), and removed again if it was made."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         problem = "no such directory"
     elif os.path.isdir(path):
         problem = "it is a directory"
-    elif not os.access(path if os.path.exists(path) else directory, os.W_OK):
-        problem = "permission denied"
     else:
-        return
-    raise ValueError(f"cannot write the report to {path!r}: {problem}")
+        existed = os.path.lexists(path)
+        try:
+            with open(path, "a"):
+                pass
+        except OSError as e:
+            problem = e.strerror or str(e)
+        else:
+            if not existed:
+                os.remove(path)
+            return
+    raise ValueError(f"cannot write {what} to {path!r}: {problem}")
 
 
 def _write(path, runs, compare):
@@ -629,6 +644,6 @@ def _write(path, runs, compare):
         with open(path, "w") as f:
             json.dump(data, f, indent=1)
             f.write("\n")
-    except OSError as e:
-        raise ValueError(f"cannot write the report to {path!r}: {e.strerror}") from None
+    except OSError as e:                    # not the command line's fault: no usage
+        raise OSError(f"cannot write the report to {path!r}: {e.strerror}") from None
     print(f"  report written to {path}")

@@ -1,6 +1,7 @@
 """The command line without workers: --version, help, integer expressions, flags refused
-before anything starts (one 'ffcode: error:' line, status 2), the key directory of a tcp
-master, 'ffcode keys', and logging set up by the command line only."""
+before anything starts (the command's usage and one 'ffcode run: error:' line, status 2),
+the key directory of a tcp master, 'ffcode keys', and logging set up by the command line
+only."""
 import argparse
 import logging
 import os
@@ -16,18 +17,25 @@ from ffcode import cli, runs
 from helpers import descendants
 
 
-def fails(capsys, argv, message, prog="ffcode"):
-    """cli.main(argv) exits with status 2 (argparse's error, or returned): stderr's last line
-    is '<prog>: error: ...' holding message, with no traceback; no process was started."""
+def fails(capsys, argv, message, prog=None):
+    """cli.main(argv) exits with status 2 (argparse's error, or returned) having printed
+    nothing on stdout: stderr's last line is '<prog>: error: ...' holding message, prog
+    'ffcode' and the command ('ffcode run'); before it, if anything, the command's usage
+    (a mistake in the flags; none for a problem elsewhere), and no traceback. No process
+    was started."""
+    prog = prog or "ffcode " + next(arg for arg in argv if not arg.startswith("-"))
     before = descendants()
     try:
         status = cli.main(argv)
     except SystemExit as e:
         status = e.code
     assert status == 2
-    err = capsys.readouterr().err
+    captured = capsys.readouterr()
+    err = captured.err
+    assert captured.out == "", captured.out
     last = err.rstrip().splitlines()[-1]
     assert last.startswith(f"{prog}: error: ") and message in last, err
+    assert err == last + "\n" or err.startswith(f"usage: {prog} "), err
     assert "Traceback" not in err
     assert descendants() == before
     return err
@@ -218,18 +226,21 @@ def test_defaults_depend_on_the_job():
 def test_default_scheme(capsys):
     """The default scheme is compfs where the code computes at full speed, else cfs, said so;
     --compare leaves compfs out for such an f, and says why."""
+    notes = []
     for job, extra, schemes in [("matvec", [], ["compfs"]), ("lcc", [], ["cfs"]),
                                 ("lcc", ["--compare"], runs.SCHEMES[:4]),
                                 ("matvec", ["--compare", "--adversaries", "1"],
                                  runs.SCHEMES[1:])]:
         args = parse_run(job, "--n", "8", *extra)
         code = runs.job_from(args)[0]
-        assert runs.schemes_for(args, code) == schemes
-    out = capsys.readouterr().out
-    assert "scheme cfs: the default compfs needs a row-linear f, and f = " \
-           "ffcode.functions:square is not (see --row-linear)" in out
-    assert "compfs left out: it needs a row-linear f" in out
-    assert "uncoded left out" in out
+        chosen, why = runs.schemes_for(args, code)
+        assert chosen == schemes
+        notes += why
+    assert capsys.readouterr().out == ""            # notes, printed once all is checked
+    assert "  scheme cfs: the default compfs needs a row-linear f, and f = " \
+           "ffcode.functions:square is not (see --row-linear)" in notes
+    assert any("compfs left out: it needs a row-linear f" in note for note in notes)
+    assert any("uncoded left out" in note for note in notes)
 
 
 def test_key_directory_made_then_reused(tmp_path):
@@ -323,20 +334,20 @@ def test_demo_and_experiment_refuse_bad_numbers(capsys):
 
 
 def test_logging_is_set_up_by_the_command_line_only(capsys):
-    """main logs the 'ffcode' logger as '<prog>: <level>: ...' lines on stderr, WARNING and
-    up (INFO with -v, the time first), with one handler however often it runs; the root
-    logger is left alone."""
+    """main logs the 'ffcode' logger as '<prog>: <level>: ...' lines on stderr (prog the
+    command, 'ffcode demo'), WARNING and up (INFO with -v, the time first), with one
+    handler however often it runs; the root logger is left alone."""
     root = list(logging.getLogger().handlers)
     log = logging.getLogger("ffcode.runs")
     assert cli.main(["-v", "demo", "--n", "4"]) == 0
     capsys.readouterr()
     log.info("shown")
-    assert capsys.readouterr().err.split(" ", 1)[1] == "ffcode: info: shown\n"
+    assert capsys.readouterr().err.split(" ", 1)[1] == "ffcode demo: info: shown\n"
     assert cli.main(["demo", "--n", "4"]) == 0
     capsys.readouterr()
     log.warning("the code has no redundancy")
     log.info("not shown")
-    assert capsys.readouterr().err == "ffcode: warning: the code has no redundancy\n"
+    assert capsys.readouterr().err == "ffcode demo: warning: the code has no redundancy\n"
     ours = [h for h in logging.getLogger("ffcode").handlers     # pytest >= 9.2 attaches
             if not type(h).__module__.startswith("_pytest")]    # its own to such loggers
     assert ours == [cli._handler]

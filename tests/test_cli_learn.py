@@ -1,6 +1,6 @@
 """``ffcode learn``: --compare's table (three schemes on the same stragglers, speedups, test
 accuracy), one scheme of linear regression, the JSON report, and every mistake refused as
-one 'ffcode: error:' line (status 2) before a worker starts, scikit-learn missing too."""
+one 'ffcode learn: error:' line (status 2) before a worker starts, scikit-learn missing too."""
 import io
 import json
 import sys
@@ -180,10 +180,28 @@ def test_shares_per_worker(bounded, capsys, tmp_path):
      "--coding lcc needs results from 7 workers, but --workers is 6."),
     (["logistic", "--dataset", "synthetic", "--report", "/nonexistent/r.json"],
      "cannot write the report to '/nonexistent/r.json': no such directory"),
+    (["logistic", "--dataset", "synthetic", "--report", "/proc/ffcode-learn.json"],
+     "cannot write the report to '/proc/ffcode-learn.json': No such file or directory"),
+    (["linear", "--dataset", "diabetes", "--coding", "lcc", "--k", "3", "--workers", "4",
+      "--stragglers", "0", "--shares", "2"], "--k 3 with --coding lcc needs results from 9 "
+     "shares, but --workers 4 with --shares 2 hold 8."),
+    (["logistic", "--dataset", "breast_cancer", "--coding", "lcc", "--workers", "2",
+      "--stragglers", "0"], "LogisticRegression with coding='lcc', k=1, t=1, degree=1 needs "
+     "results from R = 3 workers, but the cluster has 2."),
 ])
 def test_mistakes_refused(capsys, args, message):
     """A mistake is one error line, status 2, before any worker starts."""
     fails(capsys, ["learn", *args], message)
+
+
+def test_k_counts_the_shares():
+    """--k with --shares W fits when the W shares of every worker give R (before, --k 3
+    --coding lcc on 6 workers was refused for needing 7 workers whatever the shares)."""
+    parser, _ = cli.build([])
+    args = learning.settle(parser.parse_args(["learn", "linear", "--dataset", "diabetes",
+                                              "--coding", "lcc", "--k", "3", "--shares",
+                                              "2"]))
+    assert (args.k, args.shares, args.workers) == (3, 2, 6)     # R = 2 (3 + 1) + 1 = 9 <= 12
 
 
 def test_without_scikit_learn(capsys, monkeypatch):
