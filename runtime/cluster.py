@@ -588,7 +588,7 @@ class Cluster:
             median = known[len(known) // 2]
             speeds = [median if s is None else s for s in measured]
         else:
-            speeds = allocation.checked_speeds(allocate)
+            speeds = allocation.checked_speeds(allocate, "allocate")
             if len(speeds) != self.n_workers:
                 raise ValueError(f"Argument 'allocate' gives {len(speeds)} speeds; the "
                                  f"cluster has {self.n_workers} workers.")
