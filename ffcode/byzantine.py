@@ -209,10 +209,12 @@ class RobustDecoder:
     the output, often before ``needed``) and ``result()``; ``wrong`` lists the workers whose
     packets were wrong once complete (of those heard from). Independent errors of more than
     A >= 1 workers leave it incomplete whatever arrives; see the module's docstring on
-    collusion. When the code cannot tell a local result's columns (MDS), the first kept
-    packet fixes them: give ``result_shape`` if a wrong worker may claim others. When it
-    cannot tell the rows (LCC with an f that is not row-linear) ``result_shape`` is
-    required: a wrong worker's packet must not fix them.
+    collusion. ``exclude(worker)`` drops a worker's packets, known unusable otherwise (its
+    computation failed), and refuses its next ones; it then counts among ``wrong``, and up
+    to A of the rest may still be wrong. When the code cannot tell a local result's columns
+    (MDS), the first kept packet fixes them: give ``result_shape`` if a wrong worker may
+    claim others. When it cannot tell the rows (LCC with an f that is not row-linear)
+    ``result_shape`` is required: a wrong worker's packet must not fix them.
 
     >>> from ffcode import GF, MDS, piece_packets
     >>> F = GF(65521)
@@ -257,7 +259,8 @@ class RobustDecoder:
         self._seen = set()
         self._disagree, self._full = set(), set()   # verdicts on sets of removed workers
         self._good = None       # the workers decoded from, once complete
-        self.wrong = []
+        self._found = []        # the workers found wrong, once complete
+        self._excluded = set()  # the workers whose packets no longer count
         self._output = None
 
     def __repr__(self) -> str:
@@ -274,9 +277,29 @@ class RobustDecoder:
 
     pending = 0
 
+    @property
+    def wrong(self) -> list:
+        """The workers found wrong (once complete) and those excluded."""
+        return sorted(set(self._found) | self._excluded)
+
     def counted(self, worker: int, index: int) -> bool:
-        """A kept packet counts unless its worker is found wrong (``wrong``)."""
-        return worker not in self.wrong
+        """A kept packet counts unless its worker is found wrong or excluded."""
+        return worker not in self._found and worker not in self._excluded
+
+    def exclude(self, worker: Int) -> None:
+        """Drop a worker's packets and refuse its next ones, then decide anew (the rest may
+        now agree). Once complete the output stands: it is exact whoever of up to A of the
+        workers decoded from is wrong."""
+        worker = self.code.worker_index(worker)
+        if worker in self._excluded:
+            return
+        self._excluded.add(worker)
+        if self.complete or self._kept.pop(worker, None) is None:
+            return
+        self._own.pop(worker, None)
+        self._disagree.clear()      # verdicts on sets of workers whose packets changed
+        self._full.clear()
+        self._decide()
 
     def eliminate(self, count: Int = 1) -> int:
         """Nothing to reduce: packets are kept as they come (Decoder's interface)."""
@@ -285,6 +308,8 @@ class RobustDecoder:
     def add(self, packet: Packet) -> bool:
         """Take one packet; True if it was kept."""
         worker, index, coeffs, shape = self._check.checked_header(packet)
+        if worker in self._excluded:
+            raise ValueError(f"Worker {worker} is excluded: its packets no longer count.")
         if (worker, index) in self._seen or self.complete:
             return False
         own = self._own.get(worker)
@@ -331,7 +356,7 @@ class RobustDecoder:
                     self._disagree.add(removed)
                 elif all(self._full_rank(removed | set(more), workers)
                          for more in combinations(rest, min(A, len(rest)))):
-                    self._good, self.wrong = rest, sorted(removed)
+                    self._good, self._found = rest, sorted(removed)
                     return
 
     def _equations(self, workers) -> np.ndarray:

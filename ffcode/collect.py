@@ -7,6 +7,8 @@
   result()                the output (exactly what the code's decode gives)
   wrong                   the workers found to have sent wrong results (when correcting)
   counted(worker, index)  whether a kept packet counted towards the output
+  exclude(worker)         (when correcting) the worker's packets no longer count, its next
+                          ones are refused: it counts among ``wrong``
 
 ``Decoder`` and ``RobustDecoder`` are collectors of packets; here are those of whole
 results (``Gather`` for uncoded jobs, ``Robust`` for classic jobs with wrong workers) and
@@ -19,7 +21,7 @@ from typing import Optional
 
 import numpy as np
 
-from ffcode import byzantine
+from ffcode import _validate, byzantine
 from ffcode._field import PrimeField
 from ffcode.byzantine import RobustDecoder
 from ffcode.codes.base import Encoding
@@ -110,25 +112,31 @@ class Robust(WholeResults):
     """Whole results decoded despite up to A wrong ones, the moment they decide the output:
     with n results, when all but e = min(A, n - R - A) agree on one polynomial (e = 0 at
     R + A results, e = A at R + 2A), so that the output is exact even if A of the agreeing
-    ones are wrong. The workers found wrong are kept in ``wrong``."""
+    ones are wrong. The workers found wrong, and those excluded, are kept in ``wrong``."""
 
     def __init__(self, encoding: Encoding, adversaries: int) -> None:
         code = encoding.code
         super().__init__(code.recovery_threshold + 2 * adversaries)
         self.encoding, self.code, self.adversaries = encoding, code, adversaries
-        self.wrong = []
+        self._found, self._excluded = [], set()
         self._projected, self._pairs, self._good = {}, None, None
 
     @property
     def complete(self) -> bool:
         return self._good is not None
 
+    @property
+    def wrong(self) -> list:
+        return sorted(set(self._found) | self._excluded)
+
     def _checked(self, packet):
         y = self.code.F.elements(packet.payload, "packet payload")
         expected = self.code.result_shape(self.encoding, y.shape)
         if y.shape != expected:
             raise ValueError(f"A local result has shape {y.shape}, expected {expected}.")
-        self.code.worker_index(packet.worker)
+        if self.code.worker_index(packet.worker) in self._excluded:
+            raise ValueError(f"Worker {packet.worker} is excluded: its results no longer "
+                             f"count.")
         return y
 
     def add(self, packet: Packet) -> bool:
@@ -138,6 +146,19 @@ class Robust(WholeResults):
         if self._pairs is None:         # fresh randomness, which no worker can know
             self._pairs = byzantine.projections(F, payload.shape, np.random.default_rng())
         self._projected[packet.worker] = byzantine.project(F, payload, self._pairs)
+        self._decide()
+        return True
+
+    def exclude(self, worker: int) -> None:
+        """Drop a worker's result and refuse its next: up to A of the rest may still be
+        wrong. Once complete the output stands (exact whoever of up to A is wrong)."""
+        worker = self.code.worker_index(worker)
+        self._excluded.add(worker)
+        if not self.complete and self._results.pop(worker, None) is not None:
+            del self._projected[worker]
+            self._decide()              # the rest may agree now
+
+    def _decide(self):
         R, A, n = self.code.recovery_threshold, self.adversaries, len(self._results)
         errors = min(A, n - R - A)
         if errors >= 0:
@@ -145,9 +166,11 @@ class Robust(WholeResults):
             bad = byzantine.locate(self.code, workers, [self._projected[w] for w in workers],
                                    errors)
             if bad is not None:
-                self.wrong = [workers[i] for i in sorted(bad)]
-                self._good = [w for w in workers if w not in self.wrong]
-        return True
+                self._found = [workers[i] for i in sorted(bad)]
+                self._good = [w for w in workers if w not in self._found]
+
+    def counted(self, worker: int, index: int) -> bool:
+        return worker not in self.wrong
 
     def result(self):
         if not self.complete:
@@ -158,45 +181,86 @@ class Robust(WholeResults):
 class ShapeVote:
     """LCC with an f that is not row-linear (and any code when correcting wrong workers): the
     master cannot tell a local result's shape (or trust the first one it sees), so each
-    shape the workers claim (``Packet.rows`` and the payload's other dimensions) gets its
+    shape the senders claim (``Packet.rows`` and the payload's other dimensions) gets its
     own collector, made by ``make(shape, first)``. A worker that claims a wrong shape fills
     only its own, which one worker alone never completes when R > 1 (its packets span at
-    most m of the m·R dimensions), nor A wrong workers when the collector corrects A. When
-    ``correcting``, the wrong workers include those that claimed another shape."""
+    most m of the m·R dimensions), nor A wrong workers when the collector corrects A.
+
+    A sender claims one shape, with its first packet that its shape's collector takes: a
+    later packet claiming another is invalid (ValueError), so there are never more shapes
+    than senders, and a packet costs the same however many there are. When ``correcting``,
+    such a sender is excluded (``exclude``), and the wrong workers include those that
+    claimed a shape that lost the vote and those excluded."""
 
     def __init__(self, make, pieces: int, rows: Optional[int] = None,
                  correcting: bool = False) -> None:
         self._make, self.pieces, self._rows = make, pieces, rows    # rows: if known
         self.correcting = correcting
-        self.collectors = {}
-        self.filed = {}         # (worker, index) of a kept packet -> the shape it claimed
+        self.collectors = {}        # claimed shape -> its collector
+        self.claims = {}            # sender -> the shape it claimed
+        self.excluded = set()       # senders whose packets no longer count
+        self._leader = None         # the claimed shape furthest on
 
     def add(self, packet: Packet) -> bool:
+        worker = packet.worker
+        if worker in self.excluded:
+            raise ValueError(f"Worker {worker} is excluded: its packets no longer count.")
+        key = self._claimed(packet)
+        claimed = self.claims.get(worker)
+        if claimed is not None and claimed != key:
+            if self.correcting:
+                self.exclude(worker)
+            raise ValueError(f"Worker {worker} claims a local result of shape {key}, having "
+                             f"claimed {claimed}.")
+        collector = self.collectors.get(key)
+        if collector is None:       # kept only once a packet fits it: a malformed one
+            collector = self._make(key, not self.collectors)    # leaves nothing behind
+        kept = collector.add(packet)
+        self.collectors[key] = collector
+        self.claims[worker] = key
+        if self._leader is None or _progress(collector) > _progress(self.leader):
+            self._leader = key      # only the collector that took the packet moved on
+        return kept
+
+    def _claimed(self, packet: Packet) -> tuple:
+        """The shape of the local result a packet claims: (rows,) + the piece's others."""
         shape, rows = np.shape(packet.payload), self._rows or packet.rows or 0
         if rows < 1 or not shape or -(-rows // self.pieces) != shape[0]:
             raise ValueError(f"A local result of {rows} rows does not split into pieces of "
                              f"shape {shape}.")
-        key = (rows,) + tuple(shape[1:])
-        if key not in self.collectors:
-            self.collectors[key] = self._make(key, not self.collectors)
-        kept = self.collectors[key].add(packet)
-        if kept:
-            self.filed[(packet.worker, packet.index)] = key
-        return kept
+        return (rows,) + tuple(shape[1:])
+
+    def exclude(self, worker: int) -> None:
+        """Make a sender's packets no longer count, and refuse its next ones (a worker
+        known wrong, or one whose computation failed); only when correcting."""
+        if not self.correcting:
+            raise ValueError("Only a correcting vote excludes senders: without wrong workers "
+                             "to correct, every sender's packets count.")
+        worker = _validate.integer(worker, "worker")
+        if worker < 0:
+            raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
+        if worker in self.excluded:
+            return
+        self.excluded.add(worker)
+        key = self.claims.get(worker)
+        if key is not None:
+            self.collectors[key].exclude(worker)
+            self._leader = max(self.collectors, key=lambda k: _progress(self.collectors[k]))
 
     def counted(self, worker: int, index: int) -> bool:
-        """Not so for a kept packet filed under a shape that lost the vote."""
-        return self.filed.get((worker, index)) == self.leader_shape
+        """Not so for a kept packet of a shape that lost the vote, or of an excluded
+        sender, or one its collector did not count."""
+        return (self.claims.get(worker) == self._leader and worker not in self.excluded
+                and self.leader.counted(worker, index))
 
     @property
     def leader_shape(self):
         """The shape of the complete collector, else of the one furthest on."""
-        return max(self.collectors, default=None,
-                   key=lambda k: (self.collectors[k].complete, self.collectors[k].rank))
+        return self._leader
 
     @property
     def leader(self):
-        return self.collectors[self.leader_shape] if self.collectors else None
+        return self.collectors[self._leader] if self.collectors else None
 
     @property
     def needed(self) -> int:
@@ -224,10 +288,14 @@ class ShapeVote:
     @property
     def wrong(self) -> list:
         if not self.collectors or not self.correcting:
-            return []
-        leader = self.leader_shape
-        others = {w for (w, _), key in self.filed.items() if key != leader}
-        return sorted(set(self.leader.wrong) | others)
+            return sorted(self.excluded)
+        others = {w for w, key in self.claims.items() if key != self._leader}
+        return sorted(set(self.leader.wrong) | others | self.excluded)
 
     def result(self):
         return self.leader.result()
+
+
+def _progress(collector) -> tuple:
+    """How far on a collector is: complete first, then by rank."""
+    return collector.complete, collector.rank

@@ -10,6 +10,13 @@ from ffcode import _validate
 
 
 CORRUPTIONS = ("random", "piece", "shape")
+MAX_SLOWDOWN = 1e6          # a worker at most a million times slower
+MAX_PAUSE = 1e6             # seconds (11.6 days): a delay's shift or mean, a byte on a link
+MAX_PACKETS = 2**32         # the wire numbers a worker's packets in 32 bits
+# What a worker can honour: beyond these its pauses would overflow a wait (or a link
+# would never carry a byte), or a packet count could never be reached.
+_RANGES = {"slowdown": (1.0, MAX_SLOWDOWN), "link_rate": (1 / MAX_PAUSE, math.inf),
+           "crash_after": (0, MAX_PACKETS), "hang_after": (0, MAX_PACKETS)}
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,10 @@ class Faults:
                  its first piece only (a targeted, well-formed corruption), "shape" claims a
                  result with one random row too many.
     seed         seeds the delays: worker w draws from (seed, w), the same in every job.
+
+    Values a worker cannot honour are refused (ValueError): a slowdown above MAX_SLOWDOWN
+    (1e6), a delay's shift or mean above MAX_PAUSE (1e6 s), a link_rate below 1 / MAX_PAUSE
+    bytes per second, a crash_after or hang_after above MAX_PACKETS (2**32).
 
     A whole-result scheme computes a worker's m pieces at once and pauses for all of them
     before sending; computation at full speed pauses after each piece.
@@ -52,12 +63,12 @@ class Faults:
             for worker, value in given.items():
                 worker = _validate.integer(worker, f"{name} worker")
                 value = (_validate.integer(value, name) if kind is int
-                         else _number(value, name))
+                         else _number(value, name, f"worker {worker}"))
                 if worker < 0 or value < least or (name == "link_rate" and value == 0):
                     raise ValueError(f"Faults {name!r} needs workers >= 0 and values "
                                      f"{'> 0' if name == 'link_rate' else f'>= {least}'}, "
                                      f"not {worker}: {value}.")
-                checked[worker] = value
+                checked[worker] = _honoured(name, worker, value)
             object.__setattr__(self, name, checked)
         if not isinstance(self.corrupt, Mapping) or any(
                 mode not in CORRUPTIONS for mode in self.corrupt.values()):
@@ -67,13 +78,14 @@ class Faults:
         if any(w < 0 for w in self.corrupt):
             raise ValueError("Faults 'corrupt' needs workers >= 0.")
         if isinstance(self.delay, Mapping):
+            workers = [_validate.integer(w, "delay worker") for w in self.delay]
             object.__setattr__(self, "delay", {
-                _validate.integer(w, "delay worker"): _pause(pair)
-                for w, pair in self.delay.items()})
+                w: _pause(pair, f"worker {w}") for w, pair in zip(workers,
+                                                                  self.delay.values())})
             if any(w < 0 for w in self.delay):
                 raise ValueError("Faults 'delay' needs workers >= 0.")
         elif self.delay is not None:
-            object.__setattr__(self, "delay", _pause(self.delay))
+            object.__setattr__(self, "delay", _pause(self.delay, "every worker"))
         seed = _validate.integer(self.seed, "seed")
         if seed < 0:
             raise ValueError(f"Faults 'seed' must be non-negative, not {seed}.")
@@ -115,22 +127,42 @@ class Faults:
                 self.crash_after.get(worker), "hang_after": self.hang_after.get(worker)}
 
 
-def _pause(pair) -> tuple:
+def _pause(pair, who: str) -> tuple:
+    """(shift, mean) of the delay of ``who`` ("worker 3", "every worker"), checked."""
     if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
         raise TypeError("Faults 'delay' must be a pair (shift, mean) in seconds, or a mapping "
                         "of worker to such pairs.")
-    shift, mean = (_number(v, "delay") for v in pair)
+    shift, mean = (_number(v, "delay", who) for v in pair)
     if shift < 0 or mean < 0:
-        raise ValueError(f"Faults 'delay' needs shift, mean >= 0, not {tuple(pair)}.")
+        raise ValueError(f"Faults 'delay' needs shift, mean >= 0, not {tuple(pair)} "
+                         f"({who}).")
+    if max(shift, mean) > MAX_PAUSE:
+        raise ValueError(f"Faults 'delay' for {who} needs shift, mean <= {MAX_PAUSE:g} s, not "
+                         f"{tuple(pair)}: no worker can honour a longer pause.")
     return shift, mean
 
 
-def _number(value, name) -> float:
+def _honoured(name: str, worker: int, value):
+    """A per-worker fault's value, refused when no worker can honour it (_RANGES)."""
+    least, most = _RANGES[name]
+    if not least <= value <= most:
+        bound = f"at most {most}" if value > most else f"at least {least:g}"
+        raise ValueError(f"Faults {name!r} for worker {worker} must be {bound}, not {value}: "
+                         f"no worker can honour it.")
+    return value
+
+
+def _number(value, name: str, who: str) -> float:
+    """A finite float of a fault of ``who`` (a huge int too is refused, not overflowed)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"Faults {name!r} values must be numbers, not {type(value).__name__}.")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"Faults {name!r} values must be finite, not an integer of "
+                         f"{int(value).bit_length()} bits ({who}).") from None
     if not math.isfinite(value):
-        raise ValueError(f"Faults {name!r} values must be finite, not {value}.")
+        raise ValueError(f"Faults {name!r} values must be finite, not {value} ({who}).")
     return value
 
 

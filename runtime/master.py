@@ -4,7 +4,11 @@ output is decodable, and account for everything in the report.
 
 Workers are the job's places (processes); a packet is filed under the share (code index)
 it belongs to, so that every share is its own sender to the decoder, and a worker found
-wrong on any of its shares is named once."""
+wrong on any of its shares is named once.
+
+The deadline holds on every path: the clock is read between any two steps of work (a
+message, a payload reduced, a stop sent), so a job ends within its timeout plus one step
+and the stop grace."""
 import time
 
 from ffcode import allocation
@@ -15,7 +19,9 @@ from ffcode.runtime.errors import (JobFailed, JobTimeout, ProtocolError,
 from ffcode.runtime.report import Report, WorkerTimeline
 from ffcode.runtime.wire import Header, Kind
 
-STOP_GRACE = 0.25           # seconds to collect stop acknowledgements after decoding
+STOP_GRACE = 0.25           # seconds to send the stops, and again to collect their acks
+STOP_PATIENCE = 0.1         # seconds a stop may wait for room at one worker
+TASK_PATIENCE = 2.0         # seconds a task may wait for room at one worker
 WATCH_EVERY = 0.05          # seconds between checks of the workers' processes and silence
 IDLE = 0.001                # a socket silent this long is idle: time to reduce a payload
 
@@ -33,7 +39,8 @@ class JobRun:
                           for i, h in enumerate(workers)]
         self.report.workers = self.timelines
         self.finished = set()           # workers done sending (or idle, or lost)
-        self.invalid = set()            # when correcting: workers that sent invalid packets
+        self.unusable = set()           # when correcting: invalid packets or failed
+        self.failed = {}                # when correcting: worker -> its error
         self.decodable = None
 
     def header(self, kind, worker=-1):
@@ -48,35 +55,20 @@ class JobRun:
         self.start, self.wall = time.monotonic(), time.time()
         deadline = self.start + timeout
         self.report.encode = encode
-        plan, cluster = self.plan, self.cluster
+        plan = self.plan
         try:
-            for i, handle in enumerate(self.workers):
-                task = plan.tasks[i]
-                if task is None:
-                    self.finished.add(i)
-                    continue
-                timeline = self.timelines[i]
-                if plan.resident is not None and \
-                        handle.holds.get(plan.resident.ident) != i:  # a replacement
-                    timeline.reloaded = cluster.give(handle, plan.resident, i)
-                work = plan.work_pieces * task.spec["shares"]    # a pause per piece of work
-                meta = {"task": task.spec, "max_message": cluster.max_message,
-                        "faults": self.faults.for_worker(i, work)}
-                message = wire.control(self.header(Kind.JOB, i), meta, task.arrays)
-                if cluster.send(handle, message):
-                    timeline.share_sent = self.clock()
-                    timeline.shipped = timeline.reloaded + \
-                        sum(memoryview(f).nbytes for f in message)
+            self._send_tasks(deadline)
             sent = time.monotonic()
             self._ingest(deadline)
             self.decodable = time.monotonic()
             self.report.compute = self.decodable - sent
         finally:
             self._stop_all()
+        self._reduce(deadline)
         if self.progress is not None:
             self.progress(self.collector.rank, self.plan.needed)
         output = self.collector.result()
-        wrong = {self.owner[k] for k in getattr(self.collector, "wrong", [])} | self.invalid
+        wrong = {self.owner[k] for k in getattr(self.collector, "wrong", [])} | self.unusable
         self.report.wrong = sorted(wrong)       # their kept packets did not count either
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:
@@ -95,7 +87,38 @@ class JobRun:
     def collector(self):
         return self.plan.collector
 
+    def _send_tasks(self, deadline):
+        """Send every worker its task (an idle one is finished at once), each send waiting
+        for room no longer than the time left."""
+        plan, cluster = self.plan, self.cluster
+        for i, handle in enumerate(self.workers):
+            task = plan.tasks[i]
+            if task is None:
+                self.finished.add(i)
+                continue
+            left = deadline - time.monotonic()
+            if left < 0:
+                raise self._failure(JobTimeout, "no output within the timeout (sending "
+                                                "the tasks)")
+            timeline = self.timelines[i]
+            if plan.resident is not None and \
+                    handle.holds.get(plan.resident.ident) != i:  # a replacement
+                timeline.reloaded = cluster.give(handle, plan.resident, i)
+            work = plan.work_pieces * task.spec["shares"]    # a pause per piece of work
+            meta = {"task": task.spec, "max_message": cluster.max_message,
+                    "faults": self.faults.for_worker(i, work)}
+            message = wire.control(self.header(Kind.JOB, i), meta, task.arrays)
+            if cluster.send(handle, message, patience=min(TASK_PATIENCE, left)):
+                timeline.share_sent = self.clock()
+                timeline.shipped = timeline.reloaded + \
+                    sum(memoryview(f).nbytes for f in message)
+
     def _ingest(self, deadline):
+        """Handle messages until the output is decodable: JobTimeout past the deadline,
+        JobFailed (VerificationError) once no live worker is left at the job. The clock and
+        the workers are looked at every WATCH_EVERY seconds even while messages keep
+        coming (a collector can be slower than the wire), and only then is the socket
+        idle enough to reduce a payload."""
         last_rank, watched = -1, 0.0
         collector = self.collector
         while not collector.complete:
@@ -109,13 +132,15 @@ class JobRun:
                 unexplained = self.plan.adversaries and collector.rank >= self.plan.needed
                 raise self._failure(VerificationError if unexplained else JobFailed,
                                     "after every live worker finished")
-            busy = False
+            busy, until = False, min(deadline, now + WATCH_EVERY)
             for handle, header, frames in self.cluster.receive(
                     IDLE if collector.pending else min(0.05, deadline - now)):
                 busy = True
                 self._message(handle, header, frames)
                 if collector.complete:
                     return                          # decodable: stop everyone at once
+                if time.monotonic() > until:
+                    break                           # time to look at the clock again
             if not busy and collector.pending:
                 collector.eliminate()               # the socket is idle: reduce a payload
             if self.progress is not None and collector.rank != last_rank:
@@ -140,9 +165,23 @@ class JobRun:
             except ProtocolError:
                 self.cluster.reject("malformed")
                 return
-            raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
+            if not self.plan.adversaries:             # a user's f that raises fails everywhere
+                raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
+            self.failed[i] = str(meta.get("error"))   # its results are unusable: as if wrong
+            self._unusable(i)
+
+    def _unusable(self, i):
+        """When correcting: worker i sent an invalid packet or its computation failed. It is
+        finished and named wrong, and its shares' packets no longer count."""
+        self.unusable.add(i)
+        self.finished.add(i)
+        for share in self.plan.held[i]:
+            self.collector.exclude(share)
 
     def _packet(self, i, header, frames):
+        if i in self.unusable:                      # nothing more of its counts: not read
+            self.cluster.reject("wrong worker")
+            return
         filed = self.plan.share_of(i, header.index)
         try:
             if filed is None:
@@ -156,7 +195,7 @@ class JobRun:
         except (ValueError, TypeError):
             self.cluster.reject("invalid packet")
             if self.plan.adversaries:       # well-formed but not a result: a wrong worker
-                self.invalid.add(i)
+                self._unusable(i)
             return
         self.timelines[i].packets.append({"index": header.index, "share": filed[0],
                                           "piece": filed[1],
@@ -194,6 +233,10 @@ class JobRun:
         if lost:
             message += (f"; {_workers(lost)} lost (" +
                         "; ".join(f"{i}: {self.timelines[i].lost}" for i in lost) + ")")
+        if self.failed:
+            message += (f"; {_workers(sorted(self.failed))} failed (" +
+                        "; ".join(f"{i}: {self.failed[i]}" for i in sorted(self.failed)) +
+                        ")")
         if running and kind is JobTimeout:
             message += f"; {_workers(running)} still running"
         error = kind(message)
@@ -207,10 +250,22 @@ class JobRun:
                 self.plan.tasks[i] is not None and self.timelines[i].done is None]
 
     def _stop_all(self):
-        self.stopping = time.monotonic()
+        """Tell every worker still at the job to stop, all within STOP_GRACE: a worker
+        that has no room for a stop then is given up on (it is not reading its socket)."""
+        until = time.monotonic() + STOP_GRACE
         for i in self._stopping():
+            patience = max(0.0, min(STOP_PATIENCE, until - time.monotonic()))
             self.cluster.send(self.workers[i], [self.header(Kind.STOP, i).pack()],
-                              patience=0.1)
+                              patience=patience)
+
+    def _reduce(self, deadline):
+        """Reduce the payloads still pending (the output reads them all), one at a time
+        within the deadline."""
+        while self.collector.pending:
+            if time.monotonic() > deadline:
+                raise self._failure(JobTimeout, "decodable, but its payloads were not "
+                                                "reduced within the timeout")
+            self.collector.eliminate()
 
     def _drain(self):
         """Collect the stop acknowledgements (briefly). Stop latency and quiet time use the
@@ -235,6 +290,8 @@ class JobRun:
                     waiting.discard(i)
                 elif header.kind == Kind.PACKET:
                     self.report.wasted_after_stop += 1
+                if time.monotonic() > deadline:
+                    break                   # acknowledgements still coming: enough
         if last is not None:
             self.report.quiet = max(last - decodable, 0.0)
 

@@ -84,10 +84,14 @@ class Report:
       ``decode`` (decodable -> output), ``verify`` (checking the output), ``total`` (the
       whole run: encode + compute + decode + verify); ``verified`` (true, false, or null
       when not checked);
-    - ``wrong``: workers found sending wrong results; ``stop_latency``: per acknowledging
-      worker, decodable -> its stop acknowledgement left it (s); ``quiet``: decodable -> the
-      job's last message left its worker (s, null if none came); ``wasted_after_stop``,
-      ``stale`` (messages of earlier jobs), ``rejected`` (reason -> count of messages);
+    - ``wrong``: workers found sending wrong results (when correcting, also those that
+      sent an invalid packet or whose computation failed: none of their packets counted);
+      ``stop_latency``: per acknowledging worker, decodable -> its stop acknowledgement left
+      it (s); ``quiet``: decodable -> the job's last message left its worker (s, null if
+      none came); ``wasted_after_stop``,
+      ``stale`` (messages of earlier jobs), ``rejected`` (reason -> count of messages:
+      "malformed", "invalid packet", "wrong worker" (a packet of a worker already named
+      wrong, dropped unread), ...);
       ``shipped`` (bytes sent to the workers for the job), ``received``, ``used``
       (innovative packets), ``wasted`` (received - used +
       wasted_after_stop);
@@ -105,7 +109,7 @@ class Report:
     total: float = 0.0          # the whole run, encode and verification included
     verify: float = 0.0         # checking the output (Freivalds), after decoding
     verified: bool = None       # the check's verdict (None: not checked)
-    wrong: list = field(default_factory=list)           # found wrong (of those heard)
+    wrong: list = field(default_factory=list)           # found wrong (or failed)
     stop_latency: list = field(default_factory=list)   # per worker: decodable -> ack
     quiet: float = None         # decodable -> the job's last message left its worker
     wasted_after_stop: int = 0  # packets that arrived after the output was decodable
