@@ -189,7 +189,7 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
             start = time.perf_counter()
             packet = next(packets)
             spent = time.perf_counter() - start
-            if job.stop.wait((slowdown - 1) * spent + delays[j]):
+            if _paused(job, (slowdown - 1) * spent + delays[j]):
                 return False
             header = job.header(Kind.PACKET, k * m + j, 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
@@ -198,7 +198,7 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
     start = time.perf_counter()         # the whole result, then its packets
     y = op(*share, *job.args)
     spent = time.perf_counter() - start
-    if job.stop.wait((slowdown - 1) * spent + sum(delays)):
+    if _paused(job, (slowdown - 1) * spent + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
     if send == "whole":
@@ -213,6 +213,12 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
         out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
         spent = 0.0
     return True
+
+
+def _paused(job, seconds) -> bool:
+    """An injected pause, cut short by a stop (True when stopped); the longest wait the
+    platform takes bounds it (faults bound each pause, not their sum)."""
+    return job.stop.wait(min(seconds, threading.TIMEOUT_MAX))
 
 
 class Worker:
