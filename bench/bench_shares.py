@@ -21,8 +21,17 @@ The contenders run interleaved (w = 1, w = 2, ..., w = 1, w = 2, ...); each row 
 min and median of the runs' totals (encoding included), the encoding and the bytes shipped
 per run, and the simulator's prediction.
 
+``--encode`` measures only the master's encoding at the main job's sizes, without workers:
+the job's Plan (what a report's ``encode`` times: the shares of every worker, for compfs
+their m = 4 piece combinations, and the tasks) for each scheme with one share per worker
+and classic and compfs with two, interleaved, as CPU time (process_time, the cores' work)
+and wall time (the threads share the output rows), with the multiply-adds each encoding
+takes and the bytes it ships; then encode_rows' fused product against two products per
+worker for a few numbers of blocks K and pieces m (ffcode.codes.base.FUSED_EXTRA).
+
     python bench/bench_shares.py                # about three minutes on 2 cores
     python bench/bench_shares.py --repeats 3
+    python bench/bench_shares.py --encode       # about ten seconds
 """
 import argparse
 import statistics
@@ -152,10 +161,93 @@ def main_job(cluster, F, repeats):
     cluster.unload(data)
 
 
+def encoding(F, repeats):
+    """The master's encoding of the main job (2048 x 2048, R = 4, m = 4), CPU and wall."""
+    from ffcode import allocation
+    from ffcode.runtime.jobs import Plan
+    n = 2048
+    A, B = F.random((n, n), seed=0), F.random((n, n), seed=1)
+    codes = {w: PolynomialCode(F, 2, 2, N * w) for w in (1, 2)}
+    table = [(s, 1) for s in ("uncoded", "classic", "systematic", "cfs", "compfs")]
+    table += [("classic", 2), ("compfs", 2)]
+
+    def plan(scheme, w):
+        code = codes[w]
+        return Plan(code, (A, B), scheme, M, 0,
+                    assignment=allocation.uniform(code.n_workers, N))
+
+    cpu = {job: [] for job in table}
+    wall = {job: [] for job in table}
+    shipped = {job: plan(*job).layout.nbytes for job in table}      # and warm up
+    for r in range(repeats):
+        for job in table if r % 2 == 0 else table[::-1]:
+            c0, w0 = time.process_time(), time.perf_counter()
+            plan(*job)
+            cpu[job].append(time.process_time() - c0)
+            wall[job].append(time.perf_counter() - w0)
+    print(f"\nencoding: the main job's Plan, C = A @ B, {n}x{n}, PolynomialCode a = b = 2, "
+          f"m = {M}; {repeats} interleaved runs each")
+    print(f"  {'':<14}{'points':>7}{'CPU ms min':>12}{'median':>8}{'wall ms min':>13}"
+          f"{'median':>8}{'Gmuladd':>9}{'MiB shipped':>12}")
+    block = (n // 2) * n                   # elements of a share's A or B block
+    for job in table:
+        scheme, w = job
+        points = N * w
+        # B's shares: 2 multiply-adds per element; A's 2, or for compfs 2 m per element of
+        # its piece blocks (one fused product of the (points m, 2 m) coefficients)
+        work = 0 if scheme == "uncoded" else \
+            (2 * M if scheme == "compfs" else 2) * points * block + 2 * points * block
+        label = scheme if w == 1 else f"{scheme} x{w}"
+        print(f"  {label:<14}{points:>7}{min(cpu[job]) * 1e3:>12.1f}"
+              f"{statistics.median(cpu[job]) * 1e3:>8.1f}{min(wall[job]) * 1e3:>13.1f}"
+              f"{statistics.median(wall[job]) * 1e3:>8.1f}{work / 1e9:>9.2f}"
+              f"{shipped[job] / 2**20:>12.0f}")
+
+
+def encode_paths(F, repeats):
+    """encode_rows' two ways of making the piece blocks, at the main job's block size (8 MiB)
+    and N = 12: one fused product (K m multiply-adds per element) against two products per
+    worker (K + m); ffcode.codes.base.FUSED_EXTRA says where the first stops being faster."""
+    from ffcode.codes import base
+    N2, elements = 2 * N, 2**21
+    print(f"\nencode_rows' piece blocks: N = {N2}, K blocks of {elements * 4 >> 20} MiB, m "
+          f"pieces; CPU ms min / median of {repeats} interleaved runs (chosen: K m <= K + m + "
+          f"{base.FUSED_EXTRA})")
+    print(f"  {'K':>3}{'m':>3}{'fused':>16}{'two products':>16}  chosen")
+    default = base.FUSED_EXTRA
+    try:
+        for K, m in ((1, 4), (2, 2), (2, 4), (3, 4), (4, 4), (2, 8)):
+            C = F.random((N2, K), seed=K)
+            blocks = [F.random((elements // 2048, 2048), seed=10 + j) for j in range(K)]
+            Gs = [F.random((m, m), seed=100 + i) for i in range(N2)]
+            times = {"fused": [], "two": []}
+            for r in range(repeats):
+                for path in ("fused", "two") if r % 2 == 0 else ("two", "fused"):
+                    base.FUSED_EXTRA = 10**6 if path == "fused" else -10**6
+                    start = time.process_time()
+                    base.encode_rows(F, C, blocks, Gs)
+                    times[path].append(time.process_time() - start)
+            cells = [f"{min(t) * 1e3:.0f} / {statistics.median(t) * 1e3:.0f}"
+                     for t in times.values()]
+            chosen = "fused" if K * m <= K + m + default else "two products"
+            print(f"  {K:>3}{m:>3}{cells[0]:>16}{cells[1]:>16}  {chosen}")
+    finally:
+        base.FUSED_EXTRA = default
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--encode", action="store_true",
+                        help="only the master's encoding at the main job's sizes (no workers)")
     args = parser.parse_args(argv)
+    if args.encode:
+        print("ffcode shares benchmark: the master's encoding")
+        for key, value in machine_info().items():
+            print(f"  {key:<18} {value}")
+        encoding(GF(2**31 - 1), max(args.repeats, 5))
+        encode_paths(GF(2**31 - 1), max(args.repeats, 5))
+        return 0
     start = time.perf_counter()
     print("ffcode shares benchmark: several shares per worker, N = 6, workers 3-5 4x slower, "
           "R = 4, m = 4")

@@ -280,11 +280,27 @@ def combine(p: int, W: np.ndarray, rows, dtype) -> np.ndarray:
     else:
         rows = [np.ascontiguousarray(r).reshape(-1) for r in rows]
     out = np.empty((W.shape[0], rows[0].shape[0]), dtype)
-    if _rowcomb_serves(p, W.shape[1]) or W.shape[0] <= FEW_ROWS:
-        _combine_rows(p, W, rows, out, 0)
-    else:
-        matmul_into(p, W, rows if isinstance(rows, np.ndarray) else np.stack(rows), out)
+    combine_into(p, W, rows, out)
     return out
+
+
+def combine_into(p: int, W: np.ndarray, rows, out: np.ndarray, rowcomb: bool = False) -> None:
+    """out = W @ (rows stacked) mod p, for rows a list of contiguous 1-D arrays or a
+    C-contiguous matrix, each out.shape[1] long, into a C-contiguous out. Short inner
+    dimensions and a few output rows (or any, with rowcomb=True) by rowcomb without
+    stacking, the output rows (or one row's columns) shared among the cores; the others by
+    matmul_into."""
+    k = W.shape[1]
+    if not (rowcomb or _rowcomb_serves(p, k) or W.shape[0] <= FEW_ROWS):
+        matmul_into(p, W, rows if isinstance(rows, np.ndarray) else np.stack(rows), out)
+        return
+    r, n = out.shape
+    if r == 1:                          # one row: its columns in parts
+        _in_parts(n, n * k, lambda c0, c1: _combine_rows(
+            p, W, [row[c0:c1] for row in rows], out[:, c0:c1], 0))
+    else:
+        _in_parts(r, r * n * k, lambda r0, r1: _combine_rows(p, W[r0:r1], rows,
+                                                            out[r0:r1], 0))
 
 
 def _rowcomb_serves(p: int, k: int) -> bool:

@@ -43,11 +43,14 @@ Methods
 A new code defines ``support``, ``outputs``, ``function``, ``encode`` (building its shares
 and calling ``make_encoding``), ``result_rows``, ``result_shape``, ``assemble`` and, if it can,
 ``check``, ``check_cost`` and ``uncoded``; codes of matrix products need only their
-exponents (``ffcode.codes.ProductCode``).
+exponents (``ffcode.codes.ProductCode``). ``encode_rows`` makes every worker's combination
+of a code's blocks in one product, and with ``piece_coefficients`` (drawn before it) the
+piece blocks of computation at full speed too, without the combinations in between.
 """
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -283,34 +286,48 @@ class Code:
 
     def encode_blocks(self, exponents: Sequence[int], blocks: Sequence[np.ndarray]) -> list:
         """Worker i's sum_j blocks[j] * points[i] ** exponents[j], for every worker."""
-        E = powers(self.F, self.points, exponents)
-        coded = _matmul.combine(self.F.p, E, list(blocks), self.F.dtype)
-        return rows_of(coded.reshape((E.shape[0],) + blocks[0].shape))
+        return rows_of(encode_rows(self.F, powers(self.F, self.points, exponents), blocks))
+
+    def piece_coefficients(self, pieces: Optional[int], seed: Seed = None,
+                           rng: Optional[np.random.Generator] = None) -> Optional[list]:
+        """The workers' (m, m) piece coefficients G_0..G_{N-1} for pieces=m (None for None),
+        drawn in worker order from rng (default: a generator seeded by seed, fresh entropy for
+        None), exactly as make_encoding draws them: a code that draws them first (after its
+        masks) encodes its row-linear operand and its pieces in one product (encode_rows)
+        and gives them to make_encoding."""
+        if pieces is None:
+            return None
+        rng = np.random.default_rng(seed) if rng is None else rng
+        return [self.F.random((pieces, pieces), rng) for _ in range(self.n_workers)]
 
     def make_encoding(self, shares: Sequence[tuple], shapes: tuple, blocks: tuple,
                       pieces: Optional[int] = None, seed: Seed = None,
-                      rng: Optional[np.random.Generator] = None, **layout) -> Encoding:
+                      rng: Optional[np.random.Generator] = None,
+                      coeffs: Optional[Sequence[np.ndarray]] = None, **layout) -> Encoding:
         """The Encoding of these shares; with pieces=m (checked by pieces_for) each share's
         row-linear operand becomes m random combinations of its row pieces, drawn from rng
-        (default: a generator seeded by seed, fresh entropy for None)."""
+        (default: a generator seeded by seed, fresh entropy for None). Given ``coeffs`` (what
+        piece_coefficients drew), the row-linear operand of share i already is those
+        combinations, (m, ceil(rows / m), ...) as encode_rows makes them with coeffs[i]."""
         shares = [tuple(s) for s in shares]
         if pieces is not None:
-            rng = np.random.default_rng(seed) if rng is None else rng
-            shares = [self._piece_share(w, share, pieces, rng) for w, share in enumerate(shares)]
+            if coeffs is None:
+                rng = np.random.default_rng(seed) if rng is None else rng
+                shares = [self._piece_share(w, share, pieces, rng)
+                          for w, share in enumerate(shares)]
+            else:
+                o = self.row_linear_operand
+                shares = [PieceShare(w, G, share[o], share[:o] + share[o + 1:], o)
+                          for w, (G, share) in enumerate(zip(coeffs, shares))]
         if isinstance(seed, np.random.Generator):
             seed = None                     # a generator's state is not a seed to record
         return Encoding(self, tuple(shares), shapes, blocks, pieces, seed, **layout)
 
     def _piece_share(self, worker, share, m, rng) -> PieceShare:
         o = self.row_linear_operand
-        operand = share[o]
-        if operand.ndim < 1:
-            raise ValueError("Full-speed computation splits the shares into rows; 0-d "
-                             "blocks have none.")
         G = self.F.random((m, m), rng)
-        blocks = _matmul.combine(self.F.p, G, list(split_rows(operand, m)), self.F.dtype)
-        blocks = blocks.reshape((m, -(-operand.shape[0] // m)) + operand.shape[1:])
-        return PieceShare(worker, G, blocks, share[:o] + share[o + 1:], o)
+        blocks = encode_rows(self.F, np.ones((1, 1), self.F.dtype), [share[o]], [G])
+        return PieceShare(worker, G, blocks[0], share[:o] + share[o + 1:], o)
 
     def check_encoding(self, encoding: Encoding, split: bool = False) -> Encoding:
         """The encoding, checked to be this code's (or, with split=True, also a Split that
@@ -433,6 +450,74 @@ def powers(F: PrimeField, points: np.ndarray, exponents: Sequence[int]) -> np.nd
     p = F.p
     return np.array([[pow(int(a), int(e), p) for e in exponents] for a in points],
                     dtype=F.dtype).reshape(len(points), len(exponents))
+
+
+# Encoding: every worker's combination of the blocks, in as few products as the shapes allow.
+# A fused product (one row per worker's piece block, one column per piece of a block) costs
+# K*m multiply-adds per element of output against K + m for two products (the combination,
+# then its pieces' combinations), but it reads the blocks once and writes only the output:
+# on the main job's shapes (N = 12, 8 MiB blocks) it is the faster while K*m is at most
+# K + m + FUSED_EXTRA (bench/bench_shares.py --encode).
+FUSED_EXTRA = 3
+
+
+def encode_rows(F: PrimeField, coefficients: np.ndarray, blocks: Sequence[np.ndarray],
+                coeffs: Optional[Sequence[np.ndarray]] = None) -> np.ndarray:
+    """Every worker's combination of K equally shaped blocks: (N, *shape), worker i's
+    sum_j coefficients[i, j] blocks[j], for coefficients (N, K) in F.
+
+    With coeffs (N matrices (m, m): the pieces for computation at full speed), worker i's m
+    random combinations of the row pieces of that combination instead: (N, m, ceil(rows /
+    m), *shape[1:]), block l = sum_l' coeffs[i][l, l'] (row piece l' of worker i's
+    combination, zero-padded as split_rows pads), computed without the combinations
+    themselves: in one product of the (N m, K m) matrix of the coefficients[i, j]
+    coeffs[i][l, l'] against the K m pieces of the blocks, or, when that would cost too
+    many multiply-adds, two products per worker through one scratch buffer."""
+    C = np.asarray(coefficients)
+    N, K = C.shape
+    if K != len(blocks) or K < 1:
+        raise ValueError(f"encode_rows: {K} coefficients per worker for {len(blocks)} blocks.")
+    blocks = [np.asarray(b) for b in blocks]
+    shape = blocks[0].shape
+    size = math.prod(shape)
+    if any(b.size != size for b in blocks):
+        raise ValueError(f"encode_rows: the blocks must be equally large, not of shapes "
+                         f"{sorted({b.shape for b in blocks})}.")
+    blocks = [np.ascontiguousarray(b).reshape(shape) for b in blocks]    # 0-d stays 0-d
+    if coeffs is None:
+        out = np.empty((N,) + shape, F.dtype)
+        _matmul.combine_into(F.p, C, [b.reshape(-1) for b in blocks], out.reshape(N, size))
+        return out
+    if len(shape) < 1:
+        raise ValueError("Full-speed computation splits the shares into rows; 0-d blocks "
+                         "have none.")
+    if len(coeffs) != N:
+        raise ValueError(f"encode_rows: {len(coeffs)} piece coefficient matrices for {N} "
+                         f"workers.")
+    m = coeffs[0].shape[0]
+    rows = -(-shape[0] // m)
+    piece = rows * math.prod(shape[1:])
+    out = np.empty((N, m, rows) + shape[1:], F.dtype)
+    flat = out.reshape(N * m, piece)
+    if not piece:
+        return out
+    G = np.stack(coeffs)
+    if K * m <= K + m + FUSED_EXTRA:
+        W = F.mul(C[:, None, :, None], G[:, :, None, :]).reshape(N * m, K * m)
+        pieces = [row for b in blocks for row in split_rows(b, m).reshape(m, piece)]
+        # several blocks and pieces: K m <= 10 terms, which rowcomb takes at every prime
+        # (through the limb products' dgemms, a few columns of this shape are slow)
+        _matmul.combine_into(F.p, W, pieces, flat, rowcomb=K > 1 and m > 1)
+        return out
+    # Two products per worker: its combination into the scratch (whose padding rows stay
+    # zero), then the combinations of its pieces into its place in out.
+    scratch = np.zeros(m * piece, F.dtype)
+    combination = scratch[:size].reshape(1, size)
+    whole = [b.reshape(-1) for b in blocks]
+    for i in range(N):
+        _matmul.combine_into(F.p, C[i:i + 1], whole, combination)
+        _matmul.combine_into(F.p, G[i], scratch.reshape(m, piece), flat[i * m:(i + 1) * m])
+    return out
 
 
 def magnitude(F: PrimeField, x: ArrayLike) -> int:

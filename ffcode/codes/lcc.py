@@ -6,11 +6,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ffcode import _matmul, _validate, functions, verify
+from ffcode import _validate, functions, verify
 from ffcode._blocks import rows_of
 from ffcode._field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
-from ffcode.codes.base import Code, Encoding, Split, magnitude, read_only, secure_random
+from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, read_only,
+                                secure_random)
 
 
 class LCC(Code):
@@ -135,10 +136,11 @@ class LCC(Code):
         rng = None if seed is None else np.random.default_rng(seed)
         masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
         masks = list(masks.reshape((self.t,) + shape))
-        coded = _matmul.combine(self.F.p, self.encoding_matrix, X + masks, self.F.dtype)
-        shares = [(y,) for y in rows_of(coded.reshape((self.n_workers,) + shape))]
-        return self.make_encoding(shares, (shape,), (shape,), m, seed, rng, masks=self.t,
-                                  magnitude=self._magnitude(X))
+        coeffs = self.piece_coefficients(m, seed, rng)     # drawn after the masks
+        coded = encode_rows(self.F, self.encoding_matrix, X + masks, coeffs)
+        shares = [(y,) for y in rows_of(coded)]
+        return self.make_encoding(shares, (shape,), (shape,), m, seed, rng, coeffs,
+                                  masks=self.t, magnitude=self._magnitude(X))
 
     def checked_blocks(self, blocks: Sequence[ArrayLike]) -> list[np.ndarray]:
         """The k data blocks as equally shaped arrays of field elements, refused when

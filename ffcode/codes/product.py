@@ -13,7 +13,9 @@ import numpy as np
 from ffcode import _validate, functions, verify
 from ffcode._field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
-from ffcode.codes.base import Code, Encoding, Split, magnitude, read_only, secure_random
+from ffcode._blocks import rows_of
+from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, powers,
+                                read_only, secure_random)
 
 
 class ProductCode(Code):
@@ -113,7 +115,7 @@ class ProductCode(Code):
             self.check_magnitude(A.shape[1] * size_A * magnitude(self.F, B),
                                  "inner * |A| * |B|")
         rng = None if seed is None else np.random.default_rng(seed)
-        coded, blocks = [], []
+        grids = []
         for X, exponents, masks in operands:
             grid = _split(X, *exponents.shape)
             if masks:
@@ -121,11 +123,16 @@ class ProductCode(Code):
                 noise = secure_random(self.F, count) if rng is None else \
                     self.F.random(count, rng)
                 grid += list(noise.reshape((len(masks),) + grid[0].shape))
-            coded.append(self.encode_blocks([*exponents.flat, *masks], grid))
-            blocks.append(grid[0].shape)
+            grids.append((powers(self.F, self.points, [*exponents.flat, *masks]), grid))
+        # the pieces' coefficients after every mask, as make_encoding would draw them, so
+        # that A's shares and their piece combinations come out of one product
+        coeffs = self.piece_coefficients(m, seed, rng)
+        coded = [rows_of(encode_rows(self.F, E, grid, coeffs if o == self.row_linear_operand
+                                     else None))
+                 for o, (E, grid) in enumerate(grids)]
         return self.make_encoding(list(zip(*coded)), tuple(X.shape for X, _, _ in operands),
-                                  tuple(blocks), m, seed, rng, masks=self.masks,
-                                  magnitude=size_A)
+                                  tuple(grid[0].shape for _, grid in grids), m, seed, rng,
+                                  coeffs, masks=self.masks, magnitude=size_A)
 
     def arguments(self, encoding: Encoding, *args: ArrayLike) -> tuple:
         """(x,) checked: a vector or matrix that chains with the encoded A, refused if signed
