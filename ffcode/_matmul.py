@@ -205,10 +205,11 @@ def _integer_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
               lambda r0, r1: mul32.mul_packed(A[r0:r1], packed, out[r0:r1], mode))
 
 
-def _in_parts(rows: int, work: int, job) -> None:
-    """job(r0, r1) over row ranges that cover range(rows): one range per thread the BLAS may
-    use for work of at least PARALLEL_WORK (the kernels release the GIL), else one range."""
-    parts = 1 if work < PARALLEL_WORK else max(1, min(_blas.threads(), rows // 8))
+def _in_parts(rows: int, work: int, job, least: int = 8) -> None:
+    """job(r0, r1) over row ranges that cover range(rows), each of at least ``least`` rows:
+    one range per thread the BLAS may use for work of at least PARALLEL_WORK (the kernels
+    release the GIL), else one range."""
+    parts = 1 if work < PARALLEL_WORK else max(1, min(_blas.threads(), rows // least))
     if parts == 1:
         job(0, rows)
         return
@@ -300,7 +301,7 @@ def combine_into(p: int, W: np.ndarray, rows, out: np.ndarray, rowcomb: bool = F
             p, W, [row[c0:c1] for row in rows], out[:, c0:c1], 0))
     else:
         _in_parts(r, r * n * k, lambda r0, r1: _combine_rows(p, W[r0:r1], rows,
-                                                            out[r0:r1], 0))
+                                                            out[r0:r1], 0), least=1)
 
 
 def _rowcomb_serves(p: int, k: int) -> bool:

@@ -153,7 +153,7 @@ def add_arguments(parser):
     faults.add_argument("--stragglers", type=at_least(0), default=3, metavar="K",
                         help="the last K "
                         "workers are --slowdown times slower")
-    faults.add_argument("--slowdown", type=float, help="the stragglers' factor (default 4)")
+    faults.add_argument("--slowdown", type=float, help="the stragglers' factor (default 8)")
     faults.add_argument("--slow", action="append", default=[], metavar="W:FACTOR",
                         help="worker W computes FACTOR times slower (default: none)")
     faults.add_argument("--delay", metavar="SHIFT:MEAN", help="every piece pauses SHIFT + "
@@ -204,7 +204,7 @@ JOB_FLAGS = [("code", "matmul"), ("a", "matmul"), ("b", "matmul"), ("s", "matmul
              ("k", "matvec and lcc"), ("t", "lcc and matmul --code gasp"), ("f", "lcc"),
              ("degree", "lcc"), ("row_linear", "lcc")]
 DEFAULTS = {"t": 1, "f": "ffcode.functions:square", "degree": 2, "pieces": 4,
-            "slowdown": 4.0}
+            "slowdown": 8.0}
 # matmul's codes: the flags each takes, with their defaults
 MATMUL_CODES = {"polynomial": {"a": 2, "b": 2}, "matdot": {"s": 2},
                 "entangled": {"a": 2, "b": 1, "s": 2}, "gasp": {"a": 2, "b": 1, "t": 1}}

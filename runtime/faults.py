@@ -23,8 +23,9 @@ _RANGES = {"slowdown": (1.0, MAX_SLOWDOWN), "link_rate": (1 / MAX_PAUSE, math.in
 class Faults:
     """What to inject into a job, per worker (0-based code indices).
 
-    slowdown     {worker: k}: the worker computes k times slower (each piece's compute time
-                 is followed by (k - 1) times as long a pause) but keeps making progress.
+    slowdown     {worker: k}: the worker computes k times slower (each piece's compute,
+                 its CPU time, is followed by (k - 1) times as long a pause) but keeps
+                 making progress.
     delay        (shift, mean) seconds: every piece of every worker is followed by a pause
                  shift + Exponential(mean), the shifted-exponential straggler model; or
                  {worker: (shift, mean)} for pauses that differ between workers.

@@ -177,7 +177,8 @@ def compute(job, out):
 
 def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
     """Compute the task's share k and send its packets, numbered on from k·m; False if the
-    job was stopped."""
+    job was stopped. A slowdown k pauses k - 1 times the CPU time the piece took (its
+    thread's: what a k times slower processor would add, whatever else shares the cores)."""
     send, m = job.spec["send"], job.spec["pieces"]
     slowdown, corrupt = job.faults["slowdown"], job.faults.get("corrupt")
     if send == "pieces":                # computation at full speed: a packet per block
@@ -186,19 +187,19 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
                                  job.spec["operand"])
         packets = piece_results(op, piece_share)
         for j in range(m):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             packet = next(packets)
-            spent = time.perf_counter() - start
-            if _paused(job, (slowdown - 1) * spent + delays[j]):
+            spent, work = time.perf_counter() - start, time.thread_time() - cpu
+            if _paused(job, (slowdown - 1) * work + delays[j]):
                 return False
             header = job.header(Kind.PACKET, k * m + j, 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
         return True
-    start = time.perf_counter()         # the whole result, then its packets
+    start, cpu = time.perf_counter(), time.thread_time()   # the whole result, then packets
     y = op(*share, *job.args)
-    spent = time.perf_counter() - start
-    if _paused(job, (slowdown - 1) * spent + sum(delays)):
+    spent, work = time.perf_counter() - start, time.thread_time() - cpu
+    if _paused(job, (slowdown - 1) * work + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
     if send == "whole":

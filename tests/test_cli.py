@@ -220,7 +220,7 @@ def test_defaults_depend_on_the_job():
         assert code.recovery_threshold == R, (job, extra)
     args = parse_run("lcc")
     assert (args.t, args.f, args.degree, args.pieces, args.slowdown, args.scheme) == (
-        1, "ffcode.functions:square", 2, 4, 4.0, None)
+        1, "ffcode.functions:square", 2, 4, 8.0, None)
 
 
 def test_default_scheme(capsys):

@@ -292,7 +292,7 @@ def test_fault_flags(bounded, capsys, tmp_path):
     assert status == 0, out
     injected = next(line for line in out.splitlines() if "injected:" in line)
     assert injected.split("injected: ")[1] == (
-        "worker 1 3x slower; worker 2 4x slower; worker 3 4x slower; per-piece pause "
+        "worker 1 3x slower; worker 2 8x slower; worker 3 8x slower; per-piece pause "
         "0.01 s + Exp(mean 0.01 s); worker 0 link 50 MB/s; worker 3 crashes after 0 packets")
     assert "output equals direct computation: yes" in out and "run passed" in out
     data = json.loads(path.read_text())
