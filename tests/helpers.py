@@ -3,6 +3,7 @@ import contextlib
 import functools
 import itertools
 import os
+import subprocess
 import tempfile
 
 import flint
@@ -223,3 +224,40 @@ def outside_source():
         yield
     finally:
         os.chdir(here)
+
+
+def row_pieces(y, m) -> np.ndarray:
+    """y's rows zero-padded to a multiple of m, as m stacked pieces of Python ints."""
+    y = as_objects(y)
+    rows = -(-y.shape[0] // m) * m
+    padded = np.zeros((rows,) + y.shape[1:], dtype=object)
+    padded[:y.shape[0]] = y
+    return padded.reshape((m, rows // m) + y.shape[1:])
+
+
+def reap(procs, grace=0.0):
+    """Give each process up to ``grace`` seconds to exit, kill whatever still runs (after a
+    failure), and collect every exit status."""
+    for proc in procs:
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def joined_dealer(endpoint, host):
+    """(context, DEALER) connected to a master and announced with a HELLO as a worker that
+    claims slot 99 (which a remote master ignores) and this host name."""
+    import zmq
+
+    from ffcode.runtime import wire
+    from ffcode.runtime.wire import Header, Kind
+
+    context = zmq.Context()
+    dealer = context.socket(zmq.DEALER)
+    dealer.linger = 0
+    dealer.connect(endpoint)
+    dealer.send_multipart(wire.control(Header(Kind.HELLO, 0, 0),
+                                       {"slot": 99, "pid": 0, "host": host}))
+    return context, dealer

@@ -14,22 +14,13 @@ from ffcode import (GASP, LCC, MDS, Decoder, EntangledPolynomialCode, MatDot, Pi
 from ffcode.codes import base
 from ffcode.runtime.jobs import Layout, Plan
 
-from helpers import as_objects, assert_field_array, prime_id, rand
+from helpers import as_objects, assert_field_array, prime_id, rand, row_pieces
 
 # a small prime (every point count here fits), 16 bits, 31 bits (rowcomb's Shoup kernel),
 # the largest uint32 prime (products through matmul_into) and a Mersenne prime near 2**61
 ENCODE_PRIMES = [13, 65521, 2**31 - 1, 4294967291, 2**61 - 1]
 # K m <= K + m + 3 fuses; m = 8 (K >= 2) takes two products per worker
 PIECES = [None, 1, 2, 3, 4, 8]
-
-
-def row_pieces(y, m) -> np.ndarray:
-    """y's rows zero-padded to a multiple of m, as m stacked pieces of Python ints."""
-    y = as_objects(y)
-    rows = -(-y.shape[0] // m) * m
-    padded = np.zeros((rows,) + y.shape[1:], dtype=object)
-    padded[:y.shape[0]] = y
-    return padded.reshape((m, rows // m) + y.shape[1:])
 
 
 def piece_blocks(p, G, y) -> np.ndarray:

@@ -20,6 +20,8 @@ from ffcode.runtime import wire
 from ffcode.runtime.errors import JobFailed, JobTimeout, WorkerError
 from ffcode.runtime.wire import Header, Kind
 
+from helpers import joined_dealer, reap
+
 F = GF(2**31 - 1)
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -162,12 +164,7 @@ class Flooder(threading.Thread):
         self.stopping = threading.Event()
 
     def run(self):
-        context = zmq.Context()
-        dealer = context.socket(zmq.DEALER)
-        dealer.linger = 0
-        dealer.connect(self.endpoint)
-        dealer.send_multipart(wire.control(Header(Kind.HELLO, 0, 0),
-                                           {"slot": 99, "pid": 0, "host": "flooder"}))
+        context, dealer = joined_dealer(self.endpoint, "flooder")
         try:
             while not self.stopping.is_set():
                 if not dealer.poll(50):
@@ -221,12 +218,7 @@ def test_a_flood_of_shape_claims_costs_the_master_nothing(bounded):
         flooder.stopping.set()
         flooder.join(5)
         cluster.close()
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        reap(procs, grace=10)
     assert np.array_equal(output, F.matmul(A, x))
     assert report.wrong == [3] and report.workers[3].host == "flooder"
     assert len(report.workers[3].packets) == 1 and report.workers[3].used == 0

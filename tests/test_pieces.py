@@ -9,19 +9,10 @@ import ffcode
 from ffcode import LCC, MDS, MatDot, Packet, PieceShare, PolynomialCode, piece_packets
 from ffcode.pieces import piece_results
 
-from helpers import as_objects, assert_field_array, prime_id, rand
+from helpers import as_objects, assert_field_array, prime_id, rand, row_pieces
 
 PIECE_PRIMES = [65521, 2**31 - 1, 4294967291, 2**61 - 1]
 W_SEED = 17
-
-
-def row_pieces(y, m) -> np.ndarray:
-    """y's rows zero-padded to a multiple of m, as m stacked pieces of Python ints."""
-    y = as_objects(y)
-    rows = -(-y.shape[0] // m) * m
-    padded = np.zeros((rows,) + y.shape[1:], dtype=object)
-    padded[:y.shape[0]] = y
-    return padded.reshape((m, rows // m) + y.shape[1:])
 
 
 def combination(p, coeffs, pieces) -> np.ndarray:

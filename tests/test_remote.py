@@ -16,6 +16,8 @@ import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode, cli
 from ffcode.runtime import Cluster, ClusterError, Faults, JobFailed, keys
 
+from helpers import reap
+
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 LOOPBACK = "tcp://127.0.0.1:*"
 LINEAR_F = '''
@@ -35,14 +37,6 @@ def start_workers(endpoint, count, cwd, *extra, pythonpath=None):
     return [subprocess.Popen([sys.executable, "-m", "ffcode", "worker", "--connect", endpoint,
                               *extra], cwd=cwd, env=env, stderr=subprocess.DEVNULL)
             for _ in range(count)]
-
-
-def reap(procs):
-    """Kill whatever is still running (after a failure) and collect every exit status."""
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
 
 
 def exits(procs, within=10):

@@ -13,7 +13,8 @@ from ffcode.runtime import Cluster, ClusterError, Faults
 from ffcode.runtime.wire import Header, Kind
 from ffcode.runtime.worker import Job, compute
 
-from test_remote import LOOPBACK, reap, start_workers
+from helpers import reap
+from test_remote import LOOPBACK, start_workers
 
 F = ffcode.GF(2**61 - 1)
 N = 5

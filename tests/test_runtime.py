@@ -25,6 +25,8 @@ from ffcode.runtime import wire
 from ffcode.runtime.errors import ClusterError, JobFailed, JobTimeout, WorkerError
 from ffcode.runtime.wire import Header, Kind
 
+from helpers import joined_dealer, reap
+
 P31, P16, P61 = 2**31 - 1, 65521, 2**61 - 1
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
 WHOLE = ("uncoded", "classic")              # one whole result per worker: pieces is 1
@@ -449,12 +451,7 @@ class FakeWorker(threading.Thread):
         self.silent = False
 
     def run(self):
-        context = zmq.Context()
-        dealer = context.socket(zmq.DEALER)
-        dealer.linger = 0
-        dealer.connect(self.endpoint)
-        dealer.send_multipart(wire.control(Header(Kind.HELLO, 0, 0),
-                                           {"slot": 99, "pid": 0, "host": "fake"}))
+        context, dealer = joined_dealer(self.endpoint, "fake")
         beat = Header(Kind.HEARTBEAT, 0, 0)
         try:
             while not self.stopping.is_set():
@@ -515,12 +512,7 @@ def remote_cluster(n_real, lost_after, endpoint="tcp://127.0.0.1:*", fake=True):
             fake.stopping.set()
             fake.join(5)
         c.close()
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        reap(procs, grace=10)
 
 
 @pytest.fixture(scope="module")

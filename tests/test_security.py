@@ -21,6 +21,8 @@ from ffcode import GF, LCC, MDS
 from ffcode.runtime import Cluster, keys, wire
 from ffcode.runtime.wire import Header, Kind
 
+from helpers import reap
+
 LOOPBACK = "tcp://127.0.0.1:*"
 
 
@@ -186,12 +188,7 @@ def _workers(cluster, count):
         yield procs
     finally:
         cluster.close()                 # tells them to exit
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        reap(procs, grace=10)
 
 
 @pytest.mark.bounded(40)
