@@ -9,7 +9,8 @@ its own, from the connection's credentials, never from anything a peer says abou
 - a plaintext peer on an ipc socket shows the kernel's credentials (SO_PEERCRED: its uid
   and pid, taken when it connected): it is admitted when its uid is this user's (any uid
   when ``insecure``) and, if ``processes`` is set, its pid passes that test (a local pool:
-  one of the processes it forked);
+  one of the processes it forked; where the platform gives no pid, the pool checks the
+  pid the HELLO names instead);
 - a plaintext peer on tcp is admitted only when ``insecure`` (the user trusts the network).
 
 A refused peer never gets as far as sending a frame, so it can make the master hold nothing.
@@ -29,7 +30,8 @@ from zmq.utils import z85
 
 ZAP_ENDPOINT = "inproc://zeromq.zap.01"
 IPC, TCP = "ipc", "tcp"             # ZAP domains, one per kind of bind
-_CREDENTIALS = re.compile(r".*:(\d+):(\d+):(\d+)")     # libzmq's ipc peer: host:uid:gid:pid
+_CREDENTIALS = re.compile(r".*:(\d+):(\d*):(\d*)")    # libzmq's ipc peer: host:uid:gid:pid
+                                                        # (no pid where LOCAL_PEERCRED: BSD, macOS)
 _POLL_MS = 100                      # how often the gate's thread looks for a stop
 
 log = logging.getLogger(__name__)
@@ -57,9 +59,12 @@ def peer(frame) -> Peer:
 
 
 def credentials(address: str) -> tuple:
-    """(uid, pid) from an ipc peer's address as libzmq reports it, else (None, None)."""
+    """(uid, pid) from an ipc peer's address as libzmq reports it, else (None, None); the
+    pid is None where the platform tells only the uid."""
     match = _CREDENTIALS.fullmatch(address)
-    return (int(match.group(1)), int(match.group(3))) if match else (None, None)
+    if match is None:
+        return None, None
+    return int(match.group(1)), int(match.group(3)) if match.group(3) else None
 
 
 class Gate:
@@ -128,7 +133,7 @@ class Gate:
             uid, pid = credentials(address)
             if uid is None or not (self.insecure or uid == os.getuid()):
                 return None
-            if self.processes is not None and not self.processes(pid):
-                return None
+            if self.processes is not None and pid is not None and not self.processes(pid):
+                return None             # (without a pid, the pool checks the HELLO's)
             return ""
         return "" if self.insecure else None

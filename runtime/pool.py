@@ -107,8 +107,11 @@ class LocalPool:
     def admit(self, slot, meta, sender):
         """The pid this HELLO comes from, or None: its slot was asked for, and the process
         at the other end of its connection (the kernel's word, ``sender.pid``, never the
-        HELLO's) is one of this pool's, not admitted before."""
+        HELLO's) is one of this pool's, not admitted before. Where the kernel gives only the
+        uid (BSD, macOS), the HELLO's pid, to the same checks."""
         pid = sender.pid
+        if pid is None and sender.uid is not None:
+            pid = meta.get("pid")
         if slot not in self.requested or pid is None or pid in self.members or \
                 not self.owns(pid):
             return None

@@ -44,6 +44,7 @@ def _rss(pid="self") -> int:
 def test_credentials_parse_libzmq_ipc_addresses():
     from ffcode.runtime.gate import credentials
     assert credentials("localhost:1000:1000:4242") == (1000, 4242)
+    assert credentials("localhost:501:20:") == (501, None)     # BSD, macOS: no pid
     assert credentials("127.0.0.1") == (None, None)
     assert credentials("") == (None, None)
 
@@ -60,6 +61,9 @@ def test_pool_admits_a_pid_once_and_only_on_the_kernels_word():
     assert pool.admit(1, {"pid": 999}, Peer(pid=100)) == 100        # the claim is ignored
     assert pool.admit(2, {"pid": 101}, Peer(pid=100)) is None       # admitted already
     assert pool.admit(2, {"pid": 101}, Peer(pid=101)) == 101
+    pool.requested = {3}                        # a platform that gives only the uid
+    assert pool.admit(3, {"pid": 101}, Peer(uid=0)) is None          # admitted already
+    assert pool.admit(3, {"pid": 999}, Peer(uid=0)) is None          # not the pool's
 
 
 @pytest.mark.bounded(60)
