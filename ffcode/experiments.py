@@ -239,7 +239,7 @@ def run(out_dir: str, sizes: Sequence[int] = (100, 1000), seeds: int = 3,
                  for n_workers in sizes for name in SWEEPS}
     measured_paths = {name: os.path.join(out_dir, f"measured_n{_N}_{name}.png")
                       for name in (MEASURED_SWEEPS if measured else [])}
-    saved = [path[:-len(".png")] + ".json" for path in measured_paths.values()]
+    saved = [_saved(path) for path in measured_paths.values()]
     check_outputs(out_dir, [*simulated.values(), *measured_paths.values(), *saved])
     paths = []
     for (n_workers, name), path in simulated.items():
@@ -253,7 +253,7 @@ def run(out_dir: str, sizes: Sequence[int] = (100, 1000), seeds: int = 3,
             for name, path in measured_paths.items():
                 results, predicted = measured_sweep(cluster, name)
                 print(table(_N, name, results, MEASURED_SWEEPS, "measured") + "\n")
-                with open(path[:-len(".png")] + ".json", "w") as f:
+                with open(_saved(path), "w") as f:
                     json.dump({"measured": results, "predicted": predicted}, f, indent=1)
                 plot(_N, name, results, path, predicted, MEASURED_SWEEPS)
                 paths.append(path)
@@ -274,6 +274,11 @@ def check_outputs(out_dir: str, paths: Sequence[str]) -> None:
         check_writable(path, "the output")
 
 
+def _saved(png: str) -> str:
+    """Where a measured plot's data is saved, next to it."""
+    return png[:-len(".png")] + ".json"
+
+
 def _require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
@@ -288,7 +293,7 @@ def replot_measured(out_dir: Any) -> list[str]:
     paths = []
     for name in MEASURED_SWEEPS:
         path = os.path.join(out_dir, f"measured_n{_N}_{name}.png")
-        saved = path[:-len(".png")] + ".json"
+        saved = _saved(path)
         if os.path.exists(saved):
             with open(saved) as f:
                 data = json.load(f)

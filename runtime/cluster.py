@@ -339,8 +339,7 @@ class Cluster:
         """Wait up to timeout seconds, then take the waiting messages: HELLO and heartbeats
         are handled here, bad ones counted; yields (handle, header, data frames) of this
         job's epoch, one at a time (the caller may stop early and leave the rest)."""
-        if self._closing:
-            raise ClusterError("The cluster was closed during the job.")
+        self._check_not_closing()
         refused = self._gate.refused        # connections the gate turned away meanwhile
         if refused > self._refused:
             self.reject("refused", refused - self._refused)
@@ -348,8 +347,7 @@ class Cluster:
         if not self._poller.poll(max(timeout, 0) * 1000):
             return
         while self._router.getsockopt(zmq.EVENTS) & zmq.POLLIN:     # cheaper than poll(0)
-            if self._closing:
-                raise ClusterError("The cluster was closed during the job.")
+            self._check_not_closing()
             frames = _whole_message(self._router)
             handle = self._handles.get(frames[0].bytes)
             if handle is not None:
@@ -484,7 +482,6 @@ class Cluster:
         check. Workers found wrong in a job whose output is returned are excluded from
         later jobs (``exclude``).
         """
-        self._check_open()
         start = time.monotonic()
         data = code if isinstance(code, Resident) else None
         if data is not None:
@@ -611,7 +608,6 @@ class Cluster:
         worker holds, as for ``run``; every run on the data keeps it. A worker lost and replaced gets its share
         again before its next job (its timeline's ``reloaded`` bytes). ``unload`` (or
         closing the cluster) frees the workers' memory."""
-        self._check_open()
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -683,6 +679,11 @@ class Cluster:
     def _check_open(self):
         if self._closed or self._closing:
             raise ClusterError("This cluster is closed.")
+
+    def _check_not_closing(self):
+        """Inside a job: close() from another thread (or a callback) ends it."""
+        if self._closing:
+            raise ClusterError("The cluster was closed during the job.")
 
     def close(self) -> None:
         """Shut every worker down (remote ones are told to exit) and release the socket.

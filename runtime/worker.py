@@ -187,18 +187,14 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
                                  job.spec["operand"])
         packets = piece_results(op, piece_share)
         for j in range(m):
-            start, cpu = time.perf_counter(), time.thread_time()
-            packet = next(packets)
-            spent, work = time.perf_counter() - start, time.thread_time() - cpu
+            packet, spent, work = _timed(next, packets)
             if _paused(job, (slowdown - 1) * work + delays[j]):
                 return False
             header = job.header(Kind.PACKET, k * m + j, 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
         return True
-    start, cpu = time.perf_counter(), time.thread_time()   # the whole result, then packets
-    y = op(*share, *job.args)
-    spent, work = time.perf_counter() - start, time.thread_time() - cpu
+    y, spent, work = _timed(op, *share, *job.args)     # the whole result, then packets
     if _paused(job, (slowdown - 1) * work + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
@@ -214,6 +210,13 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
         out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
         spent = 0.0
     return True
+
+
+def _timed(function, *args) -> tuple:
+    """(function(*args), its wall seconds, its CPU seconds in this thread)."""
+    start, cpu = time.perf_counter(), time.thread_time()
+    result = function(*args)
+    return result, time.perf_counter() - start, time.thread_time() - cpu
 
 
 def _paused(job, seconds) -> bool:
