@@ -1,4 +1,4 @@
-"""Decoding despite wrong workers (ffcode.byzantine): what it costs against plain decoding.
+"""Decoding despite wrong workers (ffcode.decoding.robust): what it costs against plain decoding.
 
 All at p = 2**31 - 1 with PolynomialCode a = b = 2 (R = 4) on N = 8 workers, a 2048 x 2048
 product (512 x 512 with --quick); a wrong worker sends random field elements.
@@ -36,9 +36,10 @@ import time
 import numpy as np
 
 import ffcode
-from ffcode import GF, Faults, PolynomialCode, byzantine
-from ffcode.byzantine import RobustDecoder
-from ffcode.runtime.errors import ClusterError
+from ffcode import GF, Faults, PolynomialCode
+from ffcode.decoding import robust as byzantine
+from ffcode.decoding.robust import RobustDecoder
+from ffcode.errors import ClusterError
 
 from benchlib import Timer, check, fmt, machine_info, print_targets
 

@@ -51,7 +51,7 @@ import zmq
 import ffcode
 from benchlib import check, machine_info, n_cores, print_targets, raw_sender, reap, release
 from ffcode._ext.rankbasis import RankBasis
-from ffcode.decoder import Decoder
+from ffcode.decoding.decoder import Decoder
 
 P = 2**31 - 1
 MIB = 1 << 20

@@ -1,4 +1,4 @@
-"""Verification at every prime: Freivalds' check (ffcode.verify) against the product it checks.
+"""Verification at every prime: Freivalds' check (ffcode.decoding.verify) against the product it checks.
 
 For p = 2**31 - 1 and 2**61 - 1 and an n x n product C = A @ B (n = 2048; 512 with --quick):
 1. The check, verify.output(PolynomialCode(F, 2, 2, 4), (A, B), C) (what Cluster.run does
@@ -27,7 +27,8 @@ import time
 
 import numpy as np
 
-from ffcode import GF, PolynomialCode, _matmul, verify
+from ffcode import GF, PolynomialCode, _matmul
+from ffcode.decoding import verify
 
 from benchlib import (Timer, check, exact_value, flint, galois, machine_info, prime_label,
                       print_targets, same)

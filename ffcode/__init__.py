@@ -1,19 +1,18 @@
 """ffcode: exact GF(p) arithmetic for coded distributed computing."""
-from ffcode._field import GF, PrimeField
-from ffcode.byzantine import RobustDecoder
+from ffcode.field import GF, PrimeField
+from ffcode.decoding.robust import RobustDecoder
 from ffcode.codes import (GASP, LCC, MDS, Code, Encoding, EntangledPolynomialCode, MatDot,
                           PolynomialCode, ProductCode)
-from ffcode.decoder import Decoder
-from ffcode.errors import DecodingError, FFCodeError
+from ffcode.decoding.decoder import Decoder
+from ffcode.errors import (ClusterError, DecodingError, FFCodeError, JobFailed, JobTimeout,
+                           VerificationError, WorkerError)
 from ffcode.pieces import Packet, PieceShare, piece_packets
 
 __version__ = "0.1.0"
 
 # The runtime (and zmq) load only when one of its names is asked for: the core never
-# imports it. ProtocolError stays in ffcode.runtime: the master drops such messages and
-# counts them, so it never reaches a caller.
-_RUNTIME = ("Cluster", "ClusterError", "Faults", "JobFailed", "JobTimeout", "Report",
-            "VerificationError", "WorkerError")
+# imports it.
+_RUNTIME = ("Cluster", "Faults", "Report")
 
 __all__ = ["Cluster", "ClusterError", "Code", "Decoder", "DecodingError", "Encoding",
            "EntangledPolynomialCode", "FFCodeError", "Faults", "GASP", "GF", "JobFailed", "JobTimeout", "LCC", "MDS", "MatDot",

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ffcode import _validate
+from ffcode import checks
 
 Assignment = tuple  # tuple[tuple[int, ...], ...]: per worker, its code indices
 
@@ -61,7 +61,7 @@ def proportional(n_shares: int, speeds: Sequence[float]) -> tuple[int, ...]:
 def dealt(counts: Sequence[int]) -> Assignment:
     """The assignment holding counts[i] shares for worker i: dealt in rounds, one to each
     worker still short, so that every worker's first shares are the lowest indices."""
-    counts = [_validate.integer(c, "counts") for c in counts]
+    counts = [checks.integer(c, "counts") for c in counts]
     if not counts or min(counts) < 1:
         raise ValueError(f"Every worker must hold at least one share, not counts {counts}.")
     held = [[] for _ in counts]
@@ -85,7 +85,7 @@ def checked(assignment, n_shares: int, n_workers: int) -> Assignment:
         if isinstance(held, (str, bytes)) or not isinstance(held, Sequence):
             raise TypeError(f"Worker {i}'s shares must be a sequence of code indices, not "
                             f"{type(held).__name__}.")
-        out.append(tuple(_validate.integer(k, "assignment") for k in held))
+        out.append(tuple(checks.integer(k, "assignment") for k in held))
     if not out or len(out) > n_workers:
         raise ValueError(f"The assignment names {len(out)} workers; the cluster has "
                          f"{n_workers} (at least one is needed).")
@@ -150,8 +150,8 @@ def owners(assignment: Assignment) -> dict[int, int]:
 
 
 def _counts(n_shares, n_workers):
-    n_shares = _validate.integer(n_shares, "n_shares")
-    n_workers = _validate.integer(n_workers, "n_workers")
+    n_shares = checks.integer(n_shares, "n_shares")
+    n_workers = checks.integer(n_workers, "n_workers")
     if n_shares < 1 or n_workers < 1:
         raise ValueError(f"Allocating needs at least one share and one worker, not "
                          f"{n_shares} shares and {n_workers} workers.")

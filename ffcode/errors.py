@@ -1,7 +1,16 @@
 """ffcode's exceptions: one root, so that ``except ffcode.FFCodeError`` catches whatever
-ffcode itself raised. Narrower classes also subclass the built-in they refine, so that
-``except ValueError`` (a decoding failure) or ``except RuntimeError`` (a cluster failure)
-keeps working. The runtime's errors (``ffcode.ClusterError`` and below) derive from it."""
+ffcode itself raised, in the core and in the runtime. Narrower classes also subclass the
+built-in they refine, so that ``except ValueError`` (a decoding failure) or ``except
+RuntimeError`` (a cluster failure) keeps working.
+
+>>> from ffcode.errors import FFCodeError, JobTimeout
+>>> error = JobTimeout("rank 3/8 no output within the timeout", report=None)
+>>> isinstance(error, FFCodeError), isinstance(error, RuntimeError)
+(True, True)
+"""
+from __future__ import annotations
+
+from typing import Any
 
 
 class FFCodeError(Exception):
@@ -11,3 +20,38 @@ class FFCodeError(Exception):
 class DecodingError(FFCodeError, ValueError):
     """The results do not determine the output: more workers are wrong than the code can
     correct, or the workers' equations are dependent."""
+
+
+class ClusterError(FFCodeError, RuntimeError):
+    """Base of the runtime's errors: the cluster or a job could not do what was asked.
+    ``report`` is the job's ``Report`` (what happened until the failure), where a job ran."""
+
+    def __init__(self, message: str = "", *, report: Any = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class JobFailed(ClusterError):
+    """The job cannot complete; the message names what is missing and why."""
+
+
+class JobTimeout(JobFailed):
+    """The job did not complete within its timeout."""
+
+
+class WorkerError(JobFailed):
+    """A worker's computation raised; the message carries the worker's error."""
+
+
+class VerificationError(JobFailed):
+    """Wrong results spoiled the job: the decoded output failed its check, or, when
+    correcting A wrong workers, the results cannot be explained with A of them wrong.
+    No output is returned."""
+
+
+class ProtocolError(ClusterError):
+    """A message that is not valid ffcode wire format (counted and dropped by the master)."""
+
+
+class NoMaster(ClusterError):
+    """A worker found no master at its endpoint within its connect timeout."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-    from ffcode._field import PrimeField
+    from ffcode.field import PrimeField
     from ffcode._types import ArrayLike
 
 

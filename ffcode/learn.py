@@ -62,8 +62,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ffcode import _validate
-from ffcode._field import GF, PrimeField
+from ffcode import checks
+from ffcode.field import GF, PrimeField
 from ffcode.codes import LCC, MDS
 from ffcode.pieces import pieces_count
 
@@ -102,7 +102,7 @@ def gradient_terms(F: PrimeField, X: np.ndarray, w: np.ndarray, *C: np.ndarray) 
 def sigmoid_polynomial(degree: int, interval: float = SIGMOID_INTERVAL) -> np.ndarray:
     """The coefficients (increasing powers) of the least-squares polynomial of that degree
     to the sigmoid on [-interval, interval] (as CodedPrivateML approximates it)."""
-    degree = _validate.integer(degree, "degree")
+    degree = checks.integer(degree, "degree")
     if degree < 1:
         raise ValueError(f"Argument 'degree' must be at least 1, not {degree}.")
     z = np.linspace(-interval, interval, 2001)
@@ -127,7 +127,7 @@ class _CodedGradientDescent:
                                                                          "unload"))):
             raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster (n_workers, load, "
                             f"run and unload), not {type(cluster).__name__}.")
-        N = _validate.integer(cluster.n_workers, "cluster.n_workers")
+        N = checks.integer(cluster.n_workers, "cluster.n_workers")
         if coding not in CODINGS:
             raise ValueError(f"Argument 'coding' must be 'mds' or 'lcc', not {coding!r}.")
         lcc = coding == "lcc"
@@ -521,7 +521,7 @@ def _few(values: Sequence) -> str:
 
 
 def _at_least(value: Any, least: int, name: str) -> int:
-    value = _validate.integer(value, name)
+    value = checks.integer(value, name)
     if value < least:
         raise ValueError(f"Argument {name!r} must be at least {least}, not {value}.")
     return value

@@ -9,9 +9,9 @@ from typing import Optional
 
 import numpy as np
 
-from ffcode import _matmul, _validate
+from ffcode import _matmul, checks
 from ffcode._blocks import split_rows
-from ffcode._field import PrimeField
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
 
 
@@ -57,7 +57,7 @@ def piece_results(compute: Callable[..., np.ndarray], share: PieceShare) -> Iter
 
 
 def pieces_count(pieces: Int) -> int:
-    pieces = _validate.integer(pieces, "pieces")
+    pieces = checks.integer(pieces, "pieces")
     if pieces < 1:
         raise ValueError(f"Argument 'pieces' must be at least 1, not {pieces}.")
     return pieces
@@ -84,7 +84,7 @@ def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: Int, worker: I
     if result.ndim < 1:
         raise ValueError("Argument 'local_result' must have at least one dimension (rows).")
     m = pieces_count(pieces)
-    worker = _validate.integer(worker, "worker")
+    worker = checks.integer(worker, "worker")
     if worker < 0:
         raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
     split, rows = split_rows(result, m), result.shape[0]

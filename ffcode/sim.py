@@ -57,7 +57,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from ffcode import _validate, allocation
+from ffcode import checks, allocation
 from ffcode._types import ArrayLike
 
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
@@ -169,10 +169,10 @@ class Model:
         after the counts."""
         points = code.n_workers
         if isinstance(shares, Mapping):
-            n_workers = points - sum(_validate.integer(c, "shares") - 1
+            n_workers = points - sum(checks.integer(c, "shares") - 1
                                      for c in shares.values())
         elif np.ndim(shares) == 0 and not isinstance(shares, (str, bytes)):
-            each = _validate.integer(shares, "shares")
+            each = checks.integer(shares, "shares")
             if each < 1 or points % each:
                 raise ValueError(f"A code of {points} points cannot be dealt {each} shares "
                                  f"per worker.")
@@ -190,7 +190,7 @@ class Model:
         seconds per piece (a number, or per worker and piece: the same for each of its
         shares), the faults' slowdowns, links and exactly the pauses the workers will draw,
         worker i's for all its ``shares[i] * pieces`` pieces in order."""
-        counts = _share_counts(shares, _validate.integer(n_workers, "n_workers"))
+        counts = _share_counts(shares, checks.integer(n_workers, "n_workers"))
         compute = np.broadcast_to(np.asarray(compute, float), (n_workers, pieces))
         pauses = [faults.for_worker(i, pieces * counts[i])["delays"] for i in range(n_workers)]
         return cls(n_workers, recovery_threshold, pieces,
@@ -200,10 +200,10 @@ class Model:
                    **kwargs)
 
     def __post_init__(self) -> None:
-        self.n_workers = _validate.integer(self.n_workers, "n_workers")
-        self.recovery_threshold = _validate.integer(self.recovery_threshold,
+        self.n_workers = checks.integer(self.n_workers, "n_workers")
+        self.recovery_threshold = checks.integer(self.recovery_threshold,
                                                     "recovery_threshold")
-        self.pieces = _validate.integer(self.pieces, "pieces")
+        self.pieces = checks.integer(self.pieces, "pieces")
         if self.n_workers < 1 or self.pieces < 1:
             raise ValueError(f"A model needs n_workers >= 1 and pieces >= 1, not N = "
                              f"{self.n_workers}, m = {self.pieces}.")
@@ -282,7 +282,7 @@ def _share_counts(shares: Shares, n_workers: int) -> tuple[int, ...]:
     if isinstance(shares, Mapping):
         counts = [1] * n_workers
         for worker, count in shares.items():
-            worker = _validate.integer(worker, "shares")
+            worker = checks.integer(worker, "shares")
             if not 0 <= worker < n_workers:
                 raise ValueError(f"Argument 'shares' names worker {worker}, beyond 0.."
                                  f"{n_workers - 1}.")
@@ -297,7 +297,7 @@ def _share_counts(shares: Shares, n_workers: int) -> tuple[int, ...]:
         if len(counts) != n_workers:
             raise ValueError(f"Argument 'shares' gives {len(counts)} counts for {n_workers} "
                              f"workers.")
-    counts = [_validate.integer(c, "shares") for c in counts]
+    counts = [checks.integer(c, "shares") for c in counts]
     low = [c for c in counts if c < 1]
     if low:
         raise ValueError(f"Argument 'shares' must give every worker at least one share, not "
@@ -400,8 +400,8 @@ def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 
     if scheme not in SCHEMES:
         raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}, not "
                          f"{scheme!r}.")
-    seeds = _validate.integer(seeds, "seeds")
-    candidates = sorted({_validate.integer(w, "shares") for w in shares})
+    seeds = checks.integer(seeds, "seeds")
+    candidates = sorted({checks.integer(w, "shares") for w in shares})
     if seeds < 1 or not candidates or candidates[0] < 1:
         raise ValueError(f"plan needs seeds >= 1 and shares per worker >= 1, not seeds = "
                          f"{seeds}, shares = {candidates}.")

@@ -6,12 +6,13 @@ worker process imports only the modules it runs.
 """
 import importlib
 
-_WHERE = {"Cluster": "cluster", "ClusterError": "errors", "JobFailed": "errors",
-          "JobTimeout": "errors", "ProtocolError": "errors", "WorkerError": "errors",
-          "VerificationError": "errors",
-          "Faults": "faults", "SCHEMES": "jobs", "Report": "report",
+from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
+                           VerificationError, WorkerError)
+
+_WHERE = {"Cluster": "cluster", "Faults": "faults", "SCHEMES": "jobs", "Report": "report",
           "WorkerTimeline": "report"}
-__all__ = sorted(_WHERE)
+__all__ = sorted([*_WHERE, "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
+                  "VerificationError", "WorkerError"])
 
 
 def __getattr__(name):

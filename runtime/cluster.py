@@ -23,12 +23,12 @@ from urllib.parse import urlsplit
 import numpy as np
 import zmq
 
-from ffcode import _validate, allocation, functions
+from ffcode import checks, allocation, functions
 from ffcode.pieces import pieces_count
-from ffcode import verify as verification
+from ffcode.decoding import verify as verification
 from ffcode.codes.base import Code
 from ffcode.runtime import keys, pool, ray_pool, wire
-from ffcode.runtime.errors import ClusterError, ProtocolError, VerificationError
+from ffcode.errors import ClusterError, ProtocolError, VerificationError
 from ffcode.runtime.faults import Faults
 from ffcode.runtime.gate import Gate, peer
 from ffcode.runtime.jobs import Layout, Plan, checked_scheme
@@ -130,7 +130,7 @@ class Cluster:
                                "they run your script to find the functions defined in it, "
                                "so guard the script's work with 'if __name__ == "
                                "\"__main__\":'.")
-        self.n_workers = _validate.integer(n_workers, "n_workers")
+        self.n_workers = checks.integer(n_workers, "n_workers")
         most = MAX_STARTED if endpoint is None or engine == "ray" else MAX_REMOTE
         if not 1 <= self.n_workers <= most:
             raise ValueError(f"Argument 'n_workers' must be from 1 to {most}" +
@@ -138,7 +138,7 @@ class Cluster:
                               MAX_STARTED else "") + f", not {self.n_workers}.")
         self.start_timeout = _positive(start_timeout, "start_timeout")
         self.lost_after = _positive(lost_after, "lost_after")
-        self.max_message = _validate.integer(max_message, "max_message")
+        self.max_message = checks.integer(max_message, "max_message")
         if self.max_message < wire.MAX_META_BYTES:
             raise ValueError(f"Argument 'max_message' must be at least {wire.MAX_META_BYTES} "
                              f"bytes (a control message), not {self.max_message}.")
@@ -268,7 +268,7 @@ class Cluster:
         return self._wait(count, timeout)
 
     def _wait(self, count=None, timeout=None):
-        count = self.n_workers if count is None else _validate.integer(count, "count")
+        count = self.n_workers if count is None else checks.integer(count, "count")
         timeout = self.start_timeout if timeout is None else _positive(timeout, "timeout")
         if self._pool is not None:
             if count > self.n_workers:
@@ -463,15 +463,15 @@ class Cluster:
         More shares cost more encoding and bytes shipped (the report's ``encode`` and
         ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
 
-        verify: check the output before returning it (ffcode.verify: Freivalds' check for
+        verify: check the output before returning it (ffcode.decoding.verify: Freivalds' check for
         products, a random projection for row-linear LCC), raising VerificationError if a
         worker's wrong result got into it. "auto" (the default) checks where the check costs
-        at most 5 % of the job's multiply-adds (ffcode.verify.cheap), at every prime:
+        at most 5 % of the job's multiply-adds (ffcode.decoding.verify.cheap), at every prime:
         products from about n = 60 * rounds(p) (120 at 2**31 - 1, 60 from 2**60), row-linear
         LCC blocks from 20 * rounds(p) rows, and with adversaries every checkable output but
         MDS with a vector x (a recomputation); True and False force it.
 
-        adversaries: decode despite up to A workers sending wrong results (ffcode.byzantine),
+        adversaries: decode despite up to A workers sending wrong results (ffcode.decoding.robust),
         named in report.wrong (a worker with several shares is wrong on all of them: the
         shares the A workers holding the most hold are corrected). Every scheme but uncoded stops once what arrived decides
         the output with any A workers wrong: classic at R + A whole results when they
@@ -548,12 +548,10 @@ class Cluster:
             report.verify = time.monotonic() - start
             report.total += report.verify
             if not report.verified:
-                error = VerificationError(
+                raise VerificationError(
                     f"The decoded output failed its check ({type(code).__name__}, "
                     f"{verification.rounds(code.F.p)} random columns): a worker sent a wrong "
-                    f"result, so the output is not returned.")
-                error.report = report
-                raise error
+                    f"result, so the output is not returned.", report=report)
         for i in report.wrong:                  # known wrong once the output is trusted
             self._exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         return output, report
@@ -763,7 +761,7 @@ def _reachable(endpoint, host) -> str:
 
 
 def _verification(verify, code, inputs, adversaries) -> bool:
-    """Whether to check the output: "auto" as ffcode.verify.by_default says, or as told."""
+    """Whether to check the output: "auto" as ffcode.decoding.verify.by_default says, or as told."""
     if verify == "auto":
         return verification.by_default(code, inputs, adversaries)
     if verify and verification.cost(code, inputs) is None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ffcode import _validate
+from ffcode import checks
 
 
 CORRUPTIONS = ("random", "piece", "shape")
@@ -62,8 +62,8 @@ class Faults:
                                 f"not {type(given).__name__}.")
             checked = {}
             for worker, value in given.items():
-                worker = _validate.integer(worker, f"{name} worker")
-                value = (_validate.integer(value, name) if kind is int
+                worker = checks.integer(worker, f"{name} worker")
+                value = (checks.integer(value, name) if kind is int
                          else _number(value, name, f"worker {worker}"))
                 if worker < 0 or value < least or (name == "link_rate" and value == 0):
                     raise ValueError(f"Faults {name!r} needs workers >= 0 and values "
@@ -74,12 +74,12 @@ class Faults:
         if not isinstance(self.corrupt, Mapping) or any(
                 mode not in CORRUPTIONS for mode in self.corrupt.values()):
             raise ValueError(f"Faults 'corrupt' maps workers to one of {CORRUPTIONS}.")
-        object.__setattr__(self, "corrupt", {_validate.integer(w, "corrupt worker"): mode
+        object.__setattr__(self, "corrupt", {checks.integer(w, "corrupt worker"): mode
                                              for w, mode in self.corrupt.items()})
         if any(w < 0 for w in self.corrupt):
             raise ValueError("Faults 'corrupt' needs workers >= 0.")
         if isinstance(self.delay, Mapping):
-            workers = [_validate.integer(w, "delay worker") for w in self.delay]
+            workers = [checks.integer(w, "delay worker") for w in self.delay]
             object.__setattr__(self, "delay", {
                 w: _pause(pair, f"worker {w}") for w, pair in zip(workers,
                                                                   self.delay.values())})
@@ -87,7 +87,7 @@ class Faults:
                 raise ValueError("Faults 'delay' needs workers >= 0.")
         elif self.delay is not None:
             object.__setattr__(self, "delay", _pause(self.delay, "every worker"))
-        seed = _validate.integer(self.seed, "seed")
+        seed = checks.integer(self.seed, "seed")
         if seed < 0:
             raise ValueError(f"Faults 'seed' must be non-negative, not {seed}.")
         object.__setattr__(self, "seed", seed)

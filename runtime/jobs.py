@@ -16,7 +16,8 @@ from typing import Optional
 
 import numpy as np
 
-from ffcode import _validate, allocation, collect, functions
+from ffcode import allocation, checks, functions
+from ffcode.decoding import collectors as collect
 from ffcode.codes.base import Code
 from ffcode.pieces import pieces_count
 
@@ -67,7 +68,7 @@ class Layout:
 
 class Plan:
     """One job: the tasks of the workers of ``assignment`` (None: idle), and the collector
-    of their shares' packets (ffcode.collect). ``inputs`` are the code's inputs, data and
+    of their shares' packets (ffcode.decoding.collectors). ``inputs`` are the code's inputs, data and
     arguments; for ``resident`` data (runtime.resident.Resident) just the arguments, on
     the assignment it was loaded with. ``adversaries`` counts wrong workers: a wrong
     worker is wrong on every share it holds, so the collector corrects as many shares as
@@ -84,7 +85,7 @@ class Plan:
         self.work_pieces = self.pieces = pieces_count(pieces)
         if scheme in ("uncoded", "classic"):
             self.pieces = 1
-        adversaries = _validate.integer(adversaries, "adversaries")
+        adversaries = checks.integer(adversaries, "adversaries")
         if adversaries < 0:
             raise ValueError(f"Argument 'adversaries' must be non-negative, not "
                              f"{adversaries}.")

@@ -14,7 +14,7 @@ import time
 from ffcode import allocation
 from ffcode.pieces import Packet
 from ffcode.runtime import wire
-from ffcode.runtime.errors import (JobFailed, JobTimeout, ProtocolError,
+from ffcode.errors import (JobFailed, JobTimeout, ProtocolError,
                                    VerificationError, WorkerError)
 from ffcode.runtime.report import Report, WorkerTimeline
 from ffcode.runtime.wire import Header, Kind
@@ -239,10 +239,8 @@ class JobRun:
                         ")")
         if running and kind is JobTimeout:
             message += f"; {_workers(running)} still running"
-        error = kind(message)
         self.report.rank = rank
-        error.report = self.report
-        return error
+        return kind(message, report=self.report)
 
     def _stopping(self) -> list:
         """The workers still at the job: given a task, not lost, not done."""

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-from ffcode.runtime.errors import ClusterError
+from ffcode.errors import ClusterError
 
 _BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ['FFCODE_SYS_PATH']); "
          "from ffcode.runtime.pool import serve; serve(sys.argv[1], sys.argv[2], int(sys.argv[3]))")
@@ -126,8 +126,8 @@ class LocalPool:
     def spawn(self, slot: int):
         """Ask for one more worker, announcing itself with this slot."""
         if self.server.poll() is not None:
-            raise RuntimeError(f"the local fork server exited with code "
-                               f"{self.server.returncode}")
+            raise ClusterError(f"The local fork server exited with code "
+                               f"{self.server.returncode}.")
         self.requested.add(slot)
         self.server.stdin.write(f"{slot}\n".encode())
         self.server.stdin.flush()

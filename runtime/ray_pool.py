@@ -25,7 +25,7 @@ from typing import Any
 
 import zmq
 
-from ffcode.runtime.errors import ClusterError
+from ffcode.errors import ClusterError, NoMaster
 
 INSTALL = "pip install 'ffcode[ray]'"
 
@@ -62,7 +62,7 @@ class RayWorker:
         process = worker.Worker(endpoint, slot, curve, connect_timeout=timeout, token=token)
         try:
             return process.serve()
-        except worker.NoMaster as e:
+        except NoMaster as e:
             logging.getLogger("ffcode").error("%s", e)
             return 2
         finally:

@@ -12,7 +12,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ffcode.runtime.errors import ProtocolError
+from ffcode.errors import ProtocolError
 
 MAGIC, VERSION = b"FC", 1
 MAX_DIMS = 4

@@ -29,6 +29,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ffcode import functions
+from ffcode.errors import NoMaster
 from ffcode import GF
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
 from ffcode.runtime import keys, pool, wire
@@ -48,11 +49,7 @@ NUDGE = 5.0                 # seconds without a master before saying so (a warni
 log = logging.getLogger(__name__)
 
 
-class NoMaster(Exception):
-    """No master answered at the endpoint within the connect timeout."""
-
-
-class Stopped(Exception):
+class _Stopped(Exception):
     """The job was stopped while the compute thread waited to hand over a packet."""
 
 
@@ -277,7 +274,7 @@ class Worker:
                                  f"Cluster with a larger max_message")
             while not pipe.poll(50, zmq.POLLOUT):   # the main thread is pacing a slow link
                 if job.stop.is_set():
-                    raise Stopped
+                    raise _Stopped
             self.handoff.append((header, frames))
             pipe.send(b"", copy=False)              # a wake-up: the message is in handoff
 
@@ -286,13 +283,13 @@ class Worker:
             try:
                 try:
                     compute(job, out)
-                except Stopped:
+                except _Stopped:
                     raise
                 except Exception as e:      # the worker survives; the master fails the job
                     log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
                     failed = job.header(Kind.FAILED)
                     out(failed, wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
-            except Stopped:
+            except _Stopped:
                 pass
             job = None                      # holds no shares while it waits (unload frees)
 

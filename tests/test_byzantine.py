@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ffcode import GF, MDS, ProductCode
-from ffcode.byzantine import DecodingError, RobustDecoder, decode, locate
+from ffcode.decoding.robust import DecodingError, RobustDecoder, decode, locate
 
 from codecases import Case
 from helpers import assert_field_array, obj_matmul, prime_id, rand

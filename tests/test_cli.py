@@ -12,7 +12,8 @@ import pytest
 import zmq.auth
 
 import ffcode
-from ffcode import cli, runs
+from ffcode.cli import commands as cli
+from ffcode.cli import run as runs
 
 from helpers import descendants
 
@@ -338,7 +339,7 @@ def test_logging_is_set_up_by_the_command_line_only(capsys):
     command, 'ffcode demo'), WARNING and up (INFO with -v, the time first), with one
     handler however often it runs; the root logger is left alone."""
     root = list(logging.getLogger().handlers)
-    log = logging.getLogger("ffcode.runs")
+    log = logging.getLogger("ffcode.cli.run")
     assert cli.main(["-v", "demo", "--n", "4"]) == 0
     capsys.readouterr()
     log.info("shown")

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from ffcode import cli, experiments, runs
+from ffcode.cli import commands as cli
+from ffcode.cli import experiment as experiments, run as runs
 
 from test_cli import fails
 

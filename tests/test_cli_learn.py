@@ -9,7 +9,9 @@ import types
 import pytest
 import sklearn  # noqa: F401  (the learn extra, ffcode learn's data: missing, fail loudly)
 
-from ffcode import __version__, cli, learning
+from ffcode import __version__
+from ffcode.cli import commands as cli
+from ffcode.cli import learn as learning
 
 from test_cli import fails
 

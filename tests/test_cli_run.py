@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import MDS, PolynomialCode, cli
+from ffcode import MDS, PolynomialCode
+from ffcode.cli import commands as cli
 from ffcode.runtime import Cluster
 from ffcode.runtime.report import SCHEMA
 

@@ -1,7 +1,7 @@
 """``ffcode demo``, the arithmetic self-check, runs and checks itself."""
 import pytest
 
-from ffcode import cli
+from ffcode.cli import commands as cli
 
 
 def test_demo_passes(capsys):

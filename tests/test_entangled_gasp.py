@@ -12,7 +12,7 @@ import pytest
 import ffcode
 from ffcode import GASP, MatDot, EntangledPolynomialCode, PolynomialCode, ProductCode, sim
 from ffcode.codes import gasp
-from ffcode.decoder import Decoder
+from ffcode.decoding.decoder import Decoder
 from ffcode.runtime import Cluster, Faults
 
 from helpers import obj_matmul, rand

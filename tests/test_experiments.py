@@ -1,7 +1,9 @@
 """``ffcode experiment``: the simulated sweeps, their tables and PNG plots."""
 import pytest
 
-from ffcode import cli, experiments, sim
+from ffcode import sim
+from ffcode.cli import commands as cli
+from ffcode.cli import experiment as experiments
 
 
 def test_sweep_covers_every_scheme_and_value():

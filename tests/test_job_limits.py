@@ -14,10 +14,11 @@ import pytest
 import zmq
 
 import ffcode
-from ffcode import GF, LCC, MDS, Faults, Packet, collect, piece_packets
-from ffcode.byzantine import RobustDecoder
+from ffcode import GF, LCC, MDS, Faults, Packet, piece_packets
+from ffcode.decoding import collectors as collect
+from ffcode.decoding.robust import RobustDecoder
 from ffcode.runtime import wire
-from ffcode.runtime.errors import JobFailed, JobTimeout, WorkerError
+from ffcode.errors import JobFailed, JobTimeout, WorkerError
 from ffcode.runtime.wire import Header, Kind
 
 from helpers import joined_dealer, reap

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import GF, Code, Decoder, ProductCode, RobustDecoder, byzantine, functions, verify
+from ffcode import GF, Code, Decoder, ProductCode, RobustDecoder, functions
+from ffcode.decoding import robust as byzantine, verify
 from ffcode.codes import Split
 from ffcode.sim import Model, ShiftedExponential, compare
 

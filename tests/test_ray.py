@@ -11,7 +11,8 @@ import pytest
 import zmq
 
 import ffcode
-from ffcode import LCC, MDS, MatDot, PolynomialCode, cli
+from ffcode import LCC, MDS, MatDot, PolynomialCode
+from ffcode.cli import commands as cli
 from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
 from ffcode.runtime.master import WATCH_EVERY
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import LCC, MDS, MatDot, PolynomialCode, cli
+from ffcode import LCC, MDS, MatDot, PolynomialCode
+from ffcode.cli import commands as cli
 from ffcode.runtime import Cluster, ClusterError, Faults, JobFailed, keys
 
 from helpers import reap

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ffcode import GF, MDS, Packet, piece_packets
-from ffcode.byzantine import RobustDecoder
+from ffcode.decoding.robust import RobustDecoder
 
 from codecases import Case
 from helpers import assert_field_array, obj_matmul, prime_id, rand
@@ -381,7 +381,7 @@ def test_colluding_workers_are_beyond_it():
     """The documented limit: A + 1 colluding workers can forge a codeword that agrees with
     the honest workers heard so far (here h + D (t - a_2) at workers 0 and 1, with worker 2
     honest), and it completes at m·(R + A) on that wrong output with nobody named; only
-    checking the output (ffcode.verify) catches it. Honest workers first are not fooled."""
+    checking the output (ffcode.decoding.verify) catches it. Honest workers first are not fooled."""
     F = GF(65521)
     code = MDS(F, 2, 5)                                  # R = 2, A = 1
     A, x = rand(F.p, (4, 3), 1), rand(F.p, 3, 2)

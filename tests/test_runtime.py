@@ -22,7 +22,7 @@ import zmq
 import ffcode
 from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode
 from ffcode.runtime import wire
-from ffcode.runtime.errors import ClusterError, JobFailed, JobTimeout, WorkerError
+from ffcode.errors import ClusterError, JobFailed, JobTimeout, WorkerError
 from ffcode.runtime.wire import Header, Kind
 
 from helpers import joined_dealer, reap

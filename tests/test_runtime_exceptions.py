@@ -10,7 +10,7 @@ import pytest
 import ffcode
 from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode
 from ffcode.runtime import keys
-from ffcode.runtime.errors import ClusterError, JobFailed
+from ffcode.errors import ClusterError, JobFailed
 
 P = 2**31 - 1
 F = GF(P)

@@ -9,7 +9,7 @@ import pytest
 
 import ffcode
 from ffcode import MDS, PolynomialCode, allocation
-from ffcode.decoder import Decoder
+from ffcode.decoding.decoder import Decoder
 from ffcode.runtime import Cluster, Faults
 
 F = ffcode.GF(2**31 - 1)

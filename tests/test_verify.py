@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode, ProductCode, verify
+from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode, ProductCode
+from ffcode.decoding import verify
 from ffcode.runtime import VerificationError
 
 from codecases import gram, times_W

@@ -10,7 +10,7 @@ import zmq
 
 import ffcode
 from ffcode.runtime import wire
-from ffcode.runtime.errors import ClusterError, ProtocolError
+from ffcode.errors import ClusterError, ProtocolError
 from ffcode.runtime.faults import Faults, Link
 from ffcode.runtime.wire import Header, Kind
 

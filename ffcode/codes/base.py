@@ -59,9 +59,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ffcode import _matmul, _validate
+from ffcode import _matmul, checks
 from ffcode._blocks import rows_of, split_rows
-from ffcode._field import PrimeField
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.errors import DecodingError
 from ffcode.pieces import Packet, PieceShare, pieces_count, piece_results
@@ -155,10 +155,10 @@ class Code:
         if not isinstance(F, PrimeField):
             raise TypeError(f"Argument 'F' must be a field from ffcode.GF, "
                             f"not {type(F).__name__}.")
-        n_workers = _validate.integer(n_workers, "n_workers")
+        n_workers = checks.integer(n_workers, "n_workers")
         if n_workers < 1:
             raise ValueError(f"Argument 'n_workers' must be at least 1, not {n_workers}.")
-        support = tuple(sorted({_validate.integer(e, "support") for e in support}))
+        support = tuple(sorted({checks.integer(e, "support") for e in support}))
         if not support or support[0] < 0:
             raise ValueError(f"A code's support must be non-empty non-negative exponents, "
                              f"not {support}.")
@@ -380,7 +380,7 @@ class Code:
         return out.reshape((self.outputs.shape[0],) + H.shape[1:])
 
     def worker_index(self, w) -> int:
-        w = _validate.integer(w, "worker index")
+        w = checks.integer(w, "worker index")
         if not 0 <= w < self.n_workers:
             raise ValueError(f"Worker index {w} is out of range: this code has workers "
                              f"0..{self.n_workers - 1}.")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import _validate
-from ffcode._field import PrimeField
+from ffcode import checks
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
 from ffcode.codes.product import ProductCode
 
@@ -36,12 +36,12 @@ class EntangledPolynomialCode(ProductCode):
 
     def __init__(self, F: PrimeField, p: Int, m: Int, n: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        p, m, n = (_validate.integer(v, name) for v, name in ((p, "p"), (m, "m"), (n, "n")))
+        p, m, n = (checks.integer(v, name) for v, name in ((p, "p"), (m, "m"), (n, "n")))
         for name, value in (("p", p), ("m", m), ("n", n)):
             if value < 1:
                 raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")
         R = p * m * n + p - 1
-        if _validate.integer(n_workers, "n_workers") < R:
+        if checks.integer(n_workers, "n_workers") < R:
             raise ValueError(f"EntangledPolynomialCode(p={p}, m={m}, n={n}) needs results "
                              f"from R = p*m*n + p - 1 = {R} workers (its recovery threshold), "
                              f"but n_workers is {n_workers}.")

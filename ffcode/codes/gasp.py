@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ffcode import _validate
-from ffcode._field import PrimeField
+from ffcode import checks
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
 from ffcode.codes.product import ProductCode
 
@@ -85,7 +85,7 @@ class GASP(ProductCode):
     def __init__(self, F: PrimeField, k: Int, l: Int, t: Int, n_workers: Int,  # noqa: E741
                  variant: Optional[str] = None, points: Optional[ArrayLike] = None,
                  signed: bool = False) -> None:
-        k, l, t = (_validate.integer(v, name) for v, name in ((k, "k"), (l, "l"), (t, "t")))
+        k, l, t = (checks.integer(v, name) for v, name in ((k, "k"), (l, "l"), (t, "t")))
         for name, value in (("k", k), ("l", l), ("t", t)):
             if value < 1:
                 raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")
@@ -95,7 +95,7 @@ class GASP(ProductCode):
             raise ValueError(f"Argument 'variant' must be 'big', 'small' or None, not "
                              f"{variant!r}.")
         R = recovery_threshold(k, l, t, variant)
-        N = _validate.integer(n_workers, "n_workers")
+        N = checks.integer(n_workers, "n_workers")
         if N < R:
             raise ValueError(f"GASP_{variant}(k={k}, l={l}, t={t}) needs results from R = {R} "
                              f"workers (its recovery threshold), but n_workers is {N}.")

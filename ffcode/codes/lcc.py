@@ -6,9 +6,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ffcode import _validate, functions, verify
+from ffcode import checks, functions
+from ffcode.decoding import verify
 from ffcode._blocks import rows_of
-from ffcode._field import PrimeField
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
 from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, read_only,
                                 secure_random)
@@ -65,8 +66,8 @@ class LCC(Code):
                  betas: ArrayLike | None = None, signed: bool = False,
                  result_bound: Callable[..., int] | None = None,
                  row_linear: bool = False, arguments: Sequence[str] = ()) -> None:
-        k, t = _validate.integer(k, "k"), _validate.integer(t, "t")
-        degree = _validate.integer(degree, "degree")
+        k, t = checks.integer(k, "k"), checks.integer(t, "t")
+        degree = checks.integer(degree, "degree")
         for name, value, least in (("k", k, 1), ("t", t, 0), ("degree", degree, 1)):
             if value < least:
                 raise ValueError(f"Argument {name!r} must be at least {least}, not {value}.")

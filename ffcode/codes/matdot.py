@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import _validate
-from ffcode._field import PrimeField
+from ffcode import checks
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
 from ffcode.codes.product import ProductCode
 
@@ -27,7 +27,7 @@ class MatDot(ProductCode):
 
     def __init__(self, F: PrimeField, s: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        s = _validate.integer(s, "s")
+        s = checks.integer(s, "s")
         if s < 1:
             raise ValueError(f"Argument 's' must be at least 1, not {s}.")
         super().__init__(F, n_workers, [list(range(s))], [[s - 1 - j] for j in range(s)],

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import _validate
-from ffcode._field import PrimeField
+from ffcode import checks
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
 from ffcode.codes.base import Encoding
 from ffcode.codes.product import ProductCode
@@ -29,7 +29,7 @@ class MDS(ProductCode):
 
     def __init__(self, F: PrimeField, k: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        k = _validate.integer(k, "k")
+        k = checks.integer(k, "k")
         if k < 1:
             raise ValueError(f"Argument 'k' must be at least 1, not {k}.")
         super().__init__(F, n_workers, [[j] for j in range(k)], None, points=points,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import _validate
-from ffcode._field import PrimeField
+from ffcode import checks
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
 from ffcode.codes.product import ProductCode
 
@@ -26,7 +26,7 @@ class PolynomialCode(ProductCode):
 
     def __init__(self, F: PrimeField, a: Int, b: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        a, b = _validate.integer(a, "a"), _validate.integer(b, "b")
+        a, b = checks.integer(a, "a"), checks.integer(b, "b")
         for name, value in (("a", a), ("b", b)):
             if value < 1:
                 raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")

@@ -10,8 +10,9 @@ from typing import Optional
 
 import numpy as np
 
-from ffcode import _validate, functions, verify
-from ffcode._field import PrimeField
+from ffcode import checks, functions
+from ffcode.decoding import verify
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
 from ffcode._blocks import rows_of
 from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, powers,
@@ -144,7 +145,7 @@ class ProductCode(Code):
             raise TypeError(f"{type(self).__name__} takes one argument x beyond its encoded "
                             f"A, got {len(args)}.")
         x = self.F.elements(args[0], "x")
-        _validate.ndim(x, (1, 2), "x")
+        checks.ndim(x, (1, 2), "x")
         rows, cols = encoding.shapes[0]
         if x.shape[0] != cols:
             raise ValueError(f"Arguments 'A' and 'x' do not chain: shapes {(rows, cols)} and "
@@ -269,14 +270,14 @@ def _grid(exponents, name) -> np.ndarray:
     if grid is None or grid.ndim != 2 or not grid.size:
         raise ValueError(f"Argument {name!r} must be a non-empty grid (a list of equally long "
                          f"lists) of exponents.")
-    values = [_validate.integer(e, name) for e in grid.flat]
+    values = [checks.integer(e, name) for e in grid.flat]
     if min(values) < 0:
         raise ValueError(f"Argument {name!r} must hold non-negative exponents.")
     return np.array(values, np.int64).reshape(grid.shape)
 
 
 def _masks(exponents, name) -> tuple:
-    values = tuple(_validate.integer(e, name) for e in exponents)
+    values = tuple(checks.integer(e, name) for e in exponents)
     if any(e < 0 for e in values):
         raise ValueError(f"Argument {name!r} must hold non-negative exponents.")
     return values

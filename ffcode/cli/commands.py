@@ -15,8 +15,9 @@ import argparse
 import logging
 import sys
 
-from ffcode import __version__, learning, runs
-from ffcode.runtime.errors import ClusterError
+from ffcode import __version__
+from ffcode.cli import learn as learning, run as runs
+from ffcode.errors import ClusterError
 
 _handler = None                             # the log handler main installed last
 
@@ -141,7 +142,7 @@ def _dispatch(args) -> int:
         from ffcode.runtime import worker as worker_process
         return worker_process.run(args)
     if args.command == "experiment":
-        from ffcode import experiments
+        from ffcode.cli import experiment as experiments
         for path in experiments.run(args.out, args.sizes, args.seeds, args.measured):
             print(path)
         return 0
@@ -155,7 +156,7 @@ def _dispatch(args) -> int:
         for path in paths:
             print(path)
         return 0
-    from ffcode import demo
+    from ffcode.cli import demo
     return demo.run(args.p, args.n, args.seed)
 
 

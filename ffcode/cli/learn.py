@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from ffcode import __version__, runs
+from ffcode import __version__
+from ffcode.cli import run as runs
 
 TASKS = {"linear": "LinearRegression", "logistic": "LogisticRegression"}
 # name -> the task its labels are for (None: both, generated for the task)

@@ -30,7 +30,7 @@ from typing import Optional
 import numpy as np
 
 from ffcode import _matmul
-from ffcode._field import PrimeField
+from ffcode.field import PrimeField
 
 FAILURE_BITS = 60           # a wrong output passes with probability at most 2**-60
 

@@ -11,9 +11,9 @@ import statistics
 from typing import Any, Optional, Sequence
 
 from ffcode import sim
-from ffcode._field import GF
+from ffcode.field import GF
 from ffcode.codes import PolynomialCode
-from ffcode.runs import check_writable
+from ffcode.cli.run import check_writable
 
 # The base setting: R = N/5 (a fifth of the workers suffice), one share per worker, a share
 # of 4 MiB and about 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted

@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ffcode import _validate
+from ffcode import checks
 from ffcode._ext import rankbasis
 from ffcode._types import Int, Output
 from ffcode.codes.base import Encoding
@@ -77,7 +77,7 @@ class Decoder:
         R = code.recovery_threshold
         self.needed = self.pieces * R
         if result_shape is not None:
-            result_shape = tuple(_validate.integer(s, "result_shape") for s in result_shape)
+            result_shape = tuple(checks.integer(s, "result_shape") for s in result_shape)
             if not result_shape or min(result_shape) < 0:
                 raise ValueError(f"Argument 'result_shape' must be a non-empty shape, "
                                  f"not {result_shape}.")
@@ -100,7 +100,7 @@ class Decoder:
         return (f"Decoder({self.code!r}, pieces={self.pieces}, rank={self.rank}/"
                 f"{self.needed})")
 
-    wrong = ()          # a Decoder trusts every worker (the collector protocol, ffcode.collect)
+    wrong = ()          # a Decoder trusts every worker (the collector protocol, ffcode.decoding.collectors)
 
     @property
     def rank(self) -> int:
@@ -161,7 +161,7 @@ class Decoder:
         if type(worker) is not int or not 0 <= worker < self.code.n_workers:
             worker = self.code.worker_index(worker)
         if type(index) is not int or index < 0:
-            index = _validate.integer(index, "packet index")
+            index = checks.integer(index, "packet index")
             if index < 0:
                 raise ValueError(f"Packet index must be non-negative, not {index}.")
         coeffs = self._in_field(packet.coeffs, (self.pieces,), "packet coeffs")
@@ -206,7 +206,7 @@ class Decoder:
 
     def eliminate(self, count: Int = 1) -> int:
         """Reduce up to ``count`` pending payloads, oldest first; returns how many."""
-        count = _validate.integer(count, "count")
+        count = checks.integer(count, "count")
         done = 0
         while self._pending and done < count:
             self._basis.replay(*self._pending.popleft())   # in the row it was staged in

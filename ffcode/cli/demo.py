@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from ffcode._field import GF
+from ffcode.field import GF
 
 
 def field_checks(F, n: int, seed: int) -> bool:

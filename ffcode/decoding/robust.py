@@ -23,7 +23,7 @@ worker's at most m span its part), and by m·(R + 2A) otherwise.
 Beyond A wrong workers no decoder can be sure: independent errors (garbage, a slip) are
 found inconsistent (DecodingError, or RobustDecoder never completes), but workers that
 collude can forge results that agree with one another and with enough honest ones on a
-wrong output. Only checking the output (ffcode.verify) catches that.
+wrong output. Only checking the output (ffcode.decoding.verify) catches that.
 
 >>> from ffcode import GF, MDS
 >>> F = GF(65521)
@@ -44,12 +44,12 @@ from typing import Optional
 
 import numpy as np
 
-from ffcode import _linalg, _matmul, _validate
+from ffcode import _linalg, _matmul, checks
 from ffcode._ext.rankbasis import RankBasis
-from ffcode._field import PrimeField
+from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes.base import Code, Encoding
-from ffcode.decoder import Decoder, output_of
+from ffcode.decoding.decoder import Decoder, output_of
 from ffcode.errors import DecodingError
 from ffcode.pieces import Packet
 
@@ -64,7 +64,7 @@ def decode(encoding: Encoding, results: Mapping[int, ArrayLike], adversaries: In
         raise TypeError(f"Argument 'encoding' must be what a code's encode returned, not "
                         f"{type(encoding).__name__}.")
     code = encoding.code
-    A = _validate.integer(adversaries, "adversaries")
+    A = checks.integer(adversaries, "adversaries")
     if A < 0:
         raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
     R = code.recovery_threshold
@@ -143,7 +143,7 @@ def _berlekamp_welch(p, points, values, R, A):
     """The coefficients of the polynomial h of degree < R that agrees with all but at most A
     of (points, values), or None: Q = h * E with E monic of degree A, from the linear system
     Q(a_i) = y_i * E(a_i)."""
-    from ffcode._field import GF
+    from ffcode.field import GF
     F = GF(p)
     n, unknowns = len(points), R + 2 * A
     rows = []
@@ -241,7 +241,7 @@ class RobustDecoder:
             raise ValueError(f"{type(code).__name__} cannot tell the rows of a local result, "
                              f"and with wrong workers no packet may fix them: pass "
                              f"result_shape (one worker's f(share).shape).")
-        A = _validate.integer(adversaries, "adversaries")
+        A = checks.integer(adversaries, "adversaries")
         if A < 0:
             raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
         R = code.recovery_threshold

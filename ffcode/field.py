@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ffcode import _linalg, _matmul, _validate
+from ffcode import _linalg, _matmul, checks
 from ffcode._types import ArrayLike, Int, Seed, Shape
 from ffcode._ext import elementwise, structured
 
@@ -24,7 +24,7 @@ def GF(p: Int) -> PrimeField:
     >>> F.matmul([[1, 2], [3, 4]], [[5, 6], [0, 1]]).tolist()
     [[5, 1], [1, 1]]
     """
-    return _field(_validate.integer(p, "p"))
+    return _field(checks.integer(p, "p"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,10 +40,10 @@ class PrimeField:
     """
 
     def __init__(self, p: Int) -> None:
-        p = _validate.integer(p, "p")
+        p = checks.integer(p, "p")
         if not 2 <= p < MAX_P:
             raise ValueError(f"Argument 'p' must be in [2, 2**63), not {p}.")
-        if not _validate.is_prime(p):
+        if not checks.is_prime(p):
             raise ValueError(f"Argument 'p' must be prime, not {p}.")
         self.p = p
         self.dtype = np.dtype(np.uint32 if p < 2**32 else np.uint64)
@@ -74,7 +74,7 @@ class PrimeField:
                     raise TypeError(f"Argument 'x' must hold integers, not {type(v).__name__}.")
             reduced = np.array([int(v) % self.p for v in flat], dtype=self.dtype)
             return reduced.reshape(a.shape)
-        a = _validate.integer_array(a, "x")
+        a = checks.integer_array(a, "x")
         if a.dtype.kind == "u" and a.dtype.itemsize <= self.dtype.itemsize and (
                 a.size == 0 or a.max() < self.p):
             return a.astype(self.dtype)
@@ -86,7 +86,7 @@ class PrimeField:
 
     def elements(self, x: ArrayLike, name: str = "x") -> np.ndarray:
         """x as an array of this field's dtype, after checking every element is in [0, p)."""
-        a = _validate.integer_array(x, name)
+        a = checks.integer_array(x, name)
         if a.size:
             if a.dtype.kind == "i" and a.min() < 0:
                 raise ValueError(f"Argument {name!r} has negative elements; field elements "
@@ -151,18 +151,18 @@ class PrimeField:
     def matrix(self, x: ArrayLike, name: str) -> np.ndarray:
         """x as a 2-D array of field elements."""
         a = self.elements(x, name)
-        _validate.ndim(a, (2,), name)
+        checks.ndim(a, (2,), name)
         return a
 
     def matmul(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
         """A @ B for a matrix A and a matrix or vector B, exactly (BLAS speed, see _matmul)."""
-        a = _validate.integer_array(A, "A")
+        a = checks.integer_array(A, "A")
         # A product with few columns checks an A of the field's dtype as it reads it.
         fused = a.dtype == self.dtype and a.ndim == 2 and np.ndim(B) in (1, 2) and \
             _matmul.checks_left(self.p, a, 1 if np.ndim(B) == 1 else np.shape(B)[1])
         A = a if fused else self.matrix(a, "A")
         B = self.elements(B, "B")
-        _validate.ndim(B, (1, 2), "B")
+        checks.ndim(B, (1, 2), "B")
         if A.shape[1] != B.shape[0]:
             raise ValueError(f"Arguments 'A' and 'B' do not chain: shapes {A.shape} and "
                              f"{B.shape} (inner dimensions {A.shape[1]} != {B.shape[0]}).")
@@ -218,7 +218,7 @@ class PrimeField:
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"Argument 'A' must be square, not of shape {A.shape}.")
         B = self.elements(B, "B")
-        _validate.ndim(B, (1, 2), "B")
+        checks.ndim(B, (1, 2), "B")
         if B.shape[0] != A.shape[0]:
             raise ValueError(f"Argument 'B' must have {A.shape[0]} rows to match 'A', "
                              f"not {B.shape[0]}.")
@@ -239,8 +239,8 @@ class PrimeField:
         [[1, 2, 4, 1], [1, 3, 2, 6]]
         """
         points = self.elements(points, "points")
-        _validate.ndim(points, (1,), "points")
-        ncols = _validate.integer(ncols, "ncols")
+        checks.ndim(points, (1,), "points")
+        ncols = checks.integer(ncols, "ncols")
         if ncols < 0:
             raise ValueError(f"Argument 'ncols' must be non-negative, not {ncols}.")
         out = np.empty((points.shape[0], ncols), self.dtype)
@@ -250,7 +250,7 @@ class PrimeField:
     def points(self, x: ArrayLike, name: str) -> np.ndarray:
         """x as a 1-D array of pairwise distinct field elements (evaluation points)."""
         a = self.elements(x, name)
-        _validate.ndim(a, (1,), name)
+        checks.ndim(a, (1,), name)
         values, counts = np.unique(a, return_counts=True)
         if (counts > 1).any():
             raise ValueError(f"Argument {name!r} must hold distinct points; "
@@ -282,7 +282,7 @@ class PrimeField:
         """
         nodes = self.points(nodes, "nodes")
         targets = self.elements(targets, "targets")
-        _validate.ndim(targets, (1,), "targets")
+        checks.ndim(targets, (1,), "targets")
         out = np.empty((targets.shape[0], nodes.shape[0]), self.dtype)
         structured.lagrange(nodes, _flat(targets), out, np.empty(2 * nodes.shape[0], np.uint64),
                             self.p)

@@ -21,11 +21,12 @@ from typing import Optional
 
 import numpy as np
 
-from ffcode import _validate, byzantine
-from ffcode._field import PrimeField
-from ffcode.byzantine import RobustDecoder
+from ffcode import checks
+from ffcode.decoding import robust
+from ffcode.field import PrimeField
+from ffcode.decoding.robust import RobustDecoder
 from ffcode.codes.base import Encoding
-from ffcode.decoder import Decoder
+from ffcode.decoding.decoder import Decoder
 from ffcode.pieces import Packet
 
 
@@ -144,8 +145,8 @@ class Robust(WholeResults):
             return False
         F, payload = self.code.F, self._results[packet.worker]
         if self._pairs is None:         # fresh randomness, which no worker can know
-            self._pairs = byzantine.projections(F, payload.shape, np.random.default_rng())
-        self._projected[packet.worker] = byzantine.project(F, payload, self._pairs)
+            self._pairs = robust.projections(F, payload.shape, np.random.default_rng())
+        self._projected[packet.worker] = robust.project(F, payload, self._pairs)
         self._decide()
         return True
 
@@ -163,7 +164,7 @@ class Robust(WholeResults):
         errors = min(A, n - R - A)
         if errors >= 0:
             workers = sorted(self._results)
-            bad = byzantine.locate(self.code, workers, [self._projected[w] for w in workers],
+            bad = robust.locate(self.code, workers, [self._projected[w] for w in workers],
                                    errors)
             if bad is not None:
                 self._found = [workers[i] for i in sorted(bad)]
@@ -236,7 +237,7 @@ class ShapeVote:
         if not self.correcting:
             raise ValueError("Only a correcting vote excludes senders: without wrong workers "
                              "to correct, every sender's packets count.")
-        worker = _validate.integer(worker, "worker")
+        worker = checks.integer(worker, "worker")
         if worker < 0:
             raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
         if worker in self.excluded:

@@ -1,0 +1,7 @@
+"""Decoding: the full-speed decoder (``Decoder``, rank tracked packet by packet), robust
+decoding despite wrong workers (``RobustDecoder``), the collectors that turn a job's
+packets into its output, and the probabilistic checks of a decoded output (``verify``)."""
+from ffcode.decoding.decoder import Decoder
+from ffcode.decoding.robust import RobustDecoder
+
+__all__ = ["Decoder", "RobustDecoder"]
