@@ -495,7 +495,7 @@ def remote_cluster(n_real, lost_after, endpoint="tcp://127.0.0.1:*", fake=True):
     every job."""
     c = ffcode.Cluster(n_real + fake, endpoint=endpoint, start_timeout=30,
                        lost_after=lost_after, insecure=endpoint.startswith("tcp://"))
-    path = [TESTS] + [d for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d]
+    path = [TESTS, os.path.dirname(TESTS)] + [d for d in os.environ.get("PYTHONPATH", "").split(os.pathsep) if d]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     procs = [subprocess.Popen([sys.executable, "-m", "ffcode", "worker", "--connect",
                                c.endpoint], env=env, cwd=TESTS)     # not the source tree
