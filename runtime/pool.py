@@ -212,8 +212,7 @@ def serve(endpoint, directory, master):
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             sys.stdin.close()
             try:
-                worker.run(worker.parse([f"--connect={endpoint}", f"--slot={slot}",
-                                         f"--parent={server}"]))
+                worker.run(endpoint, slot=slot, parent=server)
             finally:
                 os._exit(1)
     shutil.rmtree(directory, ignore_errors=True)

@@ -13,7 +13,6 @@ stop and end, and its exit at INFO; trouble at WARNING and ERROR.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import queue
@@ -23,6 +22,7 @@ import sys
 import threading
 import time
 from collections import deque
+from typing import NoReturn
 
 import numpy as np
 import zmq
@@ -472,51 +472,21 @@ class Worker:
         self.dealer.close(linger=200)
 
 
-def main(argv=None) -> int:
-    return run(parse(argv))
-
-
-def parse(argv):
-    parser = argparse.ArgumentParser(prog="ffcode worker", description=__doc__.split("\n")[0])
-    add_arguments(parser)
-    return parser.parse_args(argv)
-
-
-def add_arguments(parser):
-    parser.add_argument("--connect", required=True, metavar="ENDPOINT",
-                        help="the master's endpoint, e.g. tcp://HOST:5555")
-    parser.add_argument("--key", help="this worker's CURVE secret key file, with --server-key "
-                        "(default: none, for a master started with --insecure)")
-    parser.add_argument("--server-key", help="the master's CURVE public key file (default: "
-                        "none)")
-    parser.add_argument("--timeout", type=_seconds, default=60.0, metavar="S",
-                        help="give up (exit status 2) if no master answers within S seconds; "
-                             "0 waits forever (default 60)")
-    parser.add_argument("--buffer", type=float, default=32, metavar="MiB",
-                        help="bytes of packets queued for sending at most (default 32 MiB)")
-    parser.add_argument("--slot", type=int, default=-1, help=argparse.SUPPRESS)
-    parser.add_argument("--parent", type=int, default=None, help=argparse.SUPPRESS)
-
-
-def _seconds(text) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, not {text!r}")
-    return value
-
-
-def run(args) -> int:
-    """Serve as the arguments say, then exit the process: 0 when told to shut down, 1 when
-    the master went away or refused us, 2 when no master answered (an error line)."""
+def run(endpoint: str, *, key: str | None = None, server_key: str | None = None,
+        timeout: float | None = 60.0, buffer: int = 32 << 20, slot: int = -1,
+        parent: int | None = None) -> NoReturn:
+    """Serve the master at endpoint, then exit the process: 0 when told to shut down, 1 when
+    the master went away or refused us, 2 when no master answered within timeout seconds
+    (None: wait forever; an error line). key and server_key: this worker's CURVE secret key
+    file and the master's public one (both or neither)."""
     sys.setswitchinterval(5e-4)     # the main thread answers a stop without waiting 5 ms
-    if (args.key is None) != (args.server_key is None):
-        raise ValueError("--key and --server-key go together (CURVE).")
+    if (key is None) != (server_key is None):
+        raise ValueError("A worker's CURVE key and the master's public key go together.")
     try:
-        curve = None if args.key is None else keys.load_client(args.key, args.server_key)
-        worker = Worker(args.connect, args.slot, curve, int(args.buffer * (1 << 20)),
-                        args.parent, connect_timeout=args.timeout or None)
+        curve = None if key is None else keys.load_client(key, server_key)
+        worker = Worker(endpoint, slot, curve, buffer, parent, connect_timeout=timeout)
     except zmq.ZMQError as e:
-        raise ValueError(f"cannot connect to {args.connect!r}: {e} (an endpoint looks like "
+        raise ValueError(f"cannot connect to {endpoint!r}: {e} (an endpoint looks like "
                          f"tcp://HOST:PORT)") from None
     status = 1
     try:
@@ -529,7 +499,3 @@ def run(args) -> int:
     worker.close()
     sys.stderr.flush()
     os._exit(status)                    # the compute thread may be inside a long product
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -16,7 +16,7 @@ import logging
 import sys
 
 from ffcode import __version__
-from ffcode.cli import learn as learning, run as runs
+from ffcode.cli import learn as learning, run as runs, worker
 from ffcode.errors import ClusterError
 
 _handler = None                             # the log handler main installed last
@@ -79,10 +79,7 @@ def build(argv):
     runs.add_arguments(command("run", "a coded job over worker processes"))
     learning.add_arguments(command("learn", "train a linear or logistic regression by "
                                             "coded gradient descent"))
-    worker = command("worker", "serve a master at ENDPOINT")
-    if "worker" in argv:                    # imports the runtime only for this command
-        from ffcode.runtime import worker as worker_process
-        worker_process.add_arguments(worker)
+    worker.add_arguments(command("worker", "serve a master at ENDPOINT"))
     keys = command("keys", "write NAME.key and NAME.key_secret (mode 0600) into DIR")
     keys.add_argument("dir", help="the directory (made if missing)")
     keys.add_argument("name", help="the key pair's name")
@@ -139,8 +136,7 @@ def _dispatch(args) -> int:
     if args.command == "learn":
         return learning.run(args)
     if args.command == "worker":
-        from ffcode.runtime import worker as worker_process
-        return worker_process.run(args)
+        return worker.run(args)
     if args.command == "experiment":
         from ffcode.cli import experiment as experiments
         for path in experiments.run(args.out, args.sizes, args.seeds, args.measured):
