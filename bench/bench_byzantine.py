@@ -28,7 +28,6 @@ times across runs.
     python bench/bench_byzantine.py            # about 2-3 minutes on 2 cores (110 to 195 s seen)
     python bench/bench_byzantine.py --quick    # 512 x 512, fewer repeats: well under a minute
 """
-import argparse
 import statistics
 import sys
 import time
@@ -40,13 +39,14 @@ from ffcode import GF, Faults, PolynomialCode
 from ffcode.decoding import robust as byzantine
 from ffcode.decoding.robust import RobustDecoder
 from ffcode.errors import ClusterError
+from ffcode.schemes import Scheme
 
-from benchlib import Timer, check, fmt, machine_info, print_targets
+from benchlib import check, fmt, print_machine, print_targets, square_options
 
 P = 2**31 - 1
 N, M = 8, 4                     # workers, pieces
 WRONG = (1, 6)                  # the workers made wrong, in this order
-SCHEMES = ("classic", "cfs", "compfs")
+SCHEMES = (Scheme.CLASSIC, Scheme.CFS, Scheme.COMPFS)
 
 
 def spoiled(F, results, wrong, seed):
@@ -208,37 +208,19 @@ def part_runtime(code, inputs, expected, repeats):
     return rows, checks, failures
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=None,
-                        help="runtime jobs and packet shuffles per case (3; 2 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="512 x 512, fewer repeats")
-    args = parser.parse_args(argv)
-    n = 512 if args.quick else 2048
-    repeats = args.repeats or (2 if args.quick else 3)
-    timer = Timer(budget=0.3 if args.quick else 0.5)
-    start = time.perf_counter()
-    print("ffcode Byzantine benchmark: decoding despite wrong workers, p = 2^31-1, "
-          f"PolynomialCode R = 4, N = {N}, {n}x{n}" + (" (--quick)" if args.quick else ""))
-    for key, value in machine_info().items():
-        print(f"  {key:<18} {value}")
-    F = GF(P)
-    code = PolynomialCode(F, 2, 2, N)
-    A, B = F.random((n, n), seed=1), F.random((n, n), seed=2)
-    expected = F.matmul(A, B)
-    shares = code.encode(A, B)
-    results = {i: code.compute(share) for i, share in enumerate(shares)}
-    targets, ok = [], True
-
+def part_whole(F, shares, results, expected, timer) -> list:
+    """Part 1: a row per number of wrong workers (0, 1, 2)."""
     print(f"\n1. Whole results, adversaries = 2 (R + 2A = 8): byzantine.decode vs "
           f"code.decode, median ms ({timer.min_repeats}..{timer.max_repeats} repeats)")
     print(f"  {'wrong':>5}  {'workers':<8}{'plain':>9}{'robust':>10}{'ratio':>9}  "
           f"{'plain':<7}{'robust':<7}found wrong")
     print(f"  {'':>5}  {'':<8}{'ms':>9}{'ms':>10}{'':>9}  {'exact':<7}{'exact':<7}")
-    whole = [whole_case(shares, spoiled(F, results, WRONG[:k], k), expected, WRONG[:k], timer)
-             for k in range(3)]
-    ok = ok and all(w["ok"] for w in whole)
+    return [whole_case(shares, spoiled(F, results, WRONG[:k], k), expected, WRONG[:k], timer)
+            for k in range(3)]
 
+
+def part_packets(shares, results, expected, repeats) -> list:
+    """Part 2: a row per A = 1, 2 and number of wrong workers up to A."""
     print(f"\n2. Packets, m = {M}: RobustDecoder vs Decoder on the same shuffled packets "
           f"(medians over {repeats} shuffles; ms)")
     print(f"  {'A':>2}{'wrong':>7}{'taken':>7}{'(range)':>9}{'bound':>8}{'add med':>9}"
@@ -246,20 +228,20 @@ def main(argv=None):
           f"{'exact':<6}found wrong")
     print(f"  {'':>2}{'':>7}{'':>7}{'':>9}{'':>8}{'':>9}{'':>9}{'to out':>10}"
           f"{'to out':>9}{'':>9}  {'exact':<6}")
-    packet_rows = [packet_case(shares, results, expected, adv, WRONG[:k], repeats)
-                   for adv in (1, 2) for k in range(adv + 1)]
-    ok = ok and all(r["ok"] for r in packet_rows)
-    targets += [check(f"packets taken, {r['label']}: bound {r['bound']} / most taken",
-                      r["bound"] / r["taken"], 1) for r in packet_rows]
+    return [packet_case(shares, results, expected, adv, WRONG[:k], repeats)
+            for adv in (1, 2) for k in range(adv + 1)]
 
-    small = 1 if args.quick else repeats
+
+def part_decision(F, small) -> tuple:
+    """Part 2b: the decision alone on small pieces, for N = 8, 12, 16 and A = 1, 2, 3;
+    returns ({(N, A, wrong): total seconds}, whether every completed output was exact)."""
     print(f"\n   The decision alone, 16x16 pieces (payloads negligible): packets taken, "
           f"total ms of the adds (and result()), worst add ms; medians over "
           f"{small} shuffle{'s' if small > 1 else ''}")
     print(f"  {'N':>3}{'A':>3} | {'nobody wrong':^20} | {'A wrong':^20} | "
           f"{'A + 1 wrong, first':^20}")
     print(f"  {'':>6} | " + " | ".join(f"{'pkts':>5}{'ms':>8}{'worst':>7}" for _ in range(3)))
-    decision = {}
+    decision, ok = {}, True
     for workers in (8, 12, 16):
         small_code = PolynomialCode(F, 2, 2, workers)
         X, Y = F.random((32 * M, 16), seed=3), F.random((16, 32), seed=4)
@@ -279,21 +261,14 @@ def main(argv=None):
                 cells.append(text + ("" if cell_ok else " NOT EXACT"))
                 decision[workers, adv, n_wrong] = total
             print(f"  {workers:>3}{adv:>3} | " + " | ".join(cells))
+    return decision, ok
 
-    print(f"\n3. Runtime: ffcode.Cluster({N}), {n}x{n} matmul, m = {M}, median of {repeats} "
-          f"report.total; corrupt workers send random elements")
-    print("   (vs A=0: median over rounds of the total / that of the same scheme and "
-          "verify with adversaries=0 in the same round; packets: the most "
-          "received until decodable, ≤ the bound: classic R + 2A whole results, the others "
-          "m·(R + A) with nobody wrong, m·(R + 2A) otherwise)")
-    rows, packet_checks, failures = part_runtime(code, (A, B), expected, repeats)
-    ok = ok and not failures
-    targets += packet_checks
 
+def print_summary(whole, packet_rows, decision, rows, failures, ok, quick) -> None:
     print("\nSummary:")
     print(f"  whole results: byzantine.decode costs {whole[0]['ratio']:.2f}×, "
           f"{whole[1]['ratio']:.2f}×, {whole[2]['ratio']:.2f}× code.decode with 0, 1, 2 "
-          f"wrong workers" + ("" if args.quick else
+          f"wrong workers" + ("" if quick else
                               " (previously measured at 2048x2048: 101 vs 33 ms, 3.1×)"))
     print("  packets: RobustDecoder to the output costs "
           + ", ".join(f"{r['ratio']:.2f}× ({r['label']})" for r in packet_rows)
@@ -313,6 +288,39 @@ def main(argv=None):
     for scheme, A_, corrupt, verify, message in failures:
         print(f"  runtime {scheme} A={A_} corrupt={list(corrupt)} verify={verify}: {message}")
     print(f"  every output exact and no honest worker named wrong: {'yes' if ok else 'NO'}\n")
+
+
+def main(argv=None):
+    run = square_options(__doc__, argv,
+                         "runtime jobs and packet shuffles per case (3; 2 with --quick)",
+                         repeats=(3, 2), budget=(0.5, 0.3))
+    n, repeats = run.n, run.repeats
+    start = time.perf_counter()
+    print("ffcode Byzantine benchmark: decoding despite wrong workers, p = 2^31-1, "
+          f"PolynomialCode R = 4, N = {N}, {n}x{n}" + (" (--quick)" if run.quick else ""))
+    print_machine()
+    F = GF(P)
+    code = PolynomialCode(F, 2, 2, N)
+    A, B = F.random((n, n), seed=1), F.random((n, n), seed=2)
+    expected = F.matmul(A, B)
+    shares = code.encode(A, B)
+    results = {i: code.compute(share) for i, share in enumerate(shares)}
+
+    whole = part_whole(F, shares, results, expected, run.timer)
+    packet_rows = part_packets(shares, results, expected, repeats)
+    decision, decided = part_decision(F, 1 if run.quick else repeats)
+    print(f"\n3. Runtime: ffcode.Cluster({N}), {n}x{n} matmul, m = {M}, median of {repeats} "
+          f"report.total; corrupt workers send random elements")
+    print("   (vs A=0: median over rounds of the total / that of the same scheme and "
+          "verify with adversaries=0 in the same round; packets: the most "
+          "received until decodable, ≤ the bound: classic R + 2A whole results, the others "
+          "m·(R + A) with nobody wrong, m·(R + 2A) otherwise)")
+    rows, packet_checks, failures = part_runtime(code, (A, B), expected, repeats)
+    ok = (all(w["ok"] for w in whole) and all(r["ok"] for r in packet_rows) and decided
+          and not failures)
+    targets = [check(f"packets taken, {r['label']}: bound {r['bound']} / most taken",
+                     r["bound"] / r["taken"], 1) for r in packet_rows] + packet_checks
+    print_summary(whole, packet_rows, decision, rows, failures, ok, run.quick)
     print_targets(targets, start)
     return 0 if ok else 1
 

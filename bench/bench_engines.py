@@ -528,7 +528,7 @@ def ms(values, spec=".2f") -> str:
     return spread(values, 1e3, spec)
 
 
-def main(argv=None) -> None:
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=6, help="N, 4 to 8 (default 6)")
     ap.add_argument("--repeats", type=int, help="repeats of each measurement; jobs and "
@@ -539,23 +539,16 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.json:
         args.json = os.path.abspath(args.json)
-    # Ray puts the driver's working directory on its workers' sys.path: not the repository
-    # root, whose ffcode/ lacks the compiled kernels of an installed (not editable) ffcode.
-    os.chdir(os.path.dirname(os.path.abspath(__file__)))
-    n_workers = args.workers
-    if not 4 <= n_workers <= 8:
-        ap.error(f"--workers must be 4 to 8, not {n_workers}")
-    repeats = max(args.repeats or (1 if args.quick else 5), 1)
-    n = 512 if args.quick else 1024
-    transfers = {size: quick if args.quick else full
-                 for size, (_, full, quick) in INGEST.items()}      # MiB per transfer
-    if os.environ.get("RAY_ADDRESS"):
-        sys.exit("RAY_ADDRESS is set: unset it, this benchmark starts its own local Ray")
-    start = time.perf_counter()
-    F = ffcode.GF(P)
+    if not 4 <= args.workers <= 8:
+        ap.error(f"--workers must be 4 to 8, not {args.workers}")
+    return args
+
+
+def print_machine(n_workers: int, quick: bool) -> dict:
+    """The title and the machine; returns the machine description."""
     print(f"ffcode engines benchmark: local processes (ipc) vs Ray actors (default, tcp+CURVE, "
           f"tcp plain) vs pure Ray vs raw pyzmq,\nN = {n_workers}, p = 2^31-1"
-          + (" (--quick)" if args.quick else ""))
+          + (" (--quick)" if quick else ""))
     info = machine_info()
     info["ray"] = ray.__version__
     info["pyzmq"] = f"{zmq.pyzmq_version()} (libzmq {zmq.zmq_version()})"
@@ -567,8 +560,14 @@ def main(argv=None) -> None:
           f"                     and Ray's own processes (local workers run OpenBLAS with "
           f"one thread: the pool sets it)")
     print(f"  load average       {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
+    return info
 
-    cold = {"ray_cold": [], "close_ray_cold": []} if args.quick else cold_start(n_workers)
+
+def measure_all(F, n_workers: int, n: int, repeats: int, transfers: dict,
+                quick: bool) -> dict:
+    """Measurements 1 to 3 under a local Ray started here, and the start-up times (4) taken
+    on the way: the cold start first (not with --quick), then ray.init."""
+    cold = {"ray_cold": [], "close_ray_cold": []} if quick else cold_start(n_workers)
     t0 = time.perf_counter()
     ray.init(address="local", num_cpus=4 * n_workers + 2,      # a CPU for every Ray worker
              include_dashboard=False, logging_level=logging.WARNING)
@@ -577,41 +576,51 @@ def main(argv=None) -> None:
         streamers = [Streamer.remote(P) for _ in range(n_workers)]
         actor_env = ray.get(streamers[0].environment.remote())
         print(f"  in a Ray actor     {actor_env}")
-        starts = startup_samples(n_workers, 0 if args.quick else 1)
-        with contextlib.ExitStack() as stack:       # closes the clusters in reverse, timed
-            clusters = {}
-            for name, make in CLUSTERS.items():
-                clusters[name], seconds = started(lambda: make(n_workers))
-                starts[name].append(seconds)
-                stack.callback(lambda c=clusters[name], times=starts[f"close_{name}"]:
-                               times.append(closed(c)))
-            check_loopback(clusters)
-            print_endpoints(clusters)
-            endpoints = {name: {"listens": c.endpoint, "workers": connections(c)}
-                         for name, c in clusters.items()}
-            niceness = {name: thread_niceness(clusters[name].live()[0].pid)
-                        for name in ("local", "ray")}
-            print(f"  worker threads     {{nice: count}} of a local worker "
-                  f"{niceness['local']}, of a Ray-engine worker {niceness['ray']}")
-            measured = {name: clusters[name] for name in JOB_CLUSTERS}
-            t0 = time.perf_counter()
-            job = jobs(F, measured, n_workers, n, 2 * repeats)
-            print_jobs(job, n_workers, 2 * repeats, time.perf_counter() - t0)
-            flows = {}
-            for size, (rows, _, _) in INGEST.items():
-                t0 = time.perf_counter()
-                flows[size] = ingest(F, clusters, streamers, n_workers, rows, transfers[size],
-                                     repeats)
-                print_ingest(flows[size], size, n_workers, repeats, time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            stops = stop(F, measured, streamers, n_workers, 2 * repeats)
-            print_stop(stops, time.perf_counter() - t0)
+        starts = startup_samples(n_workers, 0 if quick else 1)
+        out = measure_clusters(F, streamers, starts, n_workers, n, repeats, transfers)
     finally:
         ray.shutdown()
     starts.update(cold, ray_init=[init_s])
-    print_startup(starts, n_workers)
+    return dict(out, actor_env=actor_env, starts=starts)
 
-    print()
+
+def measure_clusters(F, streamers, starts: dict, n_workers: int, n: int, repeats: int,
+                     transfers: dict) -> dict:
+    """One cluster of each kind (their start and close times added to starts), then the
+    jobs, the ingest of each packet size and the stops, each printed as it ends."""
+    with contextlib.ExitStack() as stack:       # closes the clusters in reverse, timed
+        clusters = {}
+        for name, make in CLUSTERS.items():
+            clusters[name], seconds = started(lambda: make(n_workers))
+            starts[name].append(seconds)
+            stack.callback(lambda c=clusters[name], times=starts[f"close_{name}"]:
+                           times.append(closed(c)))
+        check_loopback(clusters)
+        print_endpoints(clusters)
+        endpoints = {name: {"listens": c.endpoint, "workers": connections(c)}
+                     for name, c in clusters.items()}
+        niceness = {name: thread_niceness(clusters[name].live()[0].pid)
+                    for name in ("local", "ray")}
+        print(f"  worker threads     {{nice: count}} of a local worker "
+              f"{niceness['local']}, of a Ray-engine worker {niceness['ray']}")
+        measured = {name: clusters[name] for name in JOB_CLUSTERS}
+        t0 = time.perf_counter()
+        job = jobs(F, measured, n_workers, n, 2 * repeats)
+        print_jobs(job, n_workers, 2 * repeats, time.perf_counter() - t0)
+        flows = {}
+        for size, (rows, _, _) in INGEST.items():
+            t0 = time.perf_counter()
+            flows[size] = ingest(F, clusters, streamers, n_workers, rows, transfers[size],
+                                 repeats)
+            print_ingest(flows[size], size, n_workers, repeats, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        stops = stop(F, measured, streamers, n_workers, 2 * repeats)
+        print_stop(stops, time.perf_counter() - t0)
+    return {"endpoints": endpoints, "niceness": niceness, "job": job, "flows": flows,
+            "stops": stops}
+
+
+def target_lines(job: dict, flows: dict, stops: dict) -> list:
     totals = {name: statistics.median(job[name]["total_s"]) for name in JOB_CLUSTERS}
     packets = {size: {kind: statistics.median(row["packets_per_s"])
                       for kind, row in flow["rates"].items()} for size, flow in flows.items()}
@@ -619,7 +628,7 @@ def main(argv=None) -> None:
                   for kind, row in flow["rates"].items()} for size, flow in flows.items()}
     stop_ms = {name: statistics.median(stops[name]["latencies_s"]) * 1e3
                for name in JOB_CLUSTERS}
-    lines = [
+    return [
         *(at_most(f"job time: {name} / local (median report.total, start-up excluded)",
                   totals[name] / totals["local"], 1.15, "×",
                   f"  [{totals[name]:.3f} s / {totals['local']:.3f} s]")
@@ -638,14 +647,35 @@ def main(argv=None) -> None:
                         f"  [{rates['ray tcp+CURVE']:.0f} / {rates['raw tcp+CURVE']:.0f} MiB/s]")
           for size, rates in mib.items()),
     ]
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    # Ray puts the driver's working directory on its workers' sys.path: not the repository
+    # root, whose ffcode/ lacks the compiled kernels of an installed (not editable) ffcode.
+    os.chdir(os.path.dirname(os.path.abspath(__file__)))
+    n_workers = args.workers
+    repeats = max(args.repeats or (1 if args.quick else 5), 1)
+    n = 512 if args.quick else 1024
+    transfers = {size: quick if args.quick else full
+                 for size, (_, full, quick) in INGEST.items()}      # MiB per transfer
+    if os.environ.get("RAY_ADDRESS"):
+        sys.exit("RAY_ADDRESS is set: unset it, this benchmark starts its own local Ray")
+    start = time.perf_counter()
+    F = ffcode.GF(P)
+    info = print_machine(n_workers, args.quick)
+    run = measure_all(F, n_workers, n, repeats, transfers, args.quick)
+    print_startup(run["starts"], n_workers)
+    print()
+    lines = target_lines(run["job"], run["flows"], run["stops"])
     print_targets(lines, start)
     print(f"load average at the end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": info, "ray_actor": actor_env, "niceness": niceness,
-                       "endpoints": endpoints,
-                       "workers": n_workers, "quick": args.quick, "jobs": job,
-                       "ingest": flows, "stop": stops, "startup": starts,
+            json.dump({"machine": info, "ray_actor": run["actor_env"],
+                       "niceness": run["niceness"], "endpoints": run["endpoints"],
+                       "workers": n_workers, "quick": args.quick, "jobs": run["job"],
+                       "ingest": run["flows"], "stop": run["stops"], "startup": run["starts"],
                        "targets": [line for _, line in lines]}, f, indent=1, default=str)
 
 

@@ -389,37 +389,30 @@ def fflas_fields(fflas: fflas_peer.Library, p: int) -> str:
         "" if products == elimination else f" (linalg: {elimination})")
 
 
-def main(argv=None) -> None:
-    args = parse_args(argv)
-    start = time.perf_counter()
-    flint.ctx.threads = n_cores()       # numpy's BLAS uses every core too
-    timer = (Interleaved(budget=0.5, min_rounds=2, max_rounds=5) if args.quick
-             else Interleaved(budget=3.0, min_rounds=3, max_rounds=15))
+def plan_of(args) -> List[tuple]:
+    """The (op, p, n) cases to time, in order; exits on a --primes entry that is no field."""
     matmul_sizes = args.sizes or (QUICK_MATMUL_SIZES if args.quick else MATMUL_SIZES)
     matvec_sizes = args.sizes or (QUICK_MATVEC_SIZES if args.quick else MATVEC_SIZES)
     linalg_sizes = args.linalg_sizes or (QUICK_LINALG_SIZES if args.quick else LINALG_SIZES)
     plan = [(op, p, n) for op in args.ops
             for p in (args.primes or (LINALG_PRIMES if op in LINALG_OPS else MATMUL_PRIMES))
             for n in {"matmul": matmul_sizes, "matvec": matvec_sizes}.get(op, linalg_sizes)]
-    primes = sorted({p for _, p, _ in plan})
-    for p in primes:
+    for p in sorted({p for _, p, _ in plan}):
         try:
             ffcode.GF(p)
         except ValueError as e:         # not prime or out of range: fail before timing
             sys.exit(f"--primes: {e}")
+    return plan
 
-    fflas, fflas_note = load_fflas(args)
-    info = machine_info()
-    info["fflas-ffpack"] = fflas_note
-    if fflas is not None:
-        info["fflas fields"] = "; ".join(fflas_fields(fflas, p) for p in primes)
+
+def print_legend(args, info: dict, timer: Interleaved, fflas) -> None:
+    """The machine, the timing method and how to read the table."""
     print("ffcode GF(p) benchmark" + (" (--quick)" if args.quick else ""))
     for key, value in info.items():
         print(f"  {key:18} {value}")
     print(f"  {'timing':18} interleaved: a warm-up each, then {timer.min_rounds}..."
           f"{timer.max_rounds} rounds of every contender in turn (until {timer.budget:g} s "
           f"spent); min and median per contender")
-    backends = [b for b in BACKENDS if b != "fflas" or fflas is not None]
     print(f"""
 Times are in ms: min/median over the rounds (one number: timed once, as its warm-up took
 over {timer.slow:g} s). GOP/s = 2 n³ (matmul) or 2 n² (matvec) / min time. "vs X" = X's
@@ -436,7 +429,10 @@ non-BLAS loops (~0.01-0.05 GOP/s), so it is timed only at n ≤ """
              f"\n\"—\" under fflas: linalg in {FFLAS_SLOW_FIELD} (p > 2^32.5) is timed only "
              f"at n ≤ {FFLAS_SLOW_MAX_N}.") + "\n")
 
-    table = Table(backends)
+
+def run_plan(plan: List[tuple], timer: Interleaved, fflas) -> Dict[tuple, Row]:
+    """Every case timed and printed as a table row, a blank line between ops."""
+    table = Table([b for b in BACKENDS if b != "fflas" or fflas is not None])
     table.header()
     rows: Dict[tuple, Row] = {}
     current_op = None
@@ -446,32 +442,53 @@ non-BLAS loops (~0.01-0.05 GOP/s), so it is timed only at n ≤ """
         current_op = op
         rows[op, p, n] = measure(op, p, n, timer, fflas)
         table.row(rows[op, p, n])
+    return rows
 
+
+def write_json(path: str, args, info: dict, elapsed: float, timer: Interleaved,
+               rows: Dict[tuple, Row], results: List[tuple]) -> None:
+    payload = {
+        "machine": info, "quick": args.quick, "elapsed_s": elapsed,
+        "timer": {"budget_s": timer.budget, "min_rounds": timer.min_rounds,
+                  "max_rounds": timer.max_rounds, "slow_s": timer.slow},
+        "rows": [{"op": r.op, "p": r.p, "n": r.n,
+                  "times_s": {b: None if t is None else t.times
+                              for b, t in r.timings.items()},
+                  "min_s": {b: r.seconds(b) for b in BACKENDS},
+                  "median_s": {b: r.seconds(b, "median") for b in BACKENDS},
+                  "gops": {b: r.gops(b) for b in BACKENDS},
+                  "ffcode_speed_vs": {b: r.ratio(b) for b in BACKENDS if b != "ffcode"},
+                  "ffcode_speed_vs_medians": {b: r.ratio(b, "median")
+                                              for b in BACKENDS if b != "ffcode"}}
+                 for r in rows.values()],
+        "targets": [{"verdict": v, "line": line} for v, line in results],
+    }
+    with open(path, "w") as f:
+        json.dump(payload, f, indent=1, default=str)
+    print(f"raw times written to {path}")
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    start = time.perf_counter()
+    flint.ctx.threads = n_cores()       # numpy's BLAS uses every core too
+    timer = (Interleaved(budget=0.5, min_rounds=2, max_rounds=5) if args.quick
+             else Interleaved(budget=3.0, min_rounds=3, max_rounds=15))
+    plan = plan_of(args)
+    fflas, fflas_note = load_fflas(args)
+    info = machine_info()
+    info["fflas-ffpack"] = fflas_note
+    if fflas is not None:
+        info["fflas fields"] = "; ".join(fflas_fields(fflas, p)
+                                         for p in sorted({p for _, p, _ in plan}))
+    print_legend(args, info, timer, fflas)
+    rows = run_plan(plan, timer, fflas)
     print()
     results = targets(rows, f"FFLAS-FFPACK {fflas_note}")
     print_targets(results, start)
     elapsed = time.perf_counter() - start
-
     if args.json:
-        payload = {
-            "machine": info, "quick": args.quick, "elapsed_s": elapsed,
-            "timer": {"budget_s": timer.budget, "min_rounds": timer.min_rounds,
-                      "max_rounds": timer.max_rounds, "slow_s": timer.slow},
-            "rows": [{"op": r.op, "p": r.p, "n": r.n,
-                      "times_s": {b: None if t is None else t.times
-                                  for b, t in r.timings.items()},
-                      "min_s": {b: r.seconds(b) for b in BACKENDS},
-                      "median_s": {b: r.seconds(b, "median") for b in BACKENDS},
-                      "gops": {b: r.gops(b) for b in BACKENDS},
-                      "ffcode_speed_vs": {b: r.ratio(b) for b in BACKENDS if b != "ffcode"},
-                      "ffcode_speed_vs_medians": {b: r.ratio(b, "median")
-                                                  for b in BACKENDS if b != "ffcode"}}
-                     for r in rows.values()],
-            "targets": [{"verdict": v, "line": line} for v, line in results],
-        }
-        with open(args.json, "w") as f:
-            json.dump(payload, f, indent=1, default=str)
-        print(f"raw times written to {args.json}")
+        write_json(args.json, args, info, elapsed, timer, rows, results)
 
 
 if __name__ == "__main__":

@@ -48,12 +48,13 @@ import numpy as np
 
 import ffcode
 from ffcode.learn import LogisticRegression
+from ffcode.schemes import Scheme
 
 from bench_runtime import spread
 from benchlib import at_most, machine_info, n_cores, print_targets
 
 N_WORKERS, K, SLOWDOWN = 8, 6, 5.0
-SCHEMES = ("uncoded", "classic", "compfs")
+SCHEMES = (Scheme.UNCODED, Scheme.CLASSIC, Scheme.COMPFS)
 PIECES = 4
 TINY = 64                                   # the fixed-cost job's A is TINY x TINY
 

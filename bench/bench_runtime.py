@@ -50,8 +50,8 @@ import zmq
 
 import ffcode
 from benchlib import check, machine_info, n_cores, print_targets, raw_sender, reap, release
-from ffcode._ext.rankbasis import RankBasis
-from ffcode.decoding.decoder import Decoder
+from ffcode import Decoder
+from ffcode._ext.rankbasis import RankBasis      # the decoder's kernel, for a raw bound
 
 P = 2**31 - 1
 MIB = 1 << 20
@@ -187,10 +187,8 @@ def ingest(F, n_workers: int, repeats: int, clock) -> dict:
 
 def add_cost(F, packets: int = 32) -> dict:
     """Median Decoder.add time (defer=True, as in the runtime) of innovative 1 MiB payloads
-    that arrive as the master reads them: np.frombuffer over a frame received with
-    copy=False (writable), through wire.read_packet; and the same arrays marked read-only."""
-    from ffcode.runtime import wire
-    from ffcode.runtime.wire import Header, Kind
+    that arrive as the master reads them: np.frombuffer over frames received with
+    copy=False (writable); and the same arrays marked read-only."""
     k, m = 8, packets // 8
     code = ffcode.MDS(F, k, k)
     shares = code.encode(F.random((k * m * PIECE_ROWS, 1), seed=5))
@@ -202,28 +200,26 @@ def add_cost(F, packets: int = 32) -> dict:
         received = []
         for w in range(k):
             for j in range(m):
-                header = Header(Kind.PACKET, 1, 1, w, j, m * PIECE_ROWS)
+                coeffs = np.ascontiguousarray(np.eye(m, dtype=F.dtype)[j])
                 payload = F.random((PIECE_ROWS, PIECE_COLS), seed=10 * w + j)
-                sender.send_multipart(wire.packet(header, np.eye(m, dtype=F.dtype)[j],
-                                                  payload), copy=False)
+                sender.send_multipart([coeffs, payload], copy=False)
                 frames = receiver.recv_multipart(copy=False)
-                header = Header.unpack(frames[0])
-                received.append((header, wire.read_packet(header, frames[1:], F.dtype)))
+                coeffs, payload = (np.frombuffer(frame.buffer, F.dtype) for frame in frames)
+                received.append((w, j, coeffs, payload.reshape(PIECE_ROWS, PIECE_COLS)))
         out = {}
         for label in ("writable", "read-only"):
             warm = np.ones(k * m * PIECE_ROWS * PIECE_COLS, F.dtype)   # reused, as a Cluster does
             decoder, times = Decoder(shares, m, defer=True, buffer=warm), []
-            for header, (coeffs, payload) in received:
+            for worker, index, coeffs, payload in received:
                 if label == "read-only":
                     payload = payload.view()
                     payload.flags.writeable = False
                 t0 = time.perf_counter()
-                if not decoder.add(ffcode.Packet(header.worker, header.index, coeffs,
-                                                 payload)):
+                if not decoder.add(ffcode.Packet(worker, index, coeffs, payload)):
                     raise SystemExit("ABORT: a systematic packet was not innovative")
                 times.append(time.perf_counter() - t0)
             out[label] = statistics.median(times)
-        out["frames_writable"] = bool(received[0][1][1].flags.writeable)
+        out["frames_writable"] = bool(received[0][3].flags.writeable)
     finally:
         sender.close(linger=0)
         receiver.close(linger=0)
@@ -297,16 +293,8 @@ def spread(values, scale=1.0, spec=".2f") -> str:
             f"({format(min(values), spec)}–{format(max(values), spec)})")
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeats", type=int, default=5, help="repeats of each measurement")
-    ap.add_argument("--json", metavar="FILE", help="also write the numbers to FILE")
-    args = ap.parse_args(argv)
-    repeats = max(args.repeats, 1)
-    start = time.perf_counter()
-    F = ffcode.GF(P)
+def print_machine(info: dict) -> None:
     print("ffcode runtime benchmark: ZeroMQ over ipc, p = 2^31-1")
-    info = machine_info()
     for key, value in info.items():
         print(f"  {key:18} {value}")
     print(f"  note               {n_cores()} cores: 4 or 8 senders (each with a zmq I/O "
@@ -314,6 +302,10 @@ def main(argv=None) -> None:
           f"                     plus the receiver and its I/O thread oversubscribe them")
     print(f"  load average       {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
 
+
+def part_ingest(F, repeats: int) -> tuple:
+    """Part 1: the ingest table and the master's time per payload; returns (rows, {N:
+    (ffcode / raw, aligned / raw, checked+copied / raw)}, the Decoder.add costs)."""
     clock = EliminationClock()
     try:
         rows = [ingest(F, n, repeats, clock) for n in (4, 8)]
@@ -337,6 +329,17 @@ def main(argv=None) -> None:
     print("   raw, checked+copied: the raw receiver doing only what an exact master must do "
           "with every byte\n   (each payload checked below p and copied into a reused "
           "buffer by RankBasis.stage): a bound for ffcode")
+    print_master_time(rows)
+    adds = add_cost(F)
+    print(f"   the master's Decoder.add of one innovative 1 MiB payload (median of 32): as "
+          f"received (a {'writable' if adds['frames_writable'] else 'read-only'} view of the "
+          f"zmq frame) {adds['writable'] * 1e6:.0f} µs,\n   the same arrays marked read-only "
+          f"{adds['read-only'] * 1e6:.0f} µs (1 MiB per {adds['writable'] * 1e6:.0f} µs = "
+          f"{MIB / adds['writable'] / 1e9:.2f} GB/s)")
+    return rows, ratios, adds
+
+
+def print_master_time(rows: list) -> None:
     print("   ffcode (plain runs), medians: the ingest window, the master's time in idle-time "
           "eliminations inside it,\n   and report.decode (the rest of the elimination and "
           "reading the output, after the window):")
@@ -349,13 +352,9 @@ def main(argv=None) -> None:
               f"ms ({share:.0%}, {statistics.median(plain['eliminate_calls']):.0f} payloads); "
               f"decode {decode:.0f} ms")
 
-    adds = add_cost(F)
-    print(f"   the master's Decoder.add of one innovative 1 MiB payload (median of 32): as "
-          f"received (a {'writable' if adds['frames_writable'] else 'read-only'} view of the "
-          f"zmq frame) {adds['writable'] * 1e6:.0f} µs,\n   the same arrays marked read-only "
-          f"{adds['read-only'] * 1e6:.0f} µs (1 MiB per {adds['writable'] * 1e6:.0f} µs = "
-          f"{MIB / adds['writable'] / 1e9:.2f} GB/s)")
 
+def part_stop(F, repeats: int) -> dict:
+    """Part 2: stop latency and quiet time, printed; returns stop()'s numbers."""
     stops = stop(F, jobs=max(2 * repeats, 4))
     lat_ms = [v * 1e3 for v in stops["latencies_s"]]
     quiet_ms = [v * 1e3 for v in stops["quiet_s"]]
@@ -374,16 +373,14 @@ def main(argv=None) -> None:
     print(f"   master quiet: median {statistics.median(quiet_ms):.2f} ms, max "
           f"{max(quiet_ms):.2f} ms; packets arriving after decodable per job: "
           f"{spread(stops['wasted_after_stop'], 1, '.0f')}")
+    return stops
 
-    starts = startup(repeats)
-    print(f"\n3. Startup: Cluster(n_workers=8) + wait(): {spread(starts['start_s'], 1e3, '.0f')}"
-          f" ms over {repeats}; close(): {spread(starts['close_s'], 1e3, '.0f')} ms")
 
-    print()
+def target_lines(ratios: dict, stops: dict, starts: dict) -> list:
     stop_median = statistics.median(stops["latencies_s"])
     quiet_median = statistics.median(stops["quiet_s"])
     start_median = statistics.median(starts["start_s"])
-    lines = [
+    return [
         *(check(f"packet ingest, {n} workers: ffcode / raw pyzmq", ratios[n][0], 0.8)
           for n in (4, 8)),
         *(check(f"packet ingest, {n} workers, no compute in the window (aligned) / raw",
@@ -392,10 +389,30 @@ def main(argv=None) -> None:
         check("stop: 2 ms / median stop latency (all workers, all jobs)",
               2e-3 / stop_median, 1, f"  [median {stop_median * 1e3:.2f} ms]"),
         check("stop: 20 ms / median master quiet", 20e-3 / quiet_median, 1,
-              f"  [median {quiet_median * 1e3:.2f} ms, max {max(quiet_ms):.2f} ms]"),
+              f"  [median {quiet_median * 1e3:.2f} ms, max "
+              f"{max(stops['quiet_s']) * 1e3:.2f} ms]"),
         check("startup: 1 s / median start of 8 workers", 1 / start_median, 1,
               f"  [median {start_median * 1e3:.0f} ms]"),
     ]
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5, help="repeats of each measurement")
+    ap.add_argument("--json", metavar="FILE", help="also write the numbers to FILE")
+    args = ap.parse_args(argv)
+    repeats = max(args.repeats, 1)
+    start = time.perf_counter()
+    F = ffcode.GF(P)
+    info = machine_info()
+    print_machine(info)
+    rows, ratios, adds = part_ingest(F, repeats)
+    stops = part_stop(F, repeats)
+    starts = startup(repeats)
+    print(f"\n3. Startup: Cluster(n_workers=8) + wait(): {spread(starts['start_s'], 1e3, '.0f')}"
+          f" ms over {repeats}; close(): {spread(starts['close_s'], 1e3, '.0f')} ms")
+    print()
+    lines = target_lines(ratios, stops, starts)
     print_targets(lines, start)
     print(f"load average at the end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     if args.json:

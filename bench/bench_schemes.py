@@ -25,10 +25,11 @@ import numpy as np
 
 import ffcode
 from ffcode import GF, LCC, MDS, Faults, PolynomialCode
+from ffcode.schemes import NAMES
 
 from benchlib import machine_info
 
-SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
+SCHEMES = NAMES                 # every scheme, uncoded first
 
 
 def jobs(F, quick):

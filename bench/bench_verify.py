@@ -20,7 +20,6 @@ times across runs.
     python bench/bench_verify.py            # about 80 s on 2 cores
     python bench/bench_verify.py --quick    # 512 x 512, fewer repeats: a few seconds
 """
-import argparse
 import statistics
 import sys
 import time
@@ -30,8 +29,8 @@ import numpy as np
 from ffcode import GF, PolynomialCode, _matmul
 from ffcode.decoding import verify
 
-from benchlib import (Timer, check, exact_value, flint, galois, machine_info, prime_label,
-                      print_targets, same)
+from benchlib import (check, exact_value, flint, galois, prime_label, print_machine,
+                      print_targets, same, square_options)
 
 PRIMES = (2**31 - 1, 2**61 - 1)
 SHARE = 0.05                # the check may cost at most this share of the product
@@ -87,19 +86,13 @@ def part_kernel(F, R, B, timer) -> dict:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=None,
-                        help="interleaved product/check pairs (7; 3 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="512 x 512, fewer repeats")
-    args = parser.parse_args(argv)
-    n = 512 if args.quick else 2048
-    repeats = args.repeats or (3 if args.quick else 7)
-    timer = Timer(budget=0.3 if args.quick else 1.0)
+    run = square_options(__doc__, argv, "interleaved product/check pairs (7; 3 with --quick)",
+                         repeats=(7, 3), budget=(1.0, 0.3))
+    n, repeats, timer = run.n, run.repeats, run.timer
     start = time.perf_counter()
     print(f"ffcode verification benchmark: Freivalds' check against the product, {n}x{n}"
-          + (" (--quick)" if args.quick else ""))
-    for key, value in machine_info().items():
-        print(f"  {key:<18} {value}")
+          + (" (--quick)" if run.quick else ""))
+    print_machine()
     targets, ok, kernels = [], True, {}
 
     print(f"\n1. verify.output (PolynomialCode) vs F.matmul(A, B), interleaved, {repeats} "

@@ -220,6 +220,26 @@ def machine_info() -> Dict[str, object]:
             "thread env": env or "none set"}
 
 
+def print_machine() -> None:
+    """The machine description, an indented line per item."""
+    for key, value in machine_info().items():
+        print(f"  {key:<18} {value}")
+
+
+def square_options(doc: str, argv, repeats_help: str, repeats: tuple,
+                   budget: tuple) -> argparse.Namespace:
+    """The command line of a benchmark on n x n operands: --repeats and --quick (512 x 512
+    instead of 2048 x 2048, fewer repeats). repeats and budget (the Timer's seconds) are
+    pairs (default, with --quick). Returns quick, n, repeats and timer."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=None, help=repeats_help)
+    parser.add_argument("--quick", action="store_true", help="512 x 512, fewer repeats")
+    args = parser.parse_args(argv)
+    return argparse.Namespace(quick=args.quick, n=512 if args.quick else 2048,
+                              repeats=args.repeats or repeats[args.quick],
+                              timer=Timer(budget=budget[args.quick]))
+
+
 def check(label: str, ratio: Optional[float], minimum: float, note: str = "") -> tuple:
     if ratio is None:
         return "n/a", f"n/a   {label}: not measured{note}"

@@ -1,8 +1,11 @@
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import disjoint_base
 
 SIMD: bool
 
+# A cdef class: no subclass can also derive from another C-level class.
+@disjoint_base
 class PackedB:
     @property
     def p(self) -> int: ...

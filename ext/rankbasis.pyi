@@ -1,6 +1,9 @@
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import disjoint_base
 
+# A cdef class: no subclass can also derive from another C-level class.
+@disjoint_base
 class RankBasis:
     n: int
     rank: int

@@ -8,7 +8,7 @@ from ffcode.errors import (ClusterError, DecodingError, FFCodeError, JobFailed, 
                            VerificationError, WorkerError)
 from ffcode.pieces import Packet, PieceShare, piece_packets
 
-__version__ = "0.1.0"
+from ffcode.version import __version__  # noqa: F401 (the package's version)
 
 # The runtime (and zmq) load only when one of its names is asked for: the core never
 # imports it.

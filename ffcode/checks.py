@@ -64,28 +64,31 @@ def integer(value: Any, name: str, low: Optional[int] = None,
     return value
 
 
-def real(value: Any, name: str) -> float:
-    """value as a float; TypeError for bools and non-numbers, ValueError for NaN."""
+def real(value: Any, name: str, what: str = "a number") -> float:
+    """value as a float; TypeError for bools and non-numbers (``what`` says what is
+    expected, e.g. "a number of seconds")."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"Argument {name!r} must be a number, not {type(value).__name__}.")
-    value = float(value)
-    if math.isnan(value):
-        raise ValueError(f"Argument {name!r} must be a number, not nan.")
-    return value
+        raise TypeError(f"Argument {name!r} must be {what}, not {type(value).__name__}.")
+    return float(value)
 
 
-def positive(value: Any, name: str, finite: bool = True) -> float:
-    """value as a float > 0 (and finite unless told otherwise)."""
-    value = real(value, name)
+def positive(value: Any, name: str, finite: bool = True, what: str = "a number") -> float:
+    """value as a float > 0 (and finite unless told otherwise); NaN is refused."""
+    value = real(value, name, what)
     if not value > 0 or finite and math.isinf(value):
         raise ValueError(f"Argument {name!r} must be positive{' and finite' * finite}, "
                          f"not {value}.")
     return value
 
 
-def non_negative(value: Any, name: str) -> float:
-    """value as a finite float >= 0."""
-    value = real(value, name)
+def seconds(value: Any, name: str) -> float:
+    """A duration: a number of seconds > 0 (inf: no limit)."""
+    return positive(value, name, finite=False, what="a number of seconds")
+
+
+def non_negative(value: Any, name: str, what: str = "a number") -> float:
+    """value as a finite float >= 0; NaN is refused."""
+    value = real(value, name, what)
     if not 0 <= value < math.inf:
         raise ValueError(f"Argument {name!r} must be non-negative and finite, not {value}.")
     return value

@@ -41,12 +41,9 @@ class Scheme(str, enum.Enum):
         """The scheme named by value (a Scheme or its name); ValueError naming the choices."""
         if isinstance(value, cls):
             return value
-        if not isinstance(value, str):
-            raise TypeError(f"Argument {name!r} must be a scheme name, not "
-                            f"{type(value).__name__}.")
         try:
             return cls(value)
-        except ValueError:
+        except (ValueError, TypeError):
             raise ValueError(f"Argument {name!r} must be one of {', '.join(NAMES)}; not "
                              f"{value!r}.") from None
 

@@ -9,13 +9,19 @@ import importlib
 from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
                            VerificationError, WorkerError)
 
-_WHERE = {"Cluster": "cluster", "Faults": "faults", "SCHEMES": "jobs", "Report": "report",
-          "WorkerTimeline": "report"}
+# name -> its module, or "module:attribute" where the module's own name says less
+_WHERE = {"Cluster": "cluster", "Faults": "faults", "Options": "jobs", "Report": "report",
+          "WorkerTimeline": "report",
+          # for the command line: reports, key files and the worker process
+          "SCHEMA": "report", "utc_now": "report", "MAX_META_BYTES": "wire",
+          "generate_keys": "keys:generate", "key_pair": "keys:pair",
+          "authorise_key": "keys:authorise", "run_worker": "worker:run"}
 __all__ = sorted([*_WHERE, "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])
 
 
 def __getattr__(name):
     if name in _WHERE:
-        return getattr(importlib.import_module(f"ffcode.runtime.{_WHERE[name]}"), name)
+        module, _, attribute = _WHERE[name].partition(":")
+        return getattr(importlib.import_module(f"ffcode.runtime.{module}"), attribute or name)
     raise AttributeError(f"module 'ffcode.runtime' has no attribute {name!r}")

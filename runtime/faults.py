@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ffcode import checks
+from ffcode.runtime.task import CORRUPTIONS, FaultPlan
 
-
-CORRUPTIONS = ("random", "piece", "shape")
 MAX_SLOWDOWN = 1e6          # a worker at most a million times slower
 MAX_PAUSE = 1e6             # seconds (11.6 days): a delay's shift or mean, a byte on a link
 MAX_PACKETS = 2**32         # the wire numbers a worker's packets in 32 bits
@@ -113,8 +112,8 @@ class Faults:
         out["seed"] = self.seed
         return out
 
-    def for_worker(self, worker: int, pieces: int) -> dict:
-        """The plan one worker receives with its task (JSON-ready)."""
+    def for_worker(self, worker: int, pieces: int) -> FaultPlan:
+        """The faults one worker injects into its task of ``pieces`` pieces of work."""
         delays = [0.0] * pieces
         pause = self.delay.get(worker) if isinstance(self.delay, Mapping) else self.delay
         if pause is not None:
@@ -122,10 +121,11 @@ class Faults:
             rng = np.random.default_rng([self.seed, worker])
             delays = (shift + rng.exponential(mean, pieces)).tolist() if mean else \
                 [shift] * pieces
-        return {"slowdown": self.slowdown.get(worker, 1.0), "delays": delays,
-                "corrupt": self.corrupt.get(worker),
-                "link_rate": self.link_rate.get(worker), "crash_after":
-                self.crash_after.get(worker), "hang_after": self.hang_after.get(worker)}
+        return FaultPlan(slowdown=float(self.slowdown.get(worker, 1.0)), delays=tuple(delays),
+                         corrupt=self.corrupt.get(worker),
+                         link_rate=self.link_rate.get(worker),
+                         crash_after=self.crash_after.get(worker),
+                         hang_after=self.hang_after.get(worker))
 
 
 def _pause(pair, who: str) -> tuple:

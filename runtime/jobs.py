@@ -1,50 +1,153 @@
-"""What each worker does in a job, and which collector turns its packets into the output.
-
-Workers never see a code object: a task names the code's computation by import path (with
-the field), carries the operand arrays of the worker's shares (or names the shares the
-worker already holds: resident data) and the job's arguments, and says how to send each
-result: whole (one packet), systematic or random combinations of m row pieces, or one
-packet per piece as it is computed (computation at full speed: the row-linear operand
-arrives as m blocks, followed by their combination coefficients).
+"""A job as values: the ``Options`` it runs with, the ``Layout`` of its data on the workers,
+and the ``Plan``: each worker's ``Task`` (runtime/task.py) and the collector its packets go
+to (ffcode.decoding.collectors).
 
 A worker may hold several shares (``assignment[i]``, code indices, ffcode.allocation): it
-works through them in order and numbers its packets on, share k's piece j as k·m + j, so
-that the master files each under its share, every share being its own sender.
+works through them in order, numbering its packets on (task.packet_index), so that the
+master files each packet under its share, every share being its own sender.
 """
+from __future__ import annotations
+
+import logging
+import secrets
+import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from ffcode import allocation, checks, functions
-from ffcode.decoding import collectors as collect
 from ffcode.codes.base import Code
+from ffcode.decoding import collectors
+from ffcode.decoding import verify as verification_of
+from ffcode.errors import VerificationError
 from ffcode.pieces import pieces_count
+from ffcode.runtime.faults import Faults
+from ffcode.runtime.report import Report
+from ffcode.runtime.task import Task, share_piece
+from ffcode.schemes import Scheme
 
-SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
-SEND = {"uncoded": "whole", "classic": "whole", "systematic": "systematic", "cfs": "random",
-        "compfs": "pieces"}
-# The shares a scheme's workers hold: slices, whole coded shares, or piece-combined ones.
-HOLDS = {"uncoded": "slices", "classic": "shares", "systematic": "shares", "cfs": "shares",
-         "compfs": "pieces"}
+ALLOCATE = ("uniform", "speed")
+
+log = logging.getLogger(__name__)
 
 
-def checked_scheme(scheme) -> str:
-    if scheme not in SCHEMES:
-        raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}; "
-                         f"not {scheme!r}.")
-    return scheme
+@dataclass(frozen=True)
+class Options:
+    """How a job runs: ``Cluster.run``'s (and ``load``'s) keyword arguments, checked as they
+    are made. seed: the encoding's masks and the packets' random coefficients (default:
+    fresh randomness for every job).
+
+    scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
+    "systematic" (whole results sent as m plain row pieces), "cfs" (whole results sent
+    as m random combinations of their pieces), "compfs" (a packet per piece as it is
+    computed; the default). pieces is m (default 4); faults (ffcode.Faults) are
+    injected; progress(rank, needed) is called as the rank grows. Raises JobFailed (the
+    report attached as .report) when the remaining work cannot decode, JobTimeout after
+    timeout seconds.
+
+    assignment, allocate: which shares (the code's points) each worker holds; a worker
+    with several works through them in order, so that a fast one keeps computing while
+    stragglers are waited for (every share is its own sender to the decoder). By default
+    ("uniform") they are dealt round-robin over the cluster's workers: worker i holds
+    shares i, i + P, ... of a code with more points than the P workers, and share i of
+    one with at most P (the rest idle). allocate="speed" gives each worker a number of
+    shares in proportion to its speed measured in the latest job (``speeds()``; an
+    unmeasured one counts as the median), allocate=[s_0, ...] to given speeds, each
+    worker at least one share; assignment=[[0, 6], [1, 7], ...] names each worker's
+    shares. Faults and the report name workers by their place 0..P-1 in the job.
+    More shares cost more encoding and bytes shipped (the report's ``encode`` and
+    ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
+
+    verify: check the output before returning it (ffcode.decoding.verify: Freivalds' check for
+    products, a random projection for row-linear LCC), raising VerificationError if a
+    worker's wrong result got into it. "auto" (the default) checks where the check costs
+    at most 5 % of the job's multiply-adds (ffcode.decoding.verify.cheap), at every prime:
+    products from about n = 60 * rounds(p) (120 at 2**31 - 1, 60 from 2**60), row-linear
+    LCC blocks from 20 * rounds(p) rows, and with adversaries every checkable output but
+    MDS with a vector x (a recomputation); True and False force it.
+
+    adversaries: decode despite up to A workers sending wrong results (ffcode.decoding.robust),
+    named in report.wrong (a worker with several shares is wrong on all of them: the
+    shares the A workers holding the most hold are corrected). Every scheme but uncoded stops once what arrived decides
+    the output with any A workers wrong: classic at R + A whole results when they
+    agree, by R + 2A otherwise (Berlekamp-Welch); systematic, cfs and compfs at about
+    m·(R + A) random combinations when all agree, by m·(R + 2A) otherwise. More wrong
+    workers make the job fail with VerificationError: their results cannot be
+    explained, or, if they collude to forge a consistent wrong output, it fails the
+    check. Workers found wrong in a job whose output is returned are excluded from
+    later jobs (``exclude``).
+    """
+    scheme: Optional[Union[Scheme, str]] = None
+    pieces: Optional[int] = None
+    faults: Faults = Faults()
+    timeout: float = 600.0
+    seed: Optional[int] = None
+    progress: Optional[Callable[[int, int], None]] = None
+    verify: Union[bool, str] = "auto"
+    adversaries: int = 0
+    assignment: Optional[Sequence[Sequence[int]]] = None
+    allocate: Optional[Union[str, Sequence[float]]] = None
+
+    def __post_init__(self) -> None:
+        if self.scheme is not None:
+            object.__setattr__(self, "scheme", Scheme.parse(self.scheme))
+        if self.pieces is not None:
+            object.__setattr__(self, "pieces", pieces_count(self.pieces))
+        if self.faults is None:
+            object.__setattr__(self, "faults", Faults())
+        if not isinstance(self.faults, Faults):
+            raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
+                            f"{type(self.faults).__name__}.")
+        object.__setattr__(self, "timeout", checks.seconds(self.timeout, "timeout"))
+        if self.verify != "auto" and not isinstance(self.verify, bool):
+            raise TypeError(f"Argument 'verify' must be True, False or 'auto', not "
+                            f"{self.verify!r}.")
+        if self.progress is not None and not callable(self.progress):
+            raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
+        object.__setattr__(self, "adversaries",
+                           checks.integer(self.adversaries, "adversaries", low=0))
+        if self.assignment is not None and self.allocate is not None:
+            raise ValueError("Give either 'assignment' or 'allocate', not both.")
+
+    def assignment_for(self, code: Code, size: int, speeds: Sequence[Any]) -> tuple:
+        """The shares each of a cluster's size workers holds: as given, or allocated
+        (uniform by default; by ``speeds``, the latest job's, for allocate="speed")."""
+        allocate = self.allocate
+        if self.assignment is not None:
+            return allocation.checked(self.assignment, code.n_workers, size)
+        if allocate is None or isinstance(allocate, str) and allocate == "uniform":
+            return allocation.uniform(code.n_workers, size)
+        if isinstance(allocate, str):
+            checks.choice(allocate, "allocate", ALLOCATE)
+            known = sorted(s for s in speeds if s is not None)
+            if not known:
+                raise ValueError("allocate='speed' needs speeds measured in an earlier job "
+                                 "on this cluster: run one first, or pass the speeds.")
+            median = known[len(known) // 2]
+            measured = [median if s is None else s for s in speeds]
+        else:
+            measured = allocation.checked_speeds(allocate, "allocate")
+            if len(measured) != size:
+                raise ValueError(f"Argument 'allocate' gives {len(measured)} speeds; the "
+                                 f"cluster has {size} workers.")
+        return allocation.dealt(allocation.proportional(code.n_workers, measured))
+
+    def resolved(self, scheme: Scheme = Scheme.COMPFS, pieces: int = 4) -> "Options":
+        """These options with the scheme and pieces filled in where left out."""
+        return Options(**dict(vars(self), scheme=self.scheme or scheme,
+                              pieces=self.pieces or pieces))
 
 
 class Layout:
     """A job's data as the workers hold it: ``encoding`` (an Encoding, or the uncoded
     Split), ``shares[k]``, the arrays of the code's share k (None: no work), and
     ``assignment[i]``, the shares worker i holds (ffcode.allocation). ``holds`` says which
-    schemes it serves (HOLDS); ``pieces`` is m for piece-combined shares."""
+    schemes it serves (Scheme.holds); ``pieces`` is m for piece-combined shares."""
 
-    def __init__(self, code: Code, data, scheme: str, pieces: Optional[int], seed,
-                 assignment):
-        self.code, self.holds, self.assignment = code, HOLDS[scheme], assignment
+    def __init__(self, code: Code, data: Sequence[Any], scheme: Scheme,
+                 pieces: Optional[int], seed: Optional[int], assignment: tuple) -> None:
+        self.code, self.holds, self.assignment = code, scheme.holds, assignment
         self.pieces = pieces if self.holds == "pieces" else None
         if self.holds == "slices":
             self.encoding = code.uncoded(*data)
@@ -57,124 +160,135 @@ class Layout:
         self.shares = shares + [None] * (code.n_workers - len(shares))
         self.nbytes = sum(a.nbytes for share in shares for a in share)
 
-    def serves(self, scheme) -> bool:
-        return HOLDS[scheme] == self.holds
+    def serves(self, scheme: Scheme) -> bool:
+        return scheme.holds == self.holds
 
-    def held(self, worker) -> list:
+    def held(self, worker: int) -> list:
         """The (code index, arrays) of the shares worker holds that have work."""
         return [(k, self.shares[k]) for k in self.assignment[worker]
                 if self.shares[k] is not None]
 
 
 class Plan:
-    """One job: the tasks of the workers of ``assignment`` (None: idle), and the collector
-    of their shares' packets (ffcode.decoding.collectors). ``inputs`` are the code's inputs, data and
-    arguments; for ``resident`` data (runtime.resident.Resident) just the arguments, on
-    the assignment it was loaded with. ``adversaries`` counts wrong workers: a wrong
-    worker is wrong on every share it holds, so the collector corrects as many shares as
-    the A workers holding the most hold between them (``wrong_shares``)."""
+    """One job: each worker's Task (None: idle) with the arrays it carries, and the
+    collector of the shares' packets. ``inputs`` are the code's inputs, data and arguments;
+    for ``resident`` data (runtime.resident.Resident) just the arguments, on the assignment
+    it was loaded with. A wrong worker is wrong on every share it holds, so the collector
+    corrects as many shares as the A workers holding the most hold between them
+    (``wrong_shares``)."""
 
-    def __init__(self, code, inputs, scheme, pieces, seed, buffer=None, adversaries=0,
-                 resident=None, assignment=None):
+    def __init__(self, code: Code, inputs: Sequence[Any], options: Options,
+                 assignment: tuple, resident: Any = None, buffer: Any = None,
+                 max_message: int = 256 << 20) -> None:
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
-        self.code, self.F, self.scheme = code, code.F, checked_scheme(scheme)
+        options = options.resolved()
+        self.code, self.F, self.options = code, code.F, options
+        self.scheme = scheme = options.scheme
         # The faults pause per piece of work, m pieces in every scheme (so that a comparison
         # meets the same delays); whole-result schemes send their m pieces as one packet.
-        self.work_pieces = self.pieces = pieces_count(pieces)
-        if scheme in ("uncoded", "classic"):
-            self.pieces = 1
-        adversaries = checks.integer(adversaries, "adversaries")
-        if adversaries < 0:
-            raise ValueError(f"Argument 'adversaries' must be non-negative, not "
-                             f"{adversaries}.")
-        if adversaries and scheme == "uncoded":
+        self.work_pieces = options.pieces
+        self.pieces = scheme.packets(options.pieces)
+        self.adversaries = options.adversaries
+        if self.adversaries and not scheme.coded:
             raise ValueError("Correcting wrong results (adversaries > 0) needs redundancy, "
                              "which scheme='uncoded' has none of: use classic, systematic, "
                              "cfs or compfs.")
-        self.adversaries = adversaries
         path = functions.path_of(code.function)    # before any work: workers import it
-        self.resident = resident
-        layout = None if resident is None else resident.layout
-        if layout is not None:
-            assignment = layout.assignment
-        elif assignment is None:
-            assignment = allocation.uniform(code.n_workers, code.n_workers)
-        self.assignment = assignment
-        R = code.recovery_threshold
+        self.resident, self.assignment = resident, assignment
         counts = sorted((len(held) for held in assignment), reverse=True)
-        self.wrong_shares = sum(counts[:adversaries])
-        if R + 2 * self.wrong_shares > code.n_workers:
-            raise ValueError(
-                f"Correcting {adversaries} wrong results needs R + 2A = {R + 2 * adversaries}"
-                f" workers; the code has {code.n_workers}." if self.wrong_shares ==
-                adversaries else
-                f"Correcting {adversaries} wrong workers holding up to {self.wrong_shares} "
-                f"shares needs R + 2S = {R + 2 * self.wrong_shares} shares; the code has "
-                f"{code.n_workers}.")
-        if layout is None:
+        self.wrong_shares = sum(counts[:self.adversaries])
+        _check_correctable(code.recovery_threshold, code.n_workers, self.adversaries,
+                           self.wrong_shares)
+        self.layout, args = self._layout(code, inputs, scheme, options.seed)
+        # The packets' random coefficients (cfs): a fresh seed per job unless one is given.
+        self.coefficient_seed = secrets.randbits(63) if options.seed is None else options.seed
+        self.held, self.tasks = [], []      # held: each worker's shares with work, in order
+        for worker in range(len(assignment)):
+            held = self.layout.held(worker)
+            self.held.append([k for k, _ in held])
+            self.tasks.append(self._task(path, worker, held, args, max_message)
+                              if held else None)
+        self.arguments = args
+        if scheme == Scheme.UNCODED:
+            split = self.layout.encoding
+            self.collector = collectors.Gather(self.F, len(split.shares), split.assemble)
+            self.needed = self.collector.needed
+        else:   # enough packets for any A wrong workers (m·R when nobody may be wrong)
+            self.needed = self.pieces * (code.recovery_threshold + 2 * self.wrong_shares)
+            self.collector = collectors.for_job(self.layout.encoding, self.pieces,
+                                                self.wrong_shares,
+                                                whole=scheme == Scheme.CLASSIC, buffer=buffer)
+
+    def _layout(self, code, inputs, scheme, seed) -> tuple:
+        """The data's layout (encoded here, or the resident data's) and the job's arguments
+        as the workers get them."""
+        resident = self.resident
+        if resident is None:
             code.check_inputs(inputs)
             layout = Layout(code, inputs[:code.encodes], scheme, self.pieces, seed,
-                            assignment)
+                            self.assignment)
             inputs = inputs[code.encodes:]
-        elif not layout.serves(scheme):
-            raise ValueError(f"The resident data holds {layout.holds} (loaded for "
-                             f"{', '.join(s for s in SCHEMES if layout.serves(s))}), which "
-                             f"scheme={scheme!r} cannot run on: load it for {scheme!r}.")
-        elif layout.pieces not in (None, self.pieces):
-            raise ValueError(f"The resident data was loaded for compfs with "
-                             f"pieces={layout.pieces}, not {self.pieces}.")
-        self.layout = layout
-        args = [np.asarray(a) for a in code.arguments(layout.encoding, *inputs)]
-        base = dict(f=path, p=self.F.p, send=SEND[scheme],
-                    pieces=self.pieces, data=None if resident is None else resident.ident)
-        if scheme == "compfs":
-            base["operand"] = layout.encoding[0].operand
-        self.tasks, self.held = [], []      # held: each worker's shares with work, in order
-        for worker in range(len(assignment)):
-            held = layout.held(worker)
-            self.held.append([k for k, _ in held])
-            spec = dict(base, shares=len(held),
-                        counts=[] if resident else [len(share) for _, share in held],
-                        seeds=[_seed(seed, k) for k, _ in held] if scheme == "cfs" else None)
-            self.tasks.append(Task(spec, [] if resident else [a for _, share in held
-                                                               for a in share], args)
-                              if held else None)
-        if scheme == "uncoded":
-            split = layout.encoding
-            self.collector = collect.Gather(self.F, len(split.shares), split.assemble)
-            self.needed = self.collector.needed
-            return
-        # Enough packets for any A wrong workers (m·R when nobody may be wrong).
-        self.needed = self.pieces * (R + 2 * self.wrong_shares)
-        self.collector = collect.for_job(layout.encoding, self.pieces, self.wrong_shares,
-                                         whole=scheme == "classic", buffer=buffer)
+        else:
+            layout = resident.layout
+            if not layout.serves(scheme):
+                raise ValueError(
+                    f"The resident data holds {layout.holds} (loaded for "
+                    f"{', '.join(s for s in Scheme if layout.serves(s))}), which "
+                    f"scheme={scheme.value!r} cannot run on: load it for {scheme.value!r}.")
+            if layout.pieces not in (None, self.pieces):
+                raise ValueError(f"The resident data was loaded for compfs with "
+                                 f"pieces={layout.pieces}, not {self.pieces}.")
+        return layout, [np.asarray(a) for a in code.arguments(layout.encoding, *inputs)]
 
-    def share_of(self, worker, index):
-        """(code index, piece) of the packet ``index`` of a worker (None: it has no such
-        packet): share k of its list, piece j, numbered k·m + j."""
-        k, j = divmod(index, self.pieces)
+    def _task(self, path, worker, held, args, max_message) -> tuple:
+        """(Task, the arrays it carries) of a worker holding shares ``held``."""
+        resident, scheme = self.resident, self.scheme
+        seeds = None
+        if scheme == Scheme.CFS:        # each share's coefficients: its own stream of the seed
+            seeds = tuple(tuple(int(s) for s in np.random.SeedSequence(
+                [self.coefficient_seed, k]).generate_state(2)) for k, _ in held)
+        task = Task(f=path, p=self.F.p, send=scheme.send, pieces=self.pieces,
+                    shares=len(held),
+                    counts=() if resident else tuple(len(share) for _, share in held),
+                    operand=self.layout.encoding[0].operand if scheme == Scheme.COMPFS
+                    else None,
+                    data=None if resident is None else resident.ident, seeds=seeds,
+                    faults=self.options.faults.for_worker(worker,
+                                                          self.work_pieces * len(held)),
+                    max_message=max_message)
+        shipped = [] if resident else [a for _, share in held for a in share]
+        return task, [*shipped, *args]
+
+    def share_of(self, worker: int, index: int) -> Optional[tuple]:
+        """(code index, piece) of a worker's packet ``index`` (None: it has no such
+        packet)."""
+        k, j = share_piece(index, self.pieces)
         held = self.held[worker]
         return (held[k], j) if k < len(held) else None
 
     @property
-    def buffer(self):
+    def buffer(self) -> Any:
         """The payload storage the decoder used, for the next job to reuse."""
-        return getattr(self.collector, "buffer", None)
+        return getattr(self.collector, "buffer", None)  # TEMP
 
+    def settings(self, inputs: Sequence[Any], verify: bool) -> dict:
+        """What a report says the job was (JSON-ready); ``resident``: the id of the resident
+        data it ran on (null: shipped with the job); ``assignment``: each worker's shares;
+        ``coefficient_seed``: where the packets' random coefficients came from."""
+        def shapes(x):
+            return [shapes(y) for y in x] if isinstance(x, (list, tuple)) else \
+                list(np.shape(x))
 
-@dataclass
-class Task:
-    spec: dict          # JSON: f, p, send, pieces, operand; data: the resident shares' id
-                        # (None: shipped); shares: how many; counts: each one's arrays
-                        # (shipped); seeds: each one's packet seed (cfs)
-    share: list         # the shares' arrays, one after another ([] when resident)
-    args: list          # the job's arguments
-
-    @property
-    def arrays(self) -> list:
-        return [*self.share, *self.args]
+        options = self.options
+        return {"code": repr(self.code), "p": self.F.p, "inputs": [shapes(x) for x in inputs],
+                "scheme": self.scheme.value, "pieces": self.pieces,
+                "faults": options.faults.to_dict(), "seed": options.seed,
+                "coefficient_seed": self.coefficient_seed,
+                "adversaries": self.adversaries, "verify": verify,
+                "resident": None if self.resident is None else self.resident.ident,
+                "assignment": [list(held) for held in self.assignment]}
 
 
 def _arrays(share) -> list:
@@ -185,13 +299,71 @@ def _arrays(share) -> list:
     return [share.blocks, share.coeffs, *share.rest]
 
 
-def _check_rows(shapes):
+def _check_rows(shapes) -> None:
     if any(len(shape) == 0 for shape in shapes):
         raise ValueError("The runtime sends results in row pieces: give blocks at least one "
                          "dimension (a scalar as shape (1,)).")
 
 
-def _seed(seed, worker):
-    """Each worker's packet coefficients (cfs) come from its own stream of the job's
-    seed."""
-    return [int(s) for s in np.random.SeedSequence([seed or 0, worker]).generate_state(2)]
+def _check_correctable(R, n, adversaries, wrong_shares):
+    if R + 2 * wrong_shares > n:
+        raise ValueError(
+            f"Correcting {adversaries} wrong results needs R + 2A = {R + 2 * adversaries}"
+            f" workers; the code has {n}." if wrong_shares == adversaries else
+            f"Correcting {adversaries} wrong workers holding up to {wrong_shares} "
+            f"shares needs R + 2S = {R + 2 * wrong_shares} shares; the code has {n}.")
+
+
+def warn_privacy(code, assignment) -> None:
+    """Say so when a private code's workers hold several shares, as its t counts shares:
+    a warning when even a single worker may see more than t."""
+    t, most = getattr(code, "t", 0), max(len(held) for held in assignment)
+    if t and most > 1:
+        log.log(logging.WARNING if t < most else logging.INFO,
+                "%r keeps the data from any %d shares, and a worker holds up to %d: any %d "
+                "workers learn nothing (for t workers, build it with privacy t × %d)", code,
+                t, most, t // most, most)
+
+
+def check_importable(code) -> None:
+    """Remote workers import a code's computation by its path: not from the master's
+    script."""
+    path = functions.path_of(code.function)
+    if path.startswith("__main__:"):
+        raise ValueError(f"Remote workers cannot import {path!r} from the master's script: "
+                         f"put f in a module the workers can import (on their PYTHONPATH) "
+                         f"and pass it or 'package.module:function'.")
+
+
+def verification(verify, code, inputs, adversaries) -> bool:
+    """Whether to check the output: "auto" as ffcode.decoding.verify.by_default says, or
+    as told."""
+    if verify == "auto":
+        return verification_of.by_default(code, inputs, adversaries)
+    if verify and verification_of.cost(code, inputs) is None:
+        raise ValueError(f"{code!r} cannot be verified: its outputs have no check (an LCC "
+                         f"whose f is not row-linear).")
+    return verify
+
+
+def verify_output(code, inputs, output, report: Report) -> None:
+    """Check the output (fresh randomness), its time counted in the report."""
+    start = time.monotonic()
+    report.verified = verification_of.output(code, inputs, output)
+    report.verify = time.monotonic() - start
+    report.total += report.verify
+    if not report.verified:
+        raise VerificationError(
+            f"The decoded output failed its check ({type(code).__name__}, "
+            f"{verification_of.rounds(code.F.p)} random columns): a worker sent a wrong "
+            f"result, so the output is not returned.", report=report)
+
+
+def check_data(code, data) -> None:
+    """data is what the code encodes (``code.inputs[:code.encodes]``), for Cluster.load."""
+    if isinstance(code, Code) and len(data) != code.encodes:
+        names = ", ".join(code.inputs[:code.encodes])
+        rest = ", ".join(code.inputs[code.encodes:])
+        raise TypeError(f"{type(code).__name__}'s data is ({names}), got {len(data)} "
+                        f"array{'s' if len(data) != 1 else ''}" +
+                        (f"; its arguments ({rest}) go to each run" if rest else "") + ".")

@@ -6,9 +6,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
-from ffcode import __version__
+from ffcode.version import __version__
 
-SCHEMA = 4                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 5                  # the version of the JSON layout below; raised when it changes
 
 
 def utc_now() -> str:

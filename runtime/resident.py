@@ -3,8 +3,10 @@ worker its share; ``Cluster.run`` then takes the returned ``Resident`` in place 
 and ships only each job's arguments (an iteration's vector)."""
 from __future__ import annotations
 
-from ffcode.runtime import wire
-from ffcode.runtime.wire import Header, Kind
+from typing import Any
+
+from ffcode.runtime.jobs import Layout
+from ffcode.schemes import Scheme
 
 
 class Resident:
@@ -15,15 +17,18 @@ class Resident:
     compfs with that m); ``assignment``, the shares each worker holds (every run on the
     data uses it); ``nbytes`` of all shares (the master keeps them too, to reload a
     worker that replaced a lost one); ``shipped``, the bytes ``load`` sent; ``loaded``,
-    False once unloaded or the cluster closed."""
+    False once unloaded or the cluster closed. ``session`` and ``ident`` name the cluster
+    that holds it and the data there."""
 
-    def __init__(self, owner, ident, layout, data, scheme, pieces):
-        self.owner, self.ident, self.layout = owner, ident, layout
+    def __init__(self, session: int, ident: int, layout: Layout, data: tuple, scheme: Scheme,
+                 pieces: int) -> None:
+        self.session, self.ident, self.layout = session, ident, layout
         self.data, self.scheme, self.pieces = data, scheme, pieces
         self.shipped = 0
+        self.loaded = True
 
     @property
-    def code(self):
+    def code(self) -> Any:
         return self.layout.code
 
     @property
@@ -34,21 +39,45 @@ class Resident:
     def nbytes(self) -> int:
         return self.layout.nbytes
 
-    @property
-    def loaded(self) -> bool:
-        return self.owner.holds(self)
-
     def __repr__(self) -> str:
         return (f"Resident({self.code!r}, {self.layout.holds} for {self.scheme}, "
                 f"{self.nbytes / 2**20:.1f} MiB{'' if self.loaded else ', unloaded'})")
 
 
-def load_message(session, epoch, ident, shares) -> list:
-    """Hold ``shares`` (a list of each share's arrays) as resident data ``ident``."""
-    return wire.control(Header(Kind.LOAD, session, epoch),
-                        {"data": ident, "counts": [len(share) for share in shares]},
-                        [a for share in shares for a in share])
+class Residents:
+    """The resident data one cluster (its transport's ``session``) holds, by id."""
 
+    def __init__(self, session: int) -> None:
+        self.session = session
+        self.held: dict = {}                # id -> Resident, loaded and not unloaded
+        self.count = 0                      # resident data loaded so far (their ids)
 
-def unload_message(session, epoch, ident) -> list:
-    return wire.control(Header(Kind.UNLOAD, session, epoch), {"data": ident})
+    def add(self, layout: Layout, data: tuple, scheme: Scheme, pieces: int) -> Resident:
+        self.count += 1
+        resident = self.held[self.count] = Resident(self.session, self.count, layout, data,
+                                                    scheme, pieces)
+        return resident
+
+    def holds(self, data: Resident) -> bool:
+        return self.held.get(data.ident) is data
+
+    def check(self, data: Any, unloaded: bool = False) -> None:
+        """data is what this cluster's load returned (and still loaded unless told)."""
+        if not isinstance(data, Resident):
+            raise TypeError(f"Argument 'data' must be what Cluster.load returned, not "
+                            f"{type(data).__name__}.")
+        if data.session != self.session:
+            raise ValueError(f"{data!r} was loaded on another cluster, not on this one.")
+        if not unloaded and not self.holds(data):
+            raise ValueError(f"{data!r} was unloaded: load it again.")
+
+    def drop(self, data: Resident) -> bool:
+        """Forget data (False if it was not held); it reads as unloaded from now on."""
+        if self.held.pop(data.ident, None) is None:
+            return False
+        data.loaded = False
+        return True
+
+    def clear(self) -> None:
+        for data in list(self.held.values()):
+            self.drop(data)

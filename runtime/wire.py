@@ -14,7 +14,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 1
+MAGIC, VERSION = b"FC", 2
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 
@@ -26,10 +26,10 @@ class Kind(IntEnum):
     DONE = 4            # worker -> master: sent every packet of the job
     STOPPED = 5         # worker -> master: acknowledges STOP
     FAILED = 6          # worker -> master: the computation raised (meta: error)
-    JOB = 16            # master -> worker: a task (meta: spec, arrays: shares, arguments)
+    JOB = 16            # master -> worker: a task (meta: runtime.task.Task; arrays: shares, arguments)
     STOP = 17           # master -> worker: the job is decoded, stop now
     SHUTDOWN = 18       # master -> worker: exit
-    LOAD = 19           # master -> worker: hold shares (meta: data id, counts; arrays)
+    LOAD = 19           # master -> worker: hold shares (meta: runtime.task.Load; arrays)
     UNLOAD = 20         # master -> worker: drop a held share (meta: data id)
 
 

@@ -30,10 +30,11 @@ from zmq.utils.monitor import recv_monitor_message
 
 from ffcode import functions
 from ffcode.errors import NoMaster
-from ffcode import GF
+from ffcode.field import GF
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
 from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.faults import Link
+from ffcode.runtime.task import Load, Task, packet_index
 from ffcode.runtime.wire import Header, Kind
 
 HEARTBEAT = 0.1             # seconds between heartbeats
@@ -58,15 +59,15 @@ class Job:
 
     def __init__(self, header, meta, arrays, store):
         self.session, self.epoch, self.worker = header.session, header.epoch, header.worker
-        self.spec = meta["task"]
-        self.data = self.spec["data"]
+        self.task = task = Task.from_meta(meta)
+        self.data = task.data
         if self.data is None:
-            self.shares, self.args = split_shares(arrays, self.spec["counts"])
+            self.shares, self.args = split_shares(arrays, task.counts)
         else:                           # None when not here: the job fails, saying so
             self.shares, self.args = store.get(self.data), arrays
-        self.faults = meta["faults"]
-        self.max_message = meta["max_message"]  # the master disconnects larger parts
-        self.link = Link(self.faults["link_rate"])
+        self.faults = task.faults
+        self.max_message = task.max_message     # the master disconnects larger parts
+        self.link = Link(self.faults.link_rate)
         self.stop = threading.Event()
         self.sent = 0
 
@@ -78,8 +79,7 @@ class Job:
 def split_shares(arrays, counts) -> tuple:
     """(shares, the arrays after them) of a message's arrays: one share's ``counts[k]``
     arrays after another."""
-    if not isinstance(counts, list) or not all(type(c) is int and c >= 0 for c in counts) \
-            or sum(counts) > len(arrays):
+    if sum(counts) > len(arrays):
         raise ValueError(f"share counts {counts!r} do not describe {len(arrays)} arrays")
     shares, at = [], 0
     for count in counts:
@@ -88,13 +88,13 @@ def split_shares(arrays, counts) -> tuple:
     return shares, arrays[at:]
 
 
-def operation(spec):
+def operation(task):
     """(F, op): the task's field and its computation on the operands, checked to give
     field elements."""
-    F = GF(spec["p"])
-    if spec["f"].startswith("__main__:"):
+    F = GF(task.p)
+    if task.f.startswith("__main__:"):
         pool.import_main()              # f is defined in the master's script
-    f = functions.load(spec["f"])
+    f = functions.load(task.f)
     return F, lambda *operands: F.elements(f(F, *operands), "the local result")
 
 
@@ -152,19 +152,19 @@ def tamper(F, payload, index, mode, rng):
 def compute(job, out):
     """Run one task, its shares in order, handing each message to out(header, frames);
     returns early on a stop."""
-    F, op = operation(job.spec)
+    F, op = operation(job.task)
     if job.shares is None:
         raise ValueError(f"this worker holds no resident data {job.data} (never loaded, or "
                          f"unloaded)")
-    shares = job.spec["shares"]
+    shares = job.task.shares
     if len(job.shares) != shares:
         raise ValueError(f"the task names {shares} shares of resident data {job.data}, this "
                          f"worker holds {len(job.shares)}")
-    delays = job.faults["delays"]
+    delays = job.faults.delays
     work = len(delays) // shares            # pieces of work per share, a pause each
-    corrupt = job.faults.get("corrupt")
+    corrupt = job.faults.corrupt
     rng = np.random.default_rng() if corrupt else None     # fresh entropy costs 30 us
-    seeds = job.spec["seeds"] or [None] * shares
+    seeds = job.task.seeds or [None] * shares
     for k, share in enumerate(job.shares):
         if not compute_share(job, F, op, share, k, delays[k * work:(k + 1) * work],
                              seeds[k], rng, out):
@@ -176,18 +176,18 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
     """Compute the task's share k and send its packets, numbered on from k·m; False if the
     job was stopped. A slowdown k pauses k - 1 times the CPU time the piece took (its
     thread's: what a k times slower processor would add, whatever else shares the cores)."""
-    send, m = job.spec["send"], job.spec["pieces"]
-    slowdown, corrupt = job.faults["slowdown"], job.faults.get("corrupt")
+    send, m = job.task.send, job.task.pieces
+    slowdown, corrupt = job.faults.slowdown, job.faults.corrupt
     if send == "pieces":                # computation at full speed: a packet per block
         blocks, G, *rest = share
         piece_share = PieceShare(job.worker, G, blocks, (*rest, *job.args),
-                                 job.spec["operand"])
+                                 job.task.operand)
         packets = piece_results(op, piece_share)
         for j in range(m):
             packet, spent, work = _timed(next, packets)
             if _paused(job, (slowdown - 1) * work + delays[j]):
                 return False
-            header = job.header(Kind.PACKET, k * m + j, 0, spent)
+            header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
         return True
@@ -203,7 +203,8 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
     for packet in packets:
         if job.stop.is_set():
             return False
-        header = job.header(Kind.PACKET, k * m + packet.index, y.shape[0], spent)
+        header = job.header(Kind.PACKET, packet_index(k, packet.index, m), y.shape[0],
+                            spent)
         out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
         spent = 0.0
     return True
@@ -366,9 +367,10 @@ class Worker:
                     self._start(Job(header, *wire.read_control(frames[1:]), self.store))
                 elif header.kind == Kind.LOAD:
                     meta, arrays = wire.read_control(frames[1:])
-                    self.store[meta["data"]], _ = split_shares(arrays, meta["counts"])
-                    log.info("holding resident data %s: %d shares, %d bytes", meta["data"],
-                             len(meta["counts"]), sum(a.nbytes for a in arrays))
+                    load = Load.from_meta(meta)
+                    self.store[load.data], _ = split_shares(arrays, load.counts)
+                    log.info("holding resident data %s: %d shares, %d bytes", load.data,
+                             len(load.counts), sum(a.nbytes for a in arrays))
                 elif header.kind == Kind.UNLOAD:
                     meta, _ = wire.read_control(frames[1:])
                     if self.store.pop(meta["data"], None) is not None:
@@ -383,10 +385,10 @@ class Worker:
         if self.job:
             self._stop(ack=False)
         self.job = job
-        shares = job.spec["shares"]
+        task = job.task
         log.info("job %d started: %s in GF(%d), %d share%s of %d pieces, sending %s",
-                 job.epoch, job.spec["f"], job.spec["p"], shares, "s" * (shares != 1),
-                 job.spec["pieces"], job.spec["send"])
+                 job.epoch, task.f, task.p, task.shares, "s" * (task.shares != 1),
+                 task.pieces, task.send)
         self._fault_point()             # crash or hang after 0 packets
         self.tasks.put(job)
 
@@ -454,7 +456,7 @@ class Worker:
         faults = self.job.faults
         for name, act in (("crash_after", lambda: os._exit(17)),
                           ("hang_after", lambda: os.kill(os.getpid(), signal.SIGSTOP))):
-            if faults.get(name) == self.job.sent:
+            if getattr(faults, name) == self.job.sent:
                 time.sleep(0.2)         # let zmq deliver what was already sent
                 act()
 

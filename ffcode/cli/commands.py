@@ -14,11 +14,24 @@ workers do.
 import argparse
 import logging
 import sys
+from typing import Optional, Sequence
 
-from ffcode import __version__
-from ffcode.cli import learn as learning, run as runs, worker
+from ffcode.cli import demo, experiment, keys, learn, run, worker
 from ffcode.errors import ClusterError
+from ffcode.version import __version__
 
+# Each command's module adds its flags (add_arguments) and runs it (main). In this order
+# in the help.
+COMMANDS = {
+    "run": (run, "a coded job over worker processes"),
+    "learn": (learn, "train a linear or logistic regression by coded gradient descent"),
+    "worker": (worker, "serve a master at ENDPOINT"),
+    "keys": (keys, "write NAME.key and NAME.key_secret (mode 0600) into DIR"),
+    "experiment": (experiment, "simulated runtime of every scheme vs stragglers, slowdown, "
+                               "pieces and link rate; PNGs"),
+    "demo": (demo, "an exact GF(p) product and solve, checked against Python integers"),
+}
+VERBOSE = "log what the master and the workers do (default: warnings only)"
 _handler = None                             # the log handler main installed last
 
 
@@ -45,74 +58,64 @@ class _Lines(logging.Formatter):
         return (self.formatTime(record, "%H:%M:%S") + " " + line) if self.verbose else line
 
 
-def configure_logging(prog, verbose):
+def configure_logging(prog: str, verbose: bool) -> None:
     """Log ffcode's messages to stderr as lines of prog: WARNING and up, INFO with -v. Only
     the command line does this: the library never configures logging."""
     global _handler
+    if not isinstance(prog, str):
+        raise TypeError(f"Argument 'prog' must be a str, not {type(prog).__name__}.")
     logger = logging.getLogger("ffcode")
     if _handler is not None:
         logger.removeHandler(_handler)
     _handler = logging.StreamHandler(sys.stderr)
-    _handler.setFormatter(_Lines(prog, verbose))
+    _handler.setFormatter(_Lines(prog, bool(verbose)))
     logger.addHandler(_handler)
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
     logger.propagate = False
 
 
-def build(argv):
-    """(the parser, its subcommands' parsers by name)."""
+def build() -> tuple:
+    """(the parser, its commands' parsers by name).
+
+    >>> parser, commands = build()
+    >>> args = parser.parse_args(["demo", "-v", "--n", "8"])
+    >>> args.command, args.verbose, args.n, commands["demo"].prog
+    ('demo', True, 8, 'ffcode demo')
+    """
     parser = argparse.ArgumentParser(prog="ffcode", description=__doc__,
                                      formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ffcode {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="log what the master and the workers do (default: warnings only)")
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE)
     commands = parser.add_subparsers(dest="command", required=True)
-
-    def command(name, help):
-        sub = commands.add_parser(name, help=help, description=help,
-                                  formatter_class=HelpFormatter)
-        sub.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                         help="log what the master and the workers do (default: warnings "
-                              "only)")
-        return sub
-
-    runs.add_arguments(command("run", "a coded job over worker processes"))
-    learning.add_arguments(command("learn", "train a linear or logistic regression by "
-                                            "coded gradient descent"))
-    worker.add_arguments(command("worker", "serve a master at ENDPOINT"))
-    keys = command("keys", "write NAME.key and NAME.key_secret (mode 0600) into DIR")
-    keys.add_argument("dir", help="the directory (made if missing)")
-    keys.add_argument("name", help="the key pair's name")
-    keys.add_argument("--force", action="store_true", help="replace an existing pair "
-                      "(default: refuse)")
-    experiment = command("experiment", "simulated runtime of every scheme vs stragglers, "
-                         "slowdown, pieces and link rate; PNGs")
-    experiment.add_argument("--out", default="plots", help="directory for the PNGs")
-    experiment.add_argument("--sizes", type=runs.at_least(1), nargs="+", default=[100, 1000],
-                            metavar="N", help="numbers of workers (default 100 1000)")
-    experiment.add_argument("--seeds", type=runs.at_least(1), default=3,
-                            help="runs averaged per point")
-    experiment.add_argument("--measured", action="store_true", help="also measure the sweeps "
-                            "on 6 local worker processes, about a minute (default: simulated "
-                            "only)")
-    demo = command("demo", "an exact GF(p) product and solve, checked against Python "
-                           "integers")
-    demo.add_argument("--p", type=runs.int_expression, default=2**31 - 1, metavar="P",
-                      help="prime modulus, e.g. 65521 or 2**61-1 (default 2**31-1)")
-    demo.add_argument("--n", type=runs.at_least(1), default=1024, help="matrix size")
-    demo.add_argument("--seed", type=runs.at_least(0), default=0, help="seed of the data")
+    for name, (module, text) in COMMANDS.items():
+        command = commands.add_parser(name, help=text, description=text,
+                                      formatter_class=HelpFormatter)
+        # -v after the command too; SUPPRESS keeps a -v given before it
+        command.add_argument("-v", "--verbose", action="store_true",
+                             default=argparse.SUPPRESS, help=VERBOSE)
+        module.add_arguments(command)
     return parser, commands.choices
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command argv names (default: sys.argv[1:]); its exit status. A mistake in
+    the flags exits (SystemExit 2) with the command's usage and one error line.
+
+    >>> main(["--version"])             # prints 'ffcode' and the version, then exits
+    Traceback (most recent call last):
+    ...
+    SystemExit: 0
+    """
     if argv is None:
         argv = sys.argv[1:]
-    parser, commands = build(argv)
+    if isinstance(argv, str) or not all(isinstance(arg, str) for arg in argv):
+        raise TypeError("Argument 'argv' must be a sequence of str.")
+    parser, commands = build()
     args = parser.parse_args(argv)
     command = commands[args.command]        # its lines are named 'ffcode run', ...
     configure_logging(command.prog, args.verbose)
     try:
-        return _dispatch(args)
+        return COMMANDS[args.command][0].main(args)
     except (ValueError, TypeError) as e:    # the command's flags ask for the impossible
         command.error(str(e))
     except MemoryError:
@@ -128,32 +131,6 @@ def _fail(prog, message) -> int:
     """One error line (the problem is not the command line's shape: no usage)."""
     print(f"{prog}: error: {message}", file=sys.stderr)
     return 2
-
-
-def _dispatch(args) -> int:
-    if args.command == "run":
-        return runs.run(args)
-    if args.command == "learn":
-        return learning.run(args)
-    if args.command == "worker":
-        return worker.run(args)
-    if args.command == "experiment":
-        from ffcode.cli import experiment as experiments
-        for path in experiments.run(args.out, args.sizes, args.seeds, args.measured):
-            print(path)
-        return 0
-    if args.command == "keys":
-        from ffcode.runtime import keys
-        try:
-            paths = keys.generate(args.dir, args.name, force=args.force)
-        except FileExistsError as e:
-            raise OSError(f"{e.filename} exists already: pass --force to replace the "
-                          f"pair") from None
-        for path in paths:
-            print(path)
-        return 0
-    from ffcode.cli import demo
-    return demo.run(args.p, args.n, args.seed)
 
 
 if __name__ == "__main__":

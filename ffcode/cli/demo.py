@@ -1,14 +1,42 @@
 """``ffcode demo``: exact GF(p) arithmetic checked twice, against Python integers. (The
-coded jobs over worker processes are ``ffcode run``.)"""
+coded jobs over worker processes are ``ffcode run``.)
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="ffcode demo")
+>>> add_arguments(parser)
+>>> args = parser.parse_args(["--p", "2**61-1", "--n", "64"])
+>>> args.p == 2**61 - 1, args.n, args.seed
+(True, 64, 0)
+"""
+import argparse
 import time
 
 import numpy as np
 
-from ffcode.field import GF
+from ffcode import checks
+from ffcode.cli.args import argument_parser, int_expression, integer, namespace
+from ffcode.field import GF, PrimeField
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of 'ffcode demo': the prime, the matrices' size, the seed."""
+    argument_parser(parser)
+    parser.add_argument("--p", type=int_expression, default=2**31 - 1, metavar="P",
+                        help="prime modulus, e.g. 65521 or 2**61-1 (default 2**31-1)")
+    parser.add_argument("--n", type=integer(low=1), default=1024, help="matrix size")
+    parser.add_argument("--seed", type=integer(low=0), default=0, help="seed of the data")
+
+
+def main(args: argparse.Namespace) -> int:
+    """The demo the arguments ask for: 0 when every check passed, else 1."""
+    return run(namespace(args).p, args.n, args.seed)
 
 
 def field_checks(F, n: int, seed: int) -> bool:
     """An n x n product and solve, checked against exact Python integers."""
+    if not isinstance(F, PrimeField):
+        raise TypeError(f"Argument 'F' must be a field (ffcode.GF(p)), not {type(F).__name__}.")
+    n, seed = checks.integer(n, "n", low=1), checks.integer(seed, "seed", low=0)
     A, B = F.random((n, n), seed=seed), F.random((n, n), seed=seed + 1)
     F.matmul(A, B)  # warm up BLAS threads
     t = time.perf_counter()
@@ -38,10 +66,11 @@ def field_checks(F, n: int, seed: int) -> bool:
     return freivalds and entries and solved
 
 
-def run(p: int, n: int, seed: int) -> int:
+def run(p: int, n: int, seed: int = 0) -> int:
+    """Check n x n arithmetic in GF(p) and print what was checked: 0 when all passed, else
+    1; ValueError for a p that is not prime or sizes out of range, before any output."""
     F = GF(p)
-    if n < 1:
-        raise ValueError(f"Argument 'n' must be at least 1, not {n}.")
+    n, seed = checks.integer(n, "n", low=1), checks.integer(seed, "seed", low=0)
     print(f"ffcode demo: exact arithmetic in {F} (elements {F.dtype}), {n}x{n} matrices")
     ok = field_checks(F, n, seed)
     print("demo", "passed" if ok else "FAILED")

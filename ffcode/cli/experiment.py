@@ -1,19 +1,29 @@
 """``ffcode experiment``: every scheme's runtime as one thing varies — the stragglers, their
 slowdown, the pieces m, the stragglers' link rate, the shares per worker — simulated at
 N = 100 and N = 1000 and, with ``--measured``, measured on 6 local workers next to the
-simulator's prediction; as tables and PNG plots (matplotlib, the ``plots`` extra)."""
+simulator's prediction; as tables and PNG plots (matplotlib, the ``plots`` extra).
+
+>>> merged({"classic": [1.0, 2.0], "cfs": [1.0, 2.0], "compfs": [0.5, 0.5]})
+{'classic = cfs': [1.0, 2.0], 'compfs': [0.5, 0.5]}
+>>> print(fixed_parameters(100, "pieces", seeds=3))
+N = 100, R = 20; 10% stragglers, slowdown 5x, straggler links 100 MB/s, 1 share per worker
+a share: 4 MiB, 4 x (8 ms + Exp(2 ms)) of work; mean of 3 seeds
+"""
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import statistics
 from typing import Any, Optional, Sequence
 
-from ffcode import sim
-from ffcode.field import GF
+from ffcode import checks, sim
+from ffcode.cli.args import argument_parser, integer, namespace
+from ffcode.cli import output
 from ffcode.codes import PolynomialCode
-from ffcode.cli.run import check_writable
+from ffcode.field import GF
+from ffcode.schemes import NAMES, Scheme
 
 # The base setting: R = N/5 (a fifth of the workers suffice), one share per worker, a share
 # of 4 MiB and about 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted
@@ -33,9 +43,33 @@ SWEEPS = {
 SWEEP_BASE = {"shares": dict(stragglers=0.85)}
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of 'ffcode experiment': where the PNGs go, the sizes, the seeds, and
+    whether to measure too."""
+    argument_parser(parser)
+    parser.add_argument("--out", default="plots", help="directory for the PNGs")
+    parser.add_argument("--sizes", type=integer(low=1), nargs="+", default=[100, 1000],
+                        metavar="N", help="numbers of workers (default 100 1000)")
+    parser.add_argument("--seeds", type=integer(low=1), default=3,
+                        help="runs averaged per point")
+    parser.add_argument("--measured", action="store_true", help="also measure the sweeps "
+                        "on 6 local worker processes, about a minute (default: simulated "
+                        "only)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the sweeps the arguments ask for and print the PNGs' paths: 0."""
+    for path in run(namespace(args).out, args.sizes, args.seeds, args.measured):
+        print(path)
+    return 0
+
+
 def model(n_workers: int, seed: int = 0, **changes: float) -> sim.Model:
     """The simulated setting, BASE with changes. A share's work and bytes stay fixed: with
     m pieces each piece is 4/m of a BASE piece; ``shares`` per worker, each a whole share."""
+    n_workers = checks.integer(n_workers, "n_workers", low=1)
+    for name in changes:
+        checks.choice(name, "changes", BASE)
     p = dict(BASE, **changes)
     scale = BASE["pieces"] / p["pieces"]
     slow = range(n_workers - round(p["stragglers"] * n_workers), n_workers)
@@ -48,7 +82,8 @@ def model(n_workers: int, seed: int = 0, **changes: float) -> sim.Model:
 
 def sweep(n_workers: int, name: str, seeds: int = 3) -> dict[str, list[float]]:
     """{scheme: [mean seconds over seeds, per value]} with the values varied."""
-    _, values = SWEEPS[name]
+    seeds = checks.integer(seeds, "seeds", low=1)
+    _, values = SWEEPS[checks.choice(name, "name", SWEEPS)]
     out = {}
     base = SWEEP_BASE.get(name, {})
     for value in values:
@@ -98,6 +133,7 @@ def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = 
     """({scheme: measured seconds}, {scheme: predicted seconds}) per value of the parameter:
     first share sent to decodable (report.compute), one run per point."""
     from ffcode.runtime import Faults
+    checks.choice(name, "name", MEASURED_SWEEPS)
     F = GF(2**31 - 1)
     A, B = F.random((_SIZE, _SIZE), seed=1), F.random((_SIZE, _SIZE), seed=2)
     one = PolynomialCode(F, 2, 2, _N)
@@ -120,8 +156,8 @@ def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = 
                                       piece_bytes=4 * share / m, uncoded_work=slice_ / share)
         for scheme, seconds in sim.compare(model).items():
             predicted.setdefault(scheme, []).append(seconds)
-        for scheme in sim.SCHEMES:
-            report = cluster.run(one if scheme == "uncoded" else code, A, B, scheme=scheme,
+        for scheme in NAMES:
+            report = cluster.run(one if scheme == Scheme.UNCODED else code, A, B, scheme=scheme,
                                  pieces=m, faults=faults)[1]
             measured.setdefault(scheme, []).append(report.compute)
     return measured, predicted
@@ -234,6 +270,8 @@ def run(out_dir: str, sizes: Sequence[int] = (100, 1000), seeds: int = 3,
     """Every sweep at every N (and measured on 6 local workers): prints the tables, writes
     the PNGs; returns their paths. Without matplotlib (ImportError), or where out_dir's
     files cannot be written (ValueError), it fails before the first sweep."""
+    sizes = [checks.integer(n_workers, "sizes", low=1) for n_workers in sizes]
+    seeds = checks.integer(seeds, "seeds", low=1)
     _require_matplotlib()
     simulated = {(n_workers, name): os.path.join(out_dir, f"sim_n{n_workers}_{name}.png")
                  for n_workers in sizes for name in SWEEPS}
@@ -271,7 +309,7 @@ def check_outputs(out_dir: str, paths: Sequence[str]) -> None:
         raise ValueError(f"cannot make the directory {out_dir!r} for the output: "
                          f"{e.strerror}") from None
     for path in paths:
-        check_writable(path, "the output")
+        output.check_writable(path, "the output")
 
 
 def _saved(png: str) -> str:

@@ -4,21 +4,33 @@ same injected stragglers: the time of an iteration and of the whole training, an
 each model does on held-out data.
 
 The data sets are scikit-learn's (the optional ``learn`` extra): every flag is checked, and
-scikit-learn looked for, before anything is printed and before a worker starts."""
-import json
+scikit-learn looked for, before anything is printed and before a worker starts.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="ffcode learn")
+>>> add_arguments(parser)
+>>> args = settle(parser.parse_args(["linear", "--dataset", "diabetes", "--workers", "5"]))
+>>> schemes, notes = schemes_for(args)
+>>> args.k, [str(scheme) for scheme in schemes]
+(3, ['compfs'])
+"""
+import argparse
 import statistics
 import time
 
 import numpy as np
 
-from ffcode import __version__
-from ffcode.cli import run as runs
+from ffcode.cli import output
+from ffcode.cli.args import argument_parser, check_stragglers, integer, namespace, positive
+from ffcode.errors import ClusterError
+from ffcode.schemes import NAMES, Scheme
+from ffcode.version import __version__
 
 TASKS = {"linear": "LinearRegression", "logistic": "LogisticRegression"}
 # name -> the task its labels are for (None: both, generated for the task)
 DATASETS = {"breast_cancer": "logistic", "digits": "logistic", "diabetes": "linear",
             "synthetic": None}
-COMPARED = ["uncoded", "classic", "compfs"]
+COMPARED = [Scheme.UNCODED, Scheme.CLASSIC, Scheme.COMPFS]
 DEFAULTS = {"samples": 2000, "features": 20, "slowdown": 4.0}
 TEST_FRACTION = 0.25
 EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[learn]"
@@ -26,7 +38,9 @@ EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[l
 
 # -- the flags ---------------------------------------------------------------------------------
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of 'ffcode learn': the task, its data, the training and the stragglers."""
+    argument_parser(parser)
     parser.add_argument("task", choices=list(TASKS), help="linear: least squares "
                         "(LinearRegression, scored by R^2); logistic: a binary classifier "
                         "(LogisticRegression, scored by accuracy)")
@@ -40,50 +54,50 @@ def add_arguments(parser):
                            "10 features, disease progression a year on, linear; synthetic: "
                            "make_classification (logistic) or make_regression (linear, "
                            "noise 10) with --seed")
-    data.add_argument("--samples", type=runs.at_least(10), metavar="N",
+    data.add_argument("--samples", type=integer(low=10), metavar="N",
                       help=f"synthetic: N samples (default {DEFAULTS['samples']})")
-    data.add_argument("--features", type=runs.at_least(1), metavar="D",
+    data.add_argument("--features", type=integer(low=1), metavar="D",
                       help=f"synthetic: D features (default {DEFAULTS['features']})")
     model = parser.add_argument_group("training")
-    model.add_argument("--workers", type=runs.at_least(1), default=6, metavar="N",
+    model.add_argument("--workers", type=integer(low=1), default=6, metavar="N",
                        help="N local worker processes")
     model.add_argument("--coding", choices=["mds", "lcc"], default="mds",
                        help="mds: X w and X^T r as two MDS-coded products per iteration; "
                             "lcc: the whole gradient as one Lagrange-coded job, private "
                             "against any one worker (default mds)")
-    model.add_argument("--k", type=runs.at_least(1), metavar="K", help="the data's blocks "
+    model.add_argument("--k", type=integer(low=1), metavar="K", help="the data's blocks "
                        "(default: with mds the workers that are not stragglers, so that "
                        "classic can do without them; with lcc the most that fit)")
-    model.add_argument("--scheme", choices=runs.SCHEMES, help="how results travel (default "
+    model.add_argument("--scheme", choices=NAMES, help="how results travel (default "
                        "compfs, or cfs with --coding lcc)")
     model.add_argument("--compare", action="store_true", help="train with uncoded, classic "
                        "and compfs (cfs with --coding lcc) on the same stragglers and print "
                        "a table with speedups against uncoded (default: one scheme)")
-    model.add_argument("--iterations", type=runs.at_least(1), default=20, metavar="I",
+    model.add_argument("--iterations", type=integer(low=1), default=20, metavar="I",
                        help="gradient steps")
-    model.add_argument("--shares", type=runs.at_least(1), default=1, metavar="W",
+    model.add_argument("--shares", type=integer(low=1), default=1, metavar="W",
                        help="each worker holds W shares of the data, so that fast workers "
                             "keep computing while stragglers are waited for (with lcc the "
                             "privacy counts the shares a worker holds) (default 1)")
-    model.add_argument("--learning-rate", type=runs.positive(), metavar="ETA",
+    model.add_argument("--learning-rate", type=positive(), metavar="ETA",
                        help="the step size (default: ffcode.learn's)")
-    model.add_argument("--seed", type=runs.at_least(0), default=0, help="seed of the "
+    model.add_argument("--seed", type=integer(low=0), default=0, help="seed of the "
                        "synthetic data, the split, the encoding and the injected faults")
     model.add_argument("--report", metavar="FILE", help="write the runs as JSON: {ffcode, "
                        "date, settings, runs: [...]} (default: none)")
     model.add_argument("--no-progress", action="store_true", help="no live iteration bar "
                        "(default: a bar on a terminal)")
     faults = parser.add_argument_group("injected stragglers (the same in every iteration)")
-    faults.add_argument("--stragglers", type=runs.at_least(0), default=2, metavar="K",
+    faults.add_argument("--stragglers", type=integer(low=0), default=2, metavar="K",
                         help="the last K workers are --slowdown times slower")
-    faults.add_argument("--slowdown", type=runs.positive(), metavar="S",
+    faults.add_argument("--slowdown", type=positive(), metavar="S",
                         help=f"the stragglers' factor (default {DEFAULTS['slowdown']:g})")
 
 
-def settle(args):
+def settle(args: argparse.Namespace) -> argparse.Namespace:
     """Refuse contradictions and flags the data set would ignore, then fill in the defaults
     (in place; returns args)."""
-    serves = DATASETS[args.dataset]
+    serves = DATASETS[namespace(args).dataset]
     if serves is not None and serves != args.task:
         kind = ("binary labels, a classification" if serves == "logistic" else
                 "real targets, a regression")
@@ -93,14 +107,14 @@ def settle(args):
         if getattr(args, name) is not None and args.dataset != "synthetic":
             raise ValueError(f"--{name} is for --dataset synthetic: {args.dataset} has its "
                              f"own size.")
+    if args.scheme is not None:
+        args.scheme = Scheme.parse(args.scheme)
     if args.compare and args.scheme is not None:
         raise ValueError("--compare trains with uncoded, classic and compfs: leave out "
                          "--scheme.")
     if args.slowdown is not None and args.stragglers == 0:
         raise ValueError("--slowdown is the stragglers' factor, and --stragglers is 0.")
-    if args.stragglers > args.workers:
-        raise ValueError(f"--stragglers must be between 0 and --workers ({args.workers}), "
-                         f"not {args.stragglers}")
+    check_stragglers(args.stragglers, args.workers)
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -117,21 +131,22 @@ def settle(args):
     return args
 
 
-def schemes_for(args) -> tuple[list, list]:
+def schemes_for(args: argparse.Namespace) -> tuple[list, list]:
     """(the schemes to train with, notes saying why --compare picks cfs); prints nothing."""
-    lcc = args.coding == "lcc"
+    lcc = namespace(args).coding == "lcc"
     if args.compare:
         notes = ["  cfs in place of compfs: an LCC gradient is not row-linear in the data"] \
             if lcc else []
-        return [("cfs" if lcc and s == "compfs" else s) for s in COMPARED], notes
-    return [args.scheme or ("cfs" if lcc else "compfs")], []
+        return [(Scheme.CFS if lcc and s is Scheme.COMPFS else s) for s in COMPARED], notes
+    return [args.scheme or (Scheme.CFS if lcc else Scheme.COMPFS)], []
 
 
 # -- the data ----------------------------------------------------------------------------------
 
-def data_set(args):
+def data_set(args: argparse.Namespace) -> tuple:
     """(X_train, X_test, y_train, y_test, a description) of settled args; ImportError
     without scikit-learn."""
+    namespace(args)
     from sklearn import datasets
     from sklearn.model_selection import train_test_split
     logistic = args.task == "logistic"
@@ -158,22 +173,24 @@ def data_set(args):
                      f"({len(split[0])} train, {len(split[1])} test)"))
 
 
-def stragglers(args):
+def stragglers(args: argparse.Namespace):
+    """The injected stragglers (a ``Faults``): the last --stragglers workers, --slowdown
+    times slower."""
     from ffcode.runtime import Faults
-    last = range(args.workers - args.stragglers, args.workers)
+    last = range(namespace(args).workers - args.stragglers, args.workers)
     return Faults(slowdown={w: args.slowdown for w in last}, seed=args.seed)
 
 
 # -- running -----------------------------------------------------------------------------------
 
-class IterationBar(runs.Bar):
+class IterationBar(output.Bar):
     """The iterations of a fit as they finish."""
 
-    def __init__(self, label, iterations, enabled):
+    def __init__(self, label: str, iterations: int, enabled: bool) -> None:
         super().__init__(label, enabled)
         self.iterations = iterations
 
-    def __call__(self, step):
+    def __call__(self, step) -> None:
         self.show(step.iteration, self.iterations, "iteration")
 
 
@@ -185,19 +202,19 @@ class _Unstarted:
         self.n_workers = n_workers
 
     def load(self, *args, **kwargs):
-        raise RuntimeError("no worker has started: this cluster only checks settings")
+        raise ClusterError("no worker has started: this cluster only checks settings")
 
     run = unload = load
 
 
-def run(args) -> int:
+def main(args: argparse.Namespace) -> int:
     """Train as the (parsed) arguments say: 0 when every model was trained (and with
     --compare, every scheme's is the same), 1 when they differ; ValueError for bad
     arguments and ImportError without scikit-learn, before anything is printed and before
     any worker starts."""
     settle(args)
     if args.report:
-        runs.check_writable(args.report)
+        output.check_writable(args.report)
     try:
         X, X_test, y, y_test, what = data_set(args)
     except ImportError:
@@ -261,7 +278,7 @@ def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
         bar.close()
     seconds = time.perf_counter() - start
     steps = model.history_
-    return {"scheme": scheme, "iterations": len(steps), "seconds": seconds,
+    return {"scheme": str(scheme), "iterations": len(steps), "seconds": seconds,
             "iteration": statistics.median(s.seconds for s in steps),
             "load_seconds": model.load_seconds_, "loaded_bytes": model.loaded_bytes_,
             "loss": steps[-1].loss, "score": float(model.score(X_test, y_test)),
@@ -292,18 +309,12 @@ def _table(results, metric):
 
 
 def _write(args, faults, what, results):
-    from ffcode.runtime.report import utc_now
+    from ffcode.runtime import utc_now
     settings = {"task": args.task, "dataset": args.dataset, "data": what,
                 "coding": args.coding, "k": args.k, "workers": args.workers,
                 "shares": args.shares,
                 "iterations": args.iterations, "learning_rate": args.learning_rate,
                 "seed": args.seed, "faults": faults.to_dict()}
     data = {"ffcode": __version__, "date": utc_now(), "settings": settings, "runs": results}
-    try:
-        with open(args.report, "w") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-    except OSError as e:                    # not the command line's fault: no usage
-        raise OSError(f"cannot write the report to {args.report!r}: {e.strerror}") \
-            from None
+    output.write_json(args.report, data)
     print(f"  report written to {args.report}")

@@ -3,125 +3,107 @@ them on the same injected stragglers (``--compare``), with a live rank bar, a su
 an exactness check against direct computation.
 
 Every flag is checked before anything is printed and before a worker starts; a flag the job
-would ignore is refused."""
+would ignore is refused.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="ffcode run")
+>>> add_arguments(parser)
+>>> args = settle(parser.parse_args(["matmul", "--s", "3"]))
+>>> args.code, args.s, args.pieces
+('matdot', 3, 4)
+"""
 import argparse
-import json
 import logging
 import os
-import re
 import socket
-import sys
 import time
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from ffcode import GF, __version__, functions
+from ffcode import checks, functions
+from ffcode.cli import output
+from ffcode.cli.args import (argument_parser, check_stragglers, int_expression, integer,
+                             namespace, seconds)
 from ffcode.codes import GASP, LCC, MDS, EntangledPolynomialCode, MatDot, PolynomialCode
 from ffcode.codes import gasp
 from ffcode.codes.lcc import is_row_linear
+from ffcode.errors import ClusterError
+from ffcode.field import GF
+from ffcode.schemes import NAMES, Scheme
+from ffcode.version import __version__
 
-SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 KEYS = "ffcode-keys"
 log = logging.getLogger(__name__)
-
-# -- argument types ----------------------------------------------------------------------------
-
-_TERM = re.compile(r"\s*([+-])?\s*(\d+)(?:\s*\*\*\s*(\d+))?\s*")
-
-
-def int_expression(text: str) -> int:
-    """An integer written as a sum of terms INT or INT**INT ("2**61-1", "2**31 - 1",
-    "65521"), parsed without eval; exponents up to 4096."""
-    total, at = 0, 0
-    while True:
-        match = _TERM.match(text, at)
-        if not match or (at and not match.group(1)):    # terms after the first need a sign
-            raise argparse.ArgumentTypeError(f"not an integer like 65521 or 2**61-1: {text!r}")
-        sign, base, exponent = match.groups()
-        if exponent is not None and int(exponent) > 4096:
-            raise argparse.ArgumentTypeError(f"exponent {exponent} too large in {text!r}")
-        term = int(base) ** int(exponent) if exponent is not None else int(base)
-        total += -term if sign == "-" else term
-        at = match.end()
-        if at == len(text):
-            return total
-
-
-def at_least(least: int):
-    """An argparse type: an integer expression >= least."""
-    def parse(text):
-        value = int_expression(text)
-        if value < least:
-            raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
-        return value
-    parse.__name__ = "integer"              # argparse names the type in its messages
-    return parse
-
-
-def positive(unit: str = ""):
-    """An argparse type: a positive finite number (of ``unit``)."""
-    of = f" of {unit}" if unit else ""
-
-    def parse(text) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number{of}: {text!r}") from None
-        if not 0 < value < float("inf"):
-            raise argparse.ArgumentTypeError(f"must be a positive number{of}, not {text}")
-        return value
-    return parse
-
-
-seconds = positive("seconds")
 
 
 # -- the flags ---------------------------------------------------------------------------------
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of 'ffcode run', in groups: the job, its code, the run, the injected faults
+    and the cluster."""
+    argument_parser(parser)
+    _job_flags(parser)
+    _code_flags(parser.add_argument_group("code"))
+    _run_flags(parser.add_argument_group("run"))
+    _fault_flags(parser.add_argument_group("injected faults (worker indices are 0-based)"))
+    _cluster_flags(parser.add_argument_group(
+        "cluster (default: local worker processes)",
+        "With --endpoint tcp://HOST:PORT the master waits for workers started with\n"
+        "'ffcode worker --connect'. They authenticate with CURVE keys: --key and --clients\n"
+        f"if given, else a key directory (--keys, default ./{KEYS}) made on first use and\n"
+        "reused; the one command each worker needs is printed. With --engine ray the\n"
+        "workers are Ray actors spread over a Ray cluster's nodes (--address, default: a\n"
+        "new local Ray), with fresh CURVE keys for each run."))
+
+
+def _job_flags(parser):
     parser.add_argument("job", choices=["matmul", "matvec", "lcc"],
                         help="matmul: C = A @ B (with the code --code names); matvec: "
                              "y = A @ x (MDS); lcc: f(X_1..X_k) with Lagrange coded computing")
-    parser.add_argument("--n", type=at_least(1), default=2048, help="matrix size n (A is n x "
-                        "n; for lcc each X_j is n x 64)")
+    parser.add_argument("--n", type=integer(low=1), default=2048, help="matrix size n (A is n "
+                        "x n; for lcc each X_j is n x 64)")
     parser.add_argument("--p", type=int_expression, default=2**31 - 1, metavar="P",
                         help="prime modulus, e.g. 65521 or 2**61-1 (default 2**31-1)")
-    parser.add_argument("--workers", type=at_least(1), default=6, metavar="N",
+    parser.add_argument("--workers", type=integer(low=1), default=6, metavar="N",
                         help="N workers")
-    code = parser.add_argument_group("code")
+
+
+def _code_flags(code):
     code.add_argument("--code", choices=list(MATMUL_CODES), help="matmul: polynomial "
                       "(PolynomialCode, R = a*b), matdot (MatDot, R = 2s-1), entangled "
                       "(EntangledPolynomialCode: A in a x s blocks, B in s x b, R = s*a*b + "
                       "s - 1) or gasp (GASP: A in a row blocks, B in b column blocks, any t "
                       "workers learn nothing of A or B) (default polynomial, or matdot with "
                       "--s)")
-    code.add_argument("--a", type=at_least(1), help="matmul: A in a row blocks (default 2)")
-    code.add_argument("--b", type=at_least(1), help="matmul: B in b column blocks "
+    code.add_argument("--a", type=integer(low=1), help="matmul: A in a row blocks (default 2)")
+    code.add_argument("--b", type=integer(low=1), help="matmul: B in b column blocks "
                       "(default 2, 1 for entangled and gasp)")
-    code.add_argument("--s", type=at_least(1), help="matmul with matdot or entangled: the "
+    code.add_argument("--s", type=integer(low=1), help="matmul with matdot or entangled: the "
                       "inner dimension in s blocks (default 2)")
-    code.add_argument("--k", type=at_least(1), help="matvec: A in k row blocks "
+    code.add_argument("--k", type=integer(low=1), help="matvec: A in k row blocks "
                       "(default 4); lcc: k data blocks (default 2)")
-    code.add_argument("--t", type=at_least(0), help="lcc and matmul --code gasp: privacy "
+    code.add_argument("--t", type=integer(low=0), help="lcc and matmul --code gasp: privacy "
                       "against t colluding workers (default 1)")
     code.add_argument("--f", help="lcc: f as 'package.module:function', called as f(F, X) "
                       "(default ffcode.functions:square)")
-    code.add_argument("--degree", type=at_least(1), help="lcc: total degree of f "
+    code.add_argument("--degree", type=integer(low=1), help="lcc: total degree of f "
                       "(default 2)")
     code.add_argument("--row-linear", action="store_true", help="lcc: f is linear in the "
                       "rows of X, f(G @ X) = G @ f(X) for every matrix G mixing the rows (as "
                       "f(X) = X @ W; an elementwise square is not); needed for compfs, and "
                       "tested on random data (default: not)")
-    run = parser.add_argument_group("run")
-    run.add_argument("--scheme", choices=SCHEMES, help="how results travel (default compfs, "
+
+
+def _run_flags(run):
+    run.add_argument("--scheme", choices=NAMES, help="how results travel (default compfs, "
                      "or cfs when f is not row-linear)")
     run.add_argument("--compare", action="store_true", help="run every scheme on the same "
                      "injected faults and print a table with ratios against classic "
                      "(default: one scheme)")
-    run.add_argument("--pieces", type=at_least(1), help="m pieces per result, for "
+    run.add_argument("--pieces", type=integer(low=1), help="m pieces per result, for "
                      "systematic, cfs and compfs (default 4)")
-    run.add_argument("--shares", type=at_least(1), default=1, metavar="W",
+    run.add_argument("--shares", type=integer(low=1), default=1, metavar="W",
                      help="each worker holds W shares (the code gets W points per worker) "
                           "and works through them in order, so fast workers keep computing "
                           "while stragglers are waited for; with --compare, classic and "
@@ -132,7 +114,7 @@ def add_arguments(parser):
                           "each worker a number in proportion to its speed measured in the "
                           "job before (speed; a one-share job measures it first when none "
                           "ran) (default uniform)")
-    run.add_argument("--seed", type=at_least(0), default=0, help="seed of the data, the "
+    run.add_argument("--seed", type=integer(low=0), default=0, help="seed of the data, the "
                      "encoding and the injected faults")
     run.add_argument("--timeout", type=seconds, default=600.0, metavar="S",
                      help="seconds per job")
@@ -143,16 +125,17 @@ def add_arguments(parser):
                      "[reports]} (default: none)")
     run.add_argument("--no-progress", action="store_true", help="no live rank bar (default: "
                      "a bar on a terminal)")
-    run.add_argument("--adversaries", type=at_least(0), default=0, metavar="A",
+    run.add_argument("--adversaries", type=integer(low=0), default=0, metavar="A",
                      help="decode despite up to A malicious workers and name them "
                           "(every scheme but uncoded stops as soon as what arrived decides "
                           "the output: R + A results when all agree, R + 2A at most)")
     run.add_argument("--no-verify", action="store_true", help="do not check the output "
                      "(Freivalds) before accepting it (default: checked where cheap)")
-    faults = parser.add_argument_group("injected faults (worker indices are 0-based)")
-    faults.add_argument("--stragglers", type=at_least(0), default=3, metavar="K",
-                        help="the last K "
-                        "workers are --slowdown times slower")
+
+
+def _fault_flags(faults):
+    faults.add_argument("--stragglers", type=integer(low=0), default=3, metavar="K",
+                        help="the last K workers are --slowdown times slower")
     faults.add_argument("--slowdown", type=float, help="the stragglers' factor (default 8)")
     faults.add_argument("--slow", action="append", default=[], metavar="W:FACTOR",
                         help="worker W computes FACTOR times slower (default: none)")
@@ -169,14 +152,9 @@ def add_arguments(parser):
                         help="worker W is malicious: MODE random (garbage payloads), piece "
                              "(one element of its first piece off by one) or shape (a row "
                              "too many) (default: none)")
-    cluster = parser.add_argument_group(
-        "cluster (default: local worker processes)",
-        "With --endpoint tcp://HOST:PORT the master waits for workers started with\n"
-        "'ffcode worker --connect'. They authenticate with CURVE keys: --key and --clients\n"
-        f"if given, else a key directory (--keys, default ./{KEYS}) made on first use and\n"
-        "reused; the one command each worker needs is printed. With --engine ray the\n"
-        "workers are Ray actors spread over a Ray cluster's nodes (--address, default: a\n"
-        "new local Ray), with fresh CURVE keys for each run.")
+
+
+def _cluster_flags(cluster):
     cluster.add_argument("--engine", choices=["local", "ray"], default="local",
                          help="local: worker processes on this host (or, with --endpoint, "
                               "workers started by hand); ray: Ray actors (default local)")
@@ -214,9 +192,10 @@ def _flag(name) -> str:
     return "--" + name.replace("_", "-")
 
 
-def settle(args):
+def settle(args: argparse.Namespace) -> argparse.Namespace:
     """Refuse flags the job would ignore and contradictions, then fill in the defaults that
     depend on the job (in place; returns args)."""
+    namespace(args)
     for name, jobs in JOB_FLAGS:
         if getattr(args, name) not in (None, False) and args.job not in jobs:
             raise ValueError(f"{_flag(name)} is for {jobs}, not {args.job}.")
@@ -231,15 +210,17 @@ def settle(args):
         for name, value in takes.items():
             if getattr(args, name) is None:
                 setattr(args, name, value)
+    if args.scheme is not None:
+        args.scheme = Scheme.parse(args.scheme)
     if args.compare and args.scheme is not None:
         raise ValueError("--compare runs every scheme: leave out --scheme.")
-    if args.pieces is not None and args.scheme in ("uncoded", "classic"):
+    if args.pieces is not None and args.scheme is not None and args.scheme.whole:
         raise ValueError(f"--pieces is for systematic, cfs and compfs: {args.scheme} sends "
                          f"whole results.")
     if args.slowdown is not None and args.stragglers == 0:
         raise ValueError("--slowdown is the stragglers' factor, and --stragglers is 0: use "
                          "--slow W:FACTOR for one worker.")
-    if args.adversaries and args.scheme == "uncoded":
+    if args.adversaries and args.scheme is Scheme.UNCODED:
         raise ValueError("--adversaries needs redundancy, which --scheme uncoded has none of.")
     if args.allocate == "speed" and args.shares == 1:
         raise ValueError("--allocate speed shares out --shares W per worker on average: give "
@@ -252,11 +233,11 @@ def settle(args):
     return args
 
 
-def faults_from(args):
+def faults_from(args: argparse.Namespace):
+    """The injected faults the settled arguments ask for (a ``Faults``), checked against
+    the job's workers."""
     from ffcode.runtime import Faults
-    if not 0 <= args.stragglers <= args.workers:
-        raise ValueError(f"--stragglers must be between 0 and --workers ({args.workers}), "
-                         f"not {args.stragglers}")
+    check_stragglers(namespace(args).stragglers, args.workers)
     slowdown = {w: args.slowdown for w in range(args.workers - args.stragglers, args.workers)}
     slowdown.update(_pairs(args.slow, "slow", float))
     delay = None
@@ -286,10 +267,10 @@ def _pairs(values, name, kind):
     return out
 
 
-def job_from(args):
+def job_from(args: argparse.Namespace) -> tuple:
     """(code, inputs, the exact output by direct computation, a description) of settled
     args; the code has a point per worker (``code_for`` gives it more)."""
-    F, n, N = GF(args.p), args.n, args.workers
+    F, n, N = GF(namespace(args).p), args.n, args.workers
     if args.job == "matmul":
         a, b, s, t = args.a, args.b, args.s, args.t
         R, flags = {"polynomial": lambda: (a * b, "--a and --b"),
@@ -321,10 +302,11 @@ def job_from(args):
             f"f(X_j) for {args.k} blocks {n}x64, f = {args.f}")
 
 
-def code_for(args, F, shares=1):
+def code_for(args: argparse.Namespace, F, shares: int = 1):
     """The job's code with this many shares per worker (points): LCC's and GASP's privacy
     counts the shares that --t workers hold."""
-    points = shares * args.workers
+    shares = checks.integer(shares, "shares", low=1)
+    points = shares * namespace(args).workers
     if args.job == "matmul":
         return {"polynomial": lambda: PolynomialCode(F, args.a, args.b, points),
                 "matdot": lambda: MatDot(F, args.s, points),
@@ -338,28 +320,28 @@ def code_for(args, F, shares=1):
                row_linear=args.row_linear)
 
 
-def schemes_for(args, code) -> tuple[list, list]:
+def schemes_for(args: argparse.Namespace, code) -> tuple[list, list]:
     """(the schemes to run, notes saying why a default or --compare leaves one out);
-    ValueError for a scheme the code cannot run. Prints nothing: run checks every flag
+    ValueError for a scheme the code cannot run. Prints nothing: main checks every flag
     before its first line."""
     linear = code.row_linear
-    if args.compare:
-        schemes, notes = list(SCHEMES), []
+    if namespace(args).compare:
+        schemes, notes = list(Scheme), []
         if not linear:
-            schemes.remove("compfs")
+            schemes.remove(Scheme.COMPFS)
             notes.append(f"  compfs left out: it needs a row-linear f, and f = {args.f} is "
                          f"not (see --row-linear)")
         if args.adversaries:
-            schemes.remove("uncoded")
+            schemes.remove(Scheme.UNCODED)
             notes.append("  uncoded left out: it has no redundancy to correct wrong results "
                          "with")
         return schemes, notes
     if args.scheme is None:
         if linear:
-            return ["compfs"], []
-        return ["cfs"], [f"  scheme cfs: the default compfs needs a row-linear f, and f = "
+            return [Scheme.COMPFS], []
+        return [Scheme.CFS], [f"  scheme cfs: the default compfs needs a row-linear f, and f = "
                          f"{args.f} is not (see --row-linear)"]
-    if args.scheme == "compfs" and not linear:
+    if args.scheme is Scheme.COMPFS and not linear:
         raise ValueError(f"--scheme compfs needs a row-linear f (linear in the rows: f(G @ X) "
                          f"= G @ f(X), as f(X) = X @ W), and f = {args.f} is not declared so: "
                          f"pass --row-linear if it is, or use --scheme cfs.")
@@ -371,18 +353,19 @@ def schemes_for(args, code) -> tuple[list, list]:
 def _largest_part(expected) -> int:
     """What the master must take in one message part for this job: a packet is a piece of
     one worker's result, never larger than the output (for LCC, one block's), and a
-    control message is at most 1 MiB. Tighter than the default, it bounds what any peer
-    can make the master hold."""
-    from ffcode.runtime import wire
+    control message is at most MAX_META_BYTES. Tighter than the default, it bounds what
+    any peer can make the master hold."""
+    from ffcode.runtime import MAX_META_BYTES
     outputs = expected if isinstance(expected, list) else [expected]
-    return max([wire.MAX_META_BYTES] + [output.nbytes for output in outputs])
+    return max([MAX_META_BYTES] + [output.nbytes for output in outputs])
 
 
-def cluster_options(args):
+def cluster_options(args: argparse.Namespace) -> tuple:
     """(Cluster keyword arguments, the arguments a worker needs after --connect or None for
     local workers, a note on the keys or None). Without --key/--clients a tcp endpoint gets
     the key directory --keys, made on first use and reused after."""
-    given = [flag for flag in ("key", "clients", "keys", "insecure") if getattr(args, flag)]
+    given = [flag for flag in ("key", "clients", "keys", "insecure")
+             if getattr(namespace(args), flag)]
     if args.engine == "ray":
         keyed = [flag for flag in given if flag != "insecure"]
         if keyed:
@@ -420,12 +403,12 @@ def cluster_options(args):
                 ["--key", "WORKER.key_secret", "--server-key", public], None)
     if scheme == "ipc" and not args.keys:   # a local socket file: CURVE only when asked
         return {}, [], None
-    from ffcode.runtime import keys
+    from ffcode.runtime import authorise_key, key_pair
     directory = args.keys or KEYS
-    master_public, master_secret, made = keys.pair(directory, "master")
-    worker_public, worker_secret, made_worker = keys.pair(directory, "worker")
+    master_public, master_secret, made = key_pair(directory, "master")
+    worker_public, worker_secret, made_worker = key_pair(directory, "worker")
     clients = os.path.join(directory, "clients")
-    keys.authorise(worker_public, clients)
+    authorise_key(worker_public, clients)
     return ({"key": master_secret, "clients": clients},
             ["--key", worker_secret, "--server-key", master_public],
             f"  CURVE keys {'made in' if made or made_worker else 'from'} {directory}/")
@@ -441,101 +424,36 @@ def _worker_command(endpoint, worker_args) -> str:
 
 # -- running -----------------------------------------------------------------------------------
 
-class Bar:
-    """A one-line live bar on stderr (only on a terminal)."""
-
-    def __init__(self, label, enabled):
-        self.label, self.enabled = label, enabled and sys.stderr.isatty()
-
-    def show(self, done, total, what):
-        if self.enabled:
-            filled = 30 * done // max(total, 1)
-            sys.stderr.write(f"\r  {self.label:<10} [{'#' * filled}{'.' * (30 - filled)}] "
-                             f"{what} {done}/{total}")
-            sys.stderr.flush()
-
-    def close(self):
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 70 + "\r")
-            sys.stderr.flush()
-
-
-class RankBar(Bar):
+class RankBar(output.Bar):
     """The rank of a job as its packets arrive."""
 
-    def __call__(self, rank, needed):
+    def __call__(self, rank: int, needed: int) -> None:
         self.show(rank, needed, "rank")
 
 
-def _exact(output, expected):
-    if isinstance(expected, list):
-        return len(output) == len(expected) and all(np.array_equal(o, e)
-                                                    for o, e in zip(output, expected))
-    return np.array_equal(output, expected)
-
-
-def run(args) -> int:
+def main(args: argparse.Namespace) -> int:
     """Run the job as the (parsed) arguments say: 0 when every scheme's output is exact, 1
     when one failed or was wrong; ValueError for bad arguments, ClusterError when the
     cluster cannot start, both before anything is printed and before any job."""
-    from ffcode.runtime import Cluster, ClusterError
+    from ffcode.runtime import Cluster
     settle(args)
     if args.report:
-        check_writable(args.report)
+        output.check_writable(args.report)
     faults = faults_from(args)
     code, inputs, expected, what = job_from(args)
-    R, N, W = code.recovery_threshold, code.n_workers, args.shares
-    if R + 2 * args.adversaries > N:
-        raise ValueError(f"--adversaries {args.adversaries} needs R + 2A = "
-                         f"{R + 2 * args.adversaries} workers; the code has R = {R} and "
-                         f"--workers {N}.")
-    scheme_names, notes = schemes_for(args, code)
-    schemes, codes = [(scheme, 1) for scheme in scheme_names], {1: code}
-    if W > 1:
-        codes[W] = code_for(args, code.F, W)    # R <= W·R of one share: it fits
-        shared = [s for s in ("classic", "compfs") if (s, 1) in schemes] if args.compare \
-            else [s for s, _ in schemes]
-        schemes = (schemes if args.compare else []) + [(s, W) for s in shared]
+    jobs, codes, notes = _plan(args, code)
     options, worker_args, note = cluster_options(args)
     start = time.perf_counter()
-    runs = []                               # (scheme, report or None, exact, error)
+    runs = []                               # (label, report or None, exact, error)
     # The cluster checks its own arguments before it starts a worker: only then print.
     with Cluster(args.workers, args.endpoint, start_timeout=args.start_timeout,
                  max_message=_largest_part(expected), **options) as cluster:
-        if R == N:
-            log.warning("the code has no redundancy (N = R = %d): every worker is needed", N)
-        print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, "
-              f"m = {args.pieces}")
-        for line in ([note] if note else []) + notes:
-            print(line)
-        if W > 1:
-            print(f"  {', '.join(shared)} with {W} shares per worker ({W * N} points), "
-                  f"allocated {args.allocate}")
-        print(f"  injected: {_describe(faults)}")
-        if args.adversaries:
-            print(f"  correcting up to {args.adversaries} wrong workers")
-        if worker_args is not None:
-            print(f"  waiting for {args.workers} workers at {cluster.endpoint} (up to "
-                  f"{args.start_timeout:g} s); start each with:\n"
-                  f"    {_worker_command(cluster.endpoint, worker_args)}", flush=True)
-            if "--server-key" in worker_args:
-                print("  (on another host the worker needs those two key files there)",
-                      flush=True)
-        try:
-            cluster.wait()
-        except ClusterError as e:
-            if worker_args is None:
-                raise
-            raise ClusterError(f"{e} Wait longer with --start-timeout S.") from None
-        handles = cluster.live()
-        nodes = {h.node for h in handles} - {None}
-        print(f"  {args.workers} workers ready at {cluster.endpoint}"
-              + (f" on {len(nodes)} Ray node{'s' * (len(nodes) > 1)}" if nodes else "")
-              + f" in {time.perf_counter() - start:.2f} s")
+        _header(args, code, what, faults, ([note] if note else []) + notes)
+        _wait(cluster, args, worker_args, start)
         if args.allocate == "speed" and not args.compare:
             print("  measuring the workers' speeds with one share each first")
-            _one(cluster, args, (schemes[0][0], 1), code, inputs, expected, faults)
-        for scheme, shares in schemes:
+            _one(cluster, args, (jobs[0][0], 1), code, inputs, expected, faults)
+        for scheme, shares in jobs:
             runs.append(_one(cluster, args, (scheme, shares), codes[shares], inputs, expected,
                              faults))
     if args.compare:
@@ -547,15 +465,69 @@ def run(args) -> int:
     return 0 if ok else 1
 
 
+def _plan(args, code):
+    """(the jobs, as (scheme, shares per worker), their codes by shares per worker, notes
+    on the schemes); ValueError when the code cannot correct --adversaries."""
+    R, N, W = code.recovery_threshold, code.n_workers, args.shares
+    if R + 2 * args.adversaries > N:
+        raise ValueError(f"--adversaries {args.adversaries} needs R + 2A = "
+                         f"{R + 2 * args.adversaries} workers; the code has R = {R} and "
+                         f"--workers {N}.")
+    schemes, notes = schemes_for(args, code)
+    jobs, codes = [(scheme, 1) for scheme in schemes], {1: code}
+    if W > 1:
+        codes[W] = code_for(args, code.F, W)    # R <= W·R of one share: it fits
+        shared = [s for s in (Scheme.CLASSIC, Scheme.COMPFS) if (s, 1) in jobs] \
+            if args.compare else schemes
+        jobs = (jobs if args.compare else []) + [(s, W) for s in shared]
+        notes.append(f"  {', '.join(shared)} with {W} shares per worker ({W * N} points), "
+                     f"allocated {args.allocate}")
+    return jobs, codes, notes
+
+
+def _header(args, code, what, faults, notes):
+    """The job's first lines, printed once the cluster has accepted its arguments."""
+    if code.recovery_threshold == code.n_workers:
+        log.warning("the code has no redundancy (N = R = %d): every worker is needed",
+                    code.n_workers)
+    print(f"ffcode run {args.job}: {what} over GF({args.p}), {code!r}, "
+          f"m = {args.pieces}")
+    for line in notes:
+        print(line)
+    print(f"  injected: {_describe(faults)}")
+    if args.adversaries:
+        print(f"  correcting up to {args.adversaries} wrong workers")
+
+
+def _wait(cluster, args, worker_args, start):
+    """Wait for the workers (saying how to start them, when they are started by hand)."""
+    if worker_args is not None:
+        print(f"  waiting for {args.workers} workers at {cluster.endpoint} (up to "
+              f"{args.start_timeout:g} s); start each with:\n"
+              f"    {_worker_command(cluster.endpoint, worker_args)}", flush=True)
+        if "--server-key" in worker_args:
+            print("  (on another host the worker needs those two key files there)",
+                  flush=True)
+    try:
+        cluster.wait()
+    except ClusterError as e:
+        if worker_args is None:
+            raise
+        raise ClusterError(f"{e} Wait longer with --start-timeout S.") from None
+    nodes = {h.node for h in cluster.live()} - {None}
+    print(f"  {args.workers} workers ready at {cluster.endpoint}"
+          + (f" on {len(nodes)} Ray node{'s' * (len(nodes) > 1)}" if nodes else "")
+          + f" in {time.perf_counter() - start:.2f} s")
+
+
 def _one(cluster, args, job, code, inputs, expected, faults):
     """One job, ``job`` = (scheme, shares per worker): (its label, report or None, exact,
     error message or None); the label is the scheme, with " xW" for W shares."""
-    from ffcode.runtime import ClusterError
     scheme, shares = job
-    label = scheme if shares == 1 else f"{scheme} x{shares}"
+    label = str(scheme) if shares == 1 else f"{scheme} x{shares}"
     bar = RankBar(label, not args.no_progress)
     try:
-        output, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
+        result, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
                                      faults=faults, timeout=args.timeout, seed=args.seed,
                                      progress=bar, verify=False if args.no_verify else "auto",
                                      adversaries=args.adversaries,
@@ -566,11 +538,18 @@ def _one(cluster, args, job, code, inputs, expected, faults):
         print(f"  {label}: FAILED: {e}")
         return label, getattr(e, "report", None), False, str(e)
     bar.close()
-    exact = _exact(output, expected)
+    exact = _exact(result, expected)
     if not args.compare:
         print(f"  {report.summary()}")
         print(f"  output equals direct computation: {'yes' if exact else 'NO'}")
     return label, report, exact, None
+
+
+def _exact(result, expected) -> bool:
+    if isinstance(expected, list):
+        return len(result) == len(expected) and all(np.array_equal(o, e)
+                                                    for o, e in zip(result, expected))
+    return np.array_equal(result, expected)
 
 
 def _describe(faults) -> str:
@@ -588,7 +567,7 @@ def _describe(faults) -> str:
 
 
 def _table(runs):
-    classic = next((r.total for s, r, exact, _ in runs if s == "classic" and exact), None)
+    classic = next((r.total for s, r, exact, _ in runs if s == Scheme.CLASSIC and exact), None)
     print(f"  {'scheme':<11}{'total s':>9}{'vs classic':>12}{'compute s':>11}{'decode s':>10}"
           f"{'used':>6}{'wasted':>8}  exact  per-worker used")
     for scheme, r, exact, error in runs:
@@ -603,34 +582,11 @@ def _table(runs):
     print("  (vs classic: classic's total time / the scheme's; above 1x is faster)")
 
 
-def check_writable(path, what: str = "the report"):
-    """Refuse (ValueError) a path that cannot be written, before any work: the file is
-    opened for appending, which proves it as no permission test can (root passes those
-    even where nothing can be written, as in /proc), and removed again if it was made."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        problem = "no such directory"
-    elif os.path.isdir(path):
-        problem = "it is a directory"
-    else:
-        existed = os.path.lexists(path)
-        try:
-            with open(path, "a"):
-                pass
-        except OSError as e:
-            problem = e.strerror or str(e)
-        else:
-            if not existed:
-                os.remove(path)
-            return
-    raise ValueError(f"cannot write {what} to {path!r}: {problem}")
-
-
 def _write(path, runs, compare):
     """The report object (one scheme) or {schema, ffcode, date, runs: [...]} (--compare);
     each report gains ``exact`` (the output equals direct computation; null when the job
     failed) and ``error`` (why it failed, or null)."""
-    from ffcode.runtime.report import SCHEMA, utc_now
+    from ffcode.runtime import SCHEMA, utc_now
     entries = [dict(report.to_dict(), exact=exact if error is None else None, error=error)
                for _, report, exact, error in runs if report is not None]
     if compare:
@@ -640,10 +596,5 @@ def _write(path, runs, compare):
     else:
         print(f"  no report written: the job failed before it ran ({runs[0][3]})")
         return
-    try:
-        with open(path, "w") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-    except OSError as e:                    # not the command line's fault: no usage
-        raise OSError(f"cannot write the report to {path!r}: {e.strerror}") from None
+    output.write_json(path, data)
     print(f"  report written to {path}")

@@ -12,8 +12,9 @@ import pytest
 import zmq.auth
 
 import ffcode
-from ffcode.cli import commands as cli
+from ffcode.cli import args as types, commands as cli
 from ffcode.cli import run as runs
+from ffcode.schemes import NAMES
 
 from helpers import descendants
 
@@ -58,7 +59,7 @@ def test_version(capsys):
 
 def test_every_flag_says_its_default():
     """Each optional flag of every command has help text that names its default."""
-    parser, commands = cli.build(["worker"])
+    parser, commands = cli.build()
     missing = []
     for name, sub in [("ffcode", parser)] + sorted(commands.items()):
         for action in sub._actions:
@@ -75,25 +76,25 @@ def test_every_flag_says_its_default():
                                          ("2**31 - 1", 2**31 - 1), (" 7 ", 7), ("-3+10", 7),
                                          ("2**10+2**3-1", 1031), ("0", 0)])
 def test_int_expression(text, value):
-    assert runs.int_expression(text) == value
+    assert types.int_expression(text) == value
 
 
 @pytest.mark.parametrize("text", ["", "2*3", "1e5", "0x10", "2**", "--5", "2 3", "2**3**2",
                                   "2**5000", "abs(1)", "__import__('os')", "1-"])
 def test_int_expression_refuses(text):
     with pytest.raises(argparse.ArgumentTypeError):
-        runs.int_expression(text)
+        types.int_expression(text)
 
 
 def test_p_as_an_expression():
     """--p 2**61-1 is accepted, as the help says, by run and demo."""
     assert parse_run("matvec", "--p", "2**61-1").p == 2**61 - 1
-    parser, _ = cli.build([])
+    parser, _ = cli.build()
     assert parser.parse_args(["demo", "--p", "2**31 - 1"]).p == 2**31 - 1
 
 
 def test_verbose_before_or_after_the_command():
-    parser, _ = cli.build([])
+    parser, _ = cli.build()
     assert parser.parse_args(["-v", "keys", "d", "n"]).verbose is True
     assert parser.parse_args(["keys", "-v", "d", "n"]).verbose is True
     assert parser.parse_args(["keys", "d", "n"]).verbose is False
@@ -229,9 +230,9 @@ def test_default_scheme(capsys):
     --compare leaves compfs out for such an f, and says why."""
     notes = []
     for job, extra, schemes in [("matvec", [], ["compfs"]), ("lcc", [], ["cfs"]),
-                                ("lcc", ["--compare"], runs.SCHEMES[:4]),
+                                ("lcc", ["--compare"], list(NAMES[:4])),
                                 ("matvec", ["--compare", "--adversaries", "1"],
-                                 runs.SCHEMES[1:])]:
+                                 list(NAMES[1:]))]:
         args = parse_run(job, "--n", "8", *extra)
         code = runs.job_from(args)[0]
         chosen, why = runs.schemes_for(args, code)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from ffcode.cli import commands as cli
-from ffcode.cli import experiment as experiments, run as runs
+from ffcode.cli import experiment as experiments, output
 
 from test_cli import fails
 
@@ -69,16 +69,16 @@ def test_check_writable_leaves_the_files_as_they_were(tmp_path):
     one keeps its content; a directory or a missing directory is named as the problem."""
     fresh, kept = tmp_path / "new.json", tmp_path / "old.json"
     kept.write_text("earlier report\n")
-    runs.check_writable(str(fresh))
-    runs.check_writable(str(kept))
+    output.check_writable(str(fresh))
+    output.check_writable(str(kept))
     assert sorted(os.listdir(tmp_path)) == ["old.json"]
     assert kept.read_text() == "earlier report\n"
     with pytest.raises(ValueError, match="cannot write the report to .*: it is a directory"):
-        runs.check_writable(str(tmp_path))
+        output.check_writable(str(tmp_path))
     with pytest.raises(ValueError, match="cannot write the plots to .*: no such directory"):
-        runs.check_writable(str(tmp_path / "missing" / "a.png"), "the plots")
+        output.check_writable(str(tmp_path / "missing" / "a.png"), "the plots")
     with pytest.raises(ValueError, match="No such file or directory"):
-        runs.check_writable(UNWRITABLE)
+        output.check_writable(UNWRITABLE)
 
 
 def test_experiment_checks_every_output_first(tmp_path, capsys):
@@ -107,7 +107,7 @@ def test_experiment_without_matplotlib(capsys, monkeypatch, tmp_path):
 def test_report_failing_after_the_jobs_is_one_line(bounded, capsys, monkeypatch):
     """Should the report still fail after the jobs ran (the up-front check passed, the
     disk changed since), that is one error line without the usage: the flags were right."""
-    monkeypatch.setattr(runs, "check_writable", lambda path: None)
+    monkeypatch.setattr(output, "check_writable", lambda path: None)
     status = cli.main(["run", "matvec", *SMALL, "--k", "3", "--stragglers", "0", "--report",
                        UNWRITABLE])
     captured = capsys.readouterr()

@@ -199,7 +199,7 @@ def test_mistakes_refused(capsys, args, message):
 def test_k_counts_the_shares():
     """--k with --shares W fits when the W shares of every worker give R (before, --k 3
     --coding lcc on 6 workers was refused for needing 7 workers whatever the shares)."""
-    parser, _ = cli.build([])
+    parser, _ = cli.build()
     args = learning.settle(parser.parse_args(["learn", "linear", "--dataset", "diabetes",
                                               "--coding", "lcc", "--k", "3", "--shares",
                                               "2"]))

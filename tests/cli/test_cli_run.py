@@ -19,8 +19,7 @@ import pytest
 import ffcode
 from ffcode import MDS, PolynomialCode
 from ffcode.cli import commands as cli
-from ffcode.runtime import Cluster
-from ffcode.runtime.report import SCHEMA
+from ffcode.runtime import SCHEMA, Cluster
 
 from helpers import descendants
 
@@ -30,7 +29,7 @@ REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_work
                "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
                "workers", "shipped", "received", "used", "wasted", "exact", "error"}
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
-                 "verify", "resident", "assignment"}
+                 "verify", "resident", "assignment", "coefficient_seed"}
 WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
                "packets", "compute", "speed", "done", "stopped", "lost", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]

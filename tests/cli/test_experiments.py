@@ -4,17 +4,18 @@ import pytest
 from ffcode import sim
 from ffcode.cli import commands as cli
 from ffcode.cli import experiment as experiments
+from ffcode.schemes import NAMES
 
 
 def test_sweep_covers_every_scheme_and_value():
     results = experiments.sweep(50, "slowdown", seeds=1)
-    assert set(results) == set(sim.SCHEMES) | {"ideal"}
+    assert set(results) == set(NAMES) | {"ideal"}
     assert all(len(t) == len(experiments.SWEEPS["slowdown"][1]) for t in results.values())
     # slower stragglers never make a scheme faster; the bound stays below every scheme
     for scheme, times in results.items():
         assert times == sorted(times), scheme
     for k in range(len(results["ideal"])):
-        assert results["ideal"][k] <= min(results[s][k] for s in sim.SCHEMES)
+        assert results["ideal"][k] <= min(results[s][k] for s in NAMES)
 
 
 def test_no_stragglers_no_slowdown_effect():
@@ -70,7 +71,7 @@ def test_shares_per_worker():
     assert model.shares == (3,) * 20 and model.n_shares == 60
     assert model.recovery_threshold == 4 and model.uncoded_work == 4 / 20
     one, more = (sim.compare(experiments.model(50, shares=w)) for w in (1, 4))
-    assert {s: one[s] for s in sim.SCHEMES} == {s: more[s] for s in sim.SCHEMES}
+    assert {s: one[s] for s in NAMES} == {s: more[s] for s in NAMES}
     tail = [sim.simulate(experiments.model(50, stragglers=0.9, shares=w), "classic")
             for w in (1, 2)]
     assert tail[1] < 0.6 * tail[0]
@@ -83,8 +84,8 @@ def test_measured_sweep_next_to_the_prediction(bounded, tmp_path):
     from ffcode.runtime import Cluster
     with Cluster(6) as cluster:
         measured, predicted = experiments.measured_sweep(cluster, "pieces", [2, 4])
-    assert set(measured) == set(sim.SCHEMES) and set(predicted) == set(sim.SCHEMES) | {"ideal"}
-    for scheme in sim.SCHEMES:
+    assert set(measured) == set(NAMES) and set(predicted) == set(NAMES) | {"ideal"}
+    for scheme in NAMES:
         assert measured[scheme] == pytest.approx(predicted[scheme], rel=0.2), scheme
     path = tmp_path / "m.png"
     experiments.plot(6, "pieces", measured, path, predicted, experiments.MEASURED_SWEEPS)
@@ -98,7 +99,7 @@ def test_measured_shares_sweep_next_to_the_prediction(bounded):
     from ffcode.runtime import Cluster
     with Cluster(6) as cluster:
         measured, predicted = experiments.measured_sweep(cluster, "shares", [1, 2])
-    for scheme in sim.SCHEMES:
+    for scheme in NAMES:
         assert measured[scheme] == pytest.approx(predicted[scheme], rel=0.2), scheme
     for scheme in ("classic", "compfs"):
         assert measured[scheme][1] < measured[scheme][0], scheme
@@ -106,7 +107,7 @@ def test_measured_shares_sweep_next_to_the_prediction(bounded):
 
 # -- the plots ---------------------------------------------------------------------------------
 
-def _fake(values, schemes=sim.SCHEMES + ("ideal",)) -> dict:
+def _fake(values, schemes=NAMES + ("ideal",)) -> dict:
     """Distinct made-up seconds per scheme and value."""
     return {s: [0.1 * (k + 1) + 0.01 * j for j in range(len(values))]
             for k, s in enumerate(schemes)}
@@ -140,7 +141,7 @@ def test_simulated_titles_name_the_fixed_parameters(name):
 def test_measured_titles_name_the_fixed_parameters(name):
     import matplotlib.pyplot as plt
     values = experiments.MEASURED_SWEEPS[name][1]
-    results = _fake(values, sim.SCHEMES)
+    results = _fake(values, NAMES)
     fig = experiments.figure(6, name, results, _fake(values), experiments.MEASURED_SWEEPS)
     title = _title(fig)
     plt.close(fig)
@@ -222,7 +223,7 @@ def test_replot_measured_from_saved_data(tmp_path):
     assert experiments.replot_measured(tmp_path) == []
     values = experiments.MEASURED_SWEEPS["pieces"][1]
     saved = tmp_path / "measured_n6_pieces.json"
-    saved.write_text(json.dumps({"measured": _fake(values, sim.SCHEMES),
+    saved.write_text(json.dumps({"measured": _fake(values, NAMES),
                                  "predicted": _fake(values)}))
     paths = experiments.replot_measured(tmp_path)
     assert paths == [str(tmp_path / "measured_n6_pieces.png")]

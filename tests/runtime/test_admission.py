@@ -31,7 +31,7 @@ def _hello(endpoint, context=None, **claims):
 def _until(condition, cluster, within=5.0):
     deadline = time.monotonic() + within
     while not condition() and time.monotonic() < deadline:
-        for _ in cluster.receive(0.05):
+        for _ in cluster.roster.receive(0.05):
             pass
     return condition()
 

@@ -320,4 +320,4 @@ def test_faults_at_their_limits_are_accepted():
                     hang_after={2: 2**32}, delay={3: (1e6, 1e6)})
     assert faults.slowdown == {0: 1e6} and faults.delay == {3: (1e6, 1e6)}
     plan = faults.for_worker(3, 2)
-    assert all(1e6 <= pause < math.inf for pause in plan["delays"])
+    assert all(1e6 <= pause < math.inf for pause in plan.delays)

@@ -14,7 +14,7 @@ import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode
 from ffcode.cli import commands as cli
 from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
-from ffcode.runtime.master import WATCH_EVERY
+from ffcode.runtime.roster import WATCH_EVERY
 
 from helpers import descendants, outside_source
 

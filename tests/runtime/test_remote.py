@@ -79,7 +79,7 @@ def test_remote_workers_every_scheme(bounded, tmp_path, monkeypatch):
             handles = cluster.wait(timeout=30)
             pids = {proc.pid for proc in procs}
             assert {h.pid for h in handles} == pids
-            assert all(h.slot is None and not h.local for h in handles)
+            assert all(h.slot is None and h.engine is None for h in handles)
             for name, make, inputs, expected, schemes in jobs:
                 for scheme in schemes:
                     code = make()
@@ -191,7 +191,7 @@ def test_curve(bounded, tmp_path, capsys):
             output, report = cluster.run(MDS(F, 1, 1), A, x, pieces=2, timeout=30)
             assert np.array_equal(output, F.matmul(A, x))
             assert report.workers[0].pid == procs[0].pid
-            assert cluster.rejected == {}
+            assert cluster.transport.rejected == {}
             assert procs[0].poll() is None          # the admitted worker still serves
         assert exits(procs)[0] == 0                 # (the refused ones have left too)
     finally:

@@ -11,6 +11,7 @@ import ffcode
 from ffcode import LCC, MDS, PolynomialCode
 from ffcode.runtime import Cluster, ClusterError, Faults
 from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.task import Task
 from ffcode.runtime.worker import Job, compute
 
 from helpers import reap
@@ -177,7 +178,7 @@ def test_bad_jobs_refused_before_any_worker(bounded, cluster):
 def test_bad_loads_refused(bounded, cluster):
     """load checks its code, data, scheme and pieces before encoding or shipping."""
     code = MDS(F, 3, N)
-    epoch, loads = cluster.epoch, cluster._loads
+    epoch, loads = cluster.epoch, cluster.residents.count
     with pytest.raises(TypeError, match=r"MDS's data is \(A\), got 2 arrays; its arguments "
                                         r"\(x\) go to each run"):
         cluster.load(code, A, xs(1)[0])
@@ -191,16 +192,15 @@ def test_bad_loads_refused(bounded, cluster):
         cluster.load(MDS(F, 3, 6), A, assignment=[[0], [1], [2], [3], [4]])
     with pytest.raises(ValueError, match="'A' has negative elements"):
         cluster.load(code, np.full((4, 4), -1))
-    assert (cluster.epoch, cluster._loads) == (epoch, loads)
+    assert (cluster.epoch, cluster.residents.count) == (epoch, loads)
 
 
 def test_worker_without_the_data_fails_the_job():
     """A task naming resident data the worker does not hold fails, saying so (the master
     reports it as the job's WorkerError)."""
     header = Header(Kind.JOB, 1, 1, 0)
-    meta = {"task": {"f": "ffcode.functions:matmul", "p": F.p, "send": "whole", "pieces": 1,
-                     "seeds": None, "data": 3, "shares": 1, "counts": []},
-            "faults": Faults().for_worker(0, 1), "max_message": 1 << 20}
+    meta = Task(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1,
+                data=3, faults=Faults().for_worker(0, 1), max_message=1 << 20).to_meta()
     job = Job(header, meta, [xs(1)[0]], store={})
     with pytest.raises(ValueError, match="holds no resident data 3"):
         compute(job, lambda header, frames: None)

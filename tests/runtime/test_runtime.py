@@ -342,7 +342,8 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
     assert data_["settings"] == {
         "code": repr(code), "p": P31, "inputs": [list(np.shape(x)) for x in inputs],
         "scheme": "cfs", "pieces": 3, "faults": json.loads(json.dumps(Faults().to_dict())),
-        "seed": 5, "adversaries": 0, "verify": data_["settings"]["verify"],
+        "seed": 5, "coefficient_seed": 5, "adversaries": 0,
+        "verify": data_["settings"]["verify"],
         "resident": None, "assignment": [[i] for i in range(6)]}
     assert data_["ffcode"] == ffcode.__version__
     assert len(data_["workers"]) == 6

@@ -38,7 +38,7 @@ def original(F, X):    # noqa: F811 -- "renamed" no longer imports as itself
 
 @pytest.mark.parametrize("n", [0, -1, -100], ids=str)
 def test_cluster_n_workers_too_small(bounded, n):
-    with pytest.raises(ValueError, match=rf"'n_workers' must be from 1 to 1024 .*, not {n}"):
+    with pytest.raises(ValueError, match=rf"'n_workers' must be from 1 to 1024, not {n}"):
         ffcode.Cluster(n)
 
 
@@ -256,7 +256,7 @@ def test_run_faults_beyond_a_smaller_job(bounded, cluster):
     (dict(allocate=[1, 2, -1, 1]), ValueError, r"'allocate' must hold positive"),
     (dict(allocate=[1, 2, "3", 1]), TypeError, r"'allocate' must hold numbers, not str"),
     (dict(allocate=[1, 2, 3]), ValueError, r"gives 3 speeds; the cluster has 4 workers"),
-    (dict(allocate="fastest"), ValueError, r"'allocate' must be one of \('uniform', 'speed'\)"),
+    (dict(allocate="fastest"), ValueError, r"'allocate' must be one of 'uniform', 'speed'"),
     (dict(allocate="uniform", assignment=[[0, 4], [1, 5], [2], [3]]), ValueError,
      r"either 'assignment' or 'allocate', not both"),
     (dict(adversaries=1), ValueError,
@@ -507,4 +507,4 @@ def test_faults_valid_edges():
     faults = Faults(slowdown={0: 1}, link_rate={0: 1e-3}, crash_after={1: 0},
                     hang_after={2: 0}, delay=(0, 0), seed=0)
     assert faults.slowdown == {0: 1.0} and faults.delay == (0.0, 0.0)
-    assert faults.for_worker(0, 2)["delays"] == [0.0, 0.0]
+    assert faults.for_worker(0, 2).delays == (0.0, 0.0)

@@ -44,7 +44,7 @@ class Peer:
 def connected(cluster, count, within=10.0):
     deadline = time.monotonic() + within
     while len(cluster.live()) < count and time.monotonic() < deadline:
-        for _ in cluster.receive(0.05):
+        for _ in cluster.roster.receive(0.05):
             pass
     assert len(cluster.live()) == count
 

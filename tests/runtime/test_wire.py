@@ -19,7 +19,7 @@ from ffcode.runtime.wire import Header, Kind
 LAYOUT = struct.Struct("<2sBBQIiIQddBB4Q")
 
 
-def raw_header(magic=b"FC", version=1, kind=Kind.PACKET, session=5, epoch=1, worker=0,
+def raw_header(magic=b"FC", version=wire.VERSION, kind=Kind.PACKET, session=5, epoch=1, worker=0,
                index=0, rows=0, sent=0.0, compute=0.0, itemsize=4, ndim=1,
                dims=(3, 0, 0, 0)) -> bytes:
     return LAYOUT.pack(magic, version, int(kind), session, epoch, worker, index, rows, sent,
@@ -91,7 +91,7 @@ def test_header_bad_magic(magic):
         Header.unpack(raw_header(magic=magic))
 
 
-@pytest.mark.parametrize("version", [0, 2, 255], ids=str)
+@pytest.mark.parametrize("version", [0, 1, 3, 255], ids=str)
 def test_header_bad_version(version):
     with pytest.raises(ProtocolError, match="bad magic or version"):
         Header.unpack(raw_header(version=version))
@@ -336,7 +336,7 @@ def test_read_control_deeply_nested_json(raw):
 # -- Faults.for_worker -------------------------------------------------------------------------
 
 def test_for_worker_without_faults():
-    plan = Faults().for_worker(3, 4)
+    plan = Faults().for_worker(3, 4).to_meta()
     assert plan == {"slowdown": 1.0, "delays": [0.0] * 4, "link_rate": None,
                     "crash_after": None, "hang_after": None, "corrupt": None}
     json.dumps(plan)
@@ -345,24 +345,24 @@ def test_for_worker_without_faults():
 def test_for_worker_names_only_its_own_faults():
     faults = Faults(slowdown={1: 3}, link_rate={2: 1000}, crash_after={0: 2},
                     hang_after={1: 0})
-    assert faults.for_worker(0, 2) == {"slowdown": 1.0, "delays": [0.0, 0.0],
+    assert faults.for_worker(0, 2).to_meta() == {"slowdown": 1.0, "delays": [0.0, 0.0],
                                        "link_rate": None, "crash_after": 2,
                                        "hang_after": None, "corrupt": None}
-    assert faults.for_worker(1, 2) == {"slowdown": 3.0, "delays": [0.0, 0.0],
+    assert faults.for_worker(1, 2).to_meta() == {"slowdown": 3.0, "delays": [0.0, 0.0],
                                        "link_rate": None, "crash_after": None,
                                        "hang_after": 0, "corrupt": None}
-    assert faults.for_worker(2, 2) == {"slowdown": 1.0, "delays": [0.0, 0.0],
+    assert faults.for_worker(2, 2).to_meta() == {"slowdown": 1.0, "delays": [0.0, 0.0],
                                        "link_rate": 1000.0, "crash_after": None,
                                        "hang_after": None, "corrupt": None}
-    assert faults.for_worker(5, 1)["slowdown"] == 1.0
-    json.dumps(faults.for_worker(1, 2))
+    assert faults.for_worker(5, 1).to_meta()["slowdown"] == 1.0
+    json.dumps(faults.for_worker(1, 2).to_meta())
 
 
 @pytest.mark.parametrize("pieces", [1, 2, 7, 32], ids=str)
 def test_for_worker_delays_have_one_per_piece(pieces):
     faults = Faults(delay=(0.25, 0.5), seed=4)
     for worker in range(3):
-        delays = faults.for_worker(worker, pieces)["delays"]
+        delays = faults.for_worker(worker, pieces).to_meta()["delays"]
         assert len(delays) == pieces
         assert all(type(d) is float and d >= 0.25 for d in delays)
 
@@ -371,21 +371,21 @@ def test_for_worker_is_deterministic_per_seed_and_worker():
     a = Faults(delay=(0.1, 0.5), seed=7)
     b = Faults(delay=(0.1, 0.5), seed=7)
     for worker in range(4):
-        first = a.for_worker(worker, 6)["delays"]
-        assert a.for_worker(worker, 6)["delays"] == first
-        assert b.for_worker(worker, 6)["delays"] == first
+        first = a.for_worker(worker, 6).to_meta()["delays"]
+        assert a.for_worker(worker, 6).to_meta()["delays"] == first
+        assert b.for_worker(worker, 6).to_meta()["delays"] == first
         # the shifted-exponential model, worker w drawing from the stream (seed, w)
         expected = 0.1 + np.random.default_rng([7, worker]).exponential(0.5, 6)
         assert first == pytest.approx(expected.tolist(), rel=0, abs=1e-12)
-    per_worker = [tuple(a.for_worker(w, 6)["delays"]) for w in range(4)]
+    per_worker = [tuple(a.for_worker(w, 6).to_meta()["delays"]) for w in range(4)]
     assert len(set(per_worker)) == 4                # every worker its own stream
-    other = Faults(delay=(0.1, 0.5), seed=8).for_worker(0, 6)["delays"]
+    other = Faults(delay=(0.1, 0.5), seed=8).for_worker(0, 6).to_meta()["delays"]
     assert other != per_worker[0]
 
 
 def test_for_worker_delay_without_randomness():
-    assert Faults(delay=(0.3, 0)).for_worker(2, 3)["delays"] == [0.3, 0.3, 0.3]
-    assert Faults(delay=(0, 0)).for_worker(0, 2)["delays"] == [0.0, 0.0]
+    assert Faults(delay=(0.3, 0)).for_worker(2, 3).to_meta()["delays"] == [0.3, 0.3, 0.3]
+    assert Faults(delay=(0, 0)).for_worker(0, 2).to_meta()["delays"] == [0.0, 0.0]
 
 
 def test_faults_normalises_values():
@@ -463,7 +463,7 @@ def test_link_uncapped():
 
 
 def test_link_from_a_fault_plan():
-    plan = Faults(link_rate={0: 2000}).for_worker(0, 3)
+    plan = Faults(link_rate={0: 2000}).for_worker(0, 3).to_meta()
     link = Link(plan["link_rate"])
     dues = []
     for _ in range(3):
@@ -476,10 +476,10 @@ def test_per_worker_pauses():
     """delay may map workers to their own (shift, mean): others pause nothing; workers
     beyond the job and bad pairs are refused."""
     faults = Faults(delay={1: (0.5, 0.0), 3: (0.1, 0.2)}, seed=2)
-    assert faults.for_worker(0, 3)["delays"] == [0.0, 0.0, 0.0]
-    assert faults.for_worker(1, 3)["delays"] == [0.5, 0.5, 0.5]
-    drawn = faults.for_worker(3, 3)["delays"]
-    assert all(d >= 0.1 for d in drawn) and drawn == faults.for_worker(3, 3)["delays"]
+    assert faults.for_worker(0, 3).to_meta()["delays"] == [0.0, 0.0, 0.0]
+    assert faults.for_worker(1, 3).to_meta()["delays"] == [0.5, 0.5, 0.5]
+    drawn = faults.for_worker(3, 3).to_meta()["delays"]
+    assert all(d >= 0.1 for d in drawn) and drawn == faults.for_worker(3, 3).to_meta()["delays"]
     faults.check_workers(4)
     with pytest.raises(ValueError, match="'delay' names workers \\[3\\]"):
         faults.check_workers(3)

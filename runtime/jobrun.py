@@ -1,6 +1,7 @@
 """The master's side of one job: send the tasks, ingest packets as they arrive (reducing
 payloads whenever the socket is idle), watch the workers, stop them all the moment the
-output is decodable, and account for everything in the report.
+output is decodable, and account for everything in the report. A job run owns its state
+(its epoch, its report, what it rejected) and reaches the workers through the roster only.
 
 Workers are the job's places (processes); a packet is filed under the share (code index)
 it belongs to, so that every share is its own sender to the decoder, and a worker found
@@ -11,29 +12,38 @@ message, a payload reduced, a stop sent), so a job ends within its timeout plus 
 and the stop grace."""
 import time
 
+from collections import Counter
+
 from ffcode import allocation
+from ffcode.errors import JobFailed, JobTimeout, ProtocolError, VerificationError, WorkerError
 from ffcode.pieces import Packet
 from ffcode.runtime import wire
-from ffcode.errors import (JobFailed, JobTimeout, ProtocolError,
-                                   VerificationError, WorkerError)
+from ffcode.runtime.jobs import Plan
 from ffcode.runtime.report import Report, WorkerTimeline
+from ffcode.runtime.roster import WATCH_EVERY, Roster
 from ffcode.runtime.wire import Header, Kind
 
 STOP_GRACE = 0.25           # seconds to send the stops, and again to collect their acks
 STOP_PATIENCE = 0.1         # seconds a stop may wait for room at one worker
 TASK_PATIENCE = 2.0         # seconds a task may wait for room at one worker
-WATCH_EVERY = 0.05          # seconds between checks of the workers' processes and silence
 IDLE = 0.001                # a socket silent this long is idle: time to reduce a payload
 
 
 class JobRun:
-    def __init__(self, cluster, plan, workers, faults, progress):
-        self.cluster, self.plan, self.faults, self.progress = cluster, plan, faults, progress
-        self.workers = workers                          # place -> WorkerHandle
+    """One job of a plan on its workers (place -> WorkerHandle), numbered ``epoch`` among
+    its master's jobs; ``settings`` go into its report as they are."""
+
+    def __init__(self, plan: Plan, workers: list, roster: Roster, epoch: int,
+                 settings: dict) -> None:
+        self.plan, self.roster, self.epoch = plan, roster, epoch
+        self.progress = plan.options.progress
+        self.workers = workers
         self.index = {h.ident: i for i, h in enumerate(workers)}
         code = plan.code
-        self.report = Report(plan.scheme, repr(code), len(workers), plan.pieces,
+        self.report = Report(plan.scheme.value, repr(code), len(workers), plan.pieces,
                              plan.needed)
+        self.report.settings = settings
+        self.rejected = Counter()       # this job's own drops (its workers' bad packets)
         self.owner = allocation.owners(plan.assignment)
         self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
                           for i, h in enumerate(workers)]
@@ -44,14 +54,26 @@ class JobRun:
         self.decodable = None
 
     def header(self, kind, worker=-1):
-        return Header(kind, self.cluster.session, self.cluster.epoch, worker)
+        return Header(kind, self.roster.transport.session, self.epoch, worker)
+
+    def reject(self, reason):
+        self.rejected[reason] += 1
+        self.roster.transport.rejected_total[reason] += 1
 
     def clock(self):
         return time.monotonic() - self.start
 
     def run(self, encode, timeout):
         """Send the tasks, ingest until decodable or failed, stop everyone, decode; the
-        total counts the encoding plus this, not the bookkeeping after the output."""
+        total counts the encoding plus this, not the bookkeeping after the output. The
+        report counts what was dropped meanwhile, also when the job fails."""
+        try:
+            return self._run(encode, timeout)
+        finally:
+            rejected, self.report.stale = self.roster.transport.take_rejected()
+            self.report.rejected = dict(Counter(rejected) + self.rejected)
+
+    def _run(self, encode, timeout):
         self.start, self.wall = time.monotonic(), time.time()
         deadline = self.start + timeout
         self.report.encode = encode
@@ -68,7 +90,7 @@ class JobRun:
         if self.progress is not None:
             self.progress(self.collector.rank, self.plan.needed)
         output = self.collector.result()
-        wrong = {self.owner[k] for k in getattr(self.collector, "wrong", [])} | self.unusable
+        wrong = {self.owner[k] for k in getattr(self.collector, "wrong", [])} | self.unusable  # TEMP
         self.report.wrong = sorted(wrong)       # their kept packets did not count either
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:
@@ -83,6 +105,14 @@ class JobRun:
         self.report.rank = self.collector.rank
         return output, self.report
 
+    def _receive(self, timeout):
+        """The workers' messages of this job; those of earlier jobs are counted stale."""
+        for handle, header, frames in self.roster.receive(timeout):
+            if header.epoch == self.epoch:
+                yield handle, header, frames
+            else:
+                self.roster.transport.reject("stale")
+
     @property
     def collector(self):
         return self.plan.collector
@@ -90,7 +120,7 @@ class JobRun:
     def _send_tasks(self, deadline):
         """Send every worker its task (an idle one is finished at once), each send waiting
         for room no longer than the time left."""
-        plan, cluster = self.plan, self.cluster
+        plan, roster = self.plan, self.roster
         for i, handle in enumerate(self.workers):
             task = plan.tasks[i]
             if task is None:
@@ -102,13 +132,11 @@ class JobRun:
                                                 "the tasks)")
             timeline = self.timelines[i]
             if plan.resident is not None and \
-                    handle.holds.get(plan.resident.ident) != i:  # a replacement
-                timeline.reloaded = cluster.give(handle, plan.resident, i)
-            work = plan.work_pieces * task.spec["shares"]    # a pause per piece of work
-            meta = {"task": task.spec, "max_message": cluster.max_message,
-                    "faults": self.faults.for_worker(i, work)}
-            message = wire.control(self.header(Kind.JOB, i), meta, task.arrays)
-            if cluster.send(handle, message, patience=min(TASK_PATIENCE, left)):
+                    handle.resident.get(plan.resident.ident) != i:  # a replacement
+                timeline.reloaded = roster.give(handle, plan.resident, i)
+            task, arrays = task
+            message = wire.control(self.header(Kind.JOB, i), task.to_meta(), arrays)
+            if roster.send(handle, message, patience=min(TASK_PATIENCE, left)):
                 timeline.share_sent = self.clock()
                 timeline.shipped = timeline.reloaded + \
                     sum(memoryview(f).nbytes for f in message)
@@ -133,7 +161,7 @@ class JobRun:
                 raise self._failure(VerificationError if unexplained else JobFailed,
                                     "after every live worker finished")
             busy, until = False, min(deadline, now + WATCH_EVERY)
-            for handle, header, frames in self.cluster.receive(
+            for handle, header, frames in self._receive(
                     IDLE if collector.pending else min(0.05, deadline - now)):
                 busy = True
                 self._message(handle, header, frames)
@@ -151,7 +179,7 @@ class JobRun:
         i = self.index.get(handle.ident)
         timeline = None if i is None else self.timelines[i]
         if i is None or header.worker != i:
-            self.cluster.reject("unknown worker")
+            self.reject("unknown worker")
         elif header.kind == Kind.PACKET:
             self._packet(i, header, frames)
         elif header.kind == Kind.DONE:
@@ -163,7 +191,7 @@ class JobRun:
             try:
                 meta, _ = wire.read_control(frames)
             except ProtocolError:
-                self.cluster.reject("malformed")
+                self.reject("malformed")
                 return
             if not self.plan.adversaries:             # a user's f that raises fails everywhere
                 raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
@@ -180,7 +208,7 @@ class JobRun:
 
     def _packet(self, i, header, frames):
         if i in self.unusable:                      # nothing more of its counts: not read
-            self.cluster.reject("wrong worker")
+            self.reject("wrong worker")
             return
         filed = self.plan.share_of(i, header.index)
         try:
@@ -190,10 +218,10 @@ class JobRun:
             innovative = self.collector.add(Packet(*filed, coeffs, payload,
                                                    header.rows or None))
         except ProtocolError:
-            self.cluster.reject("malformed")
+            self.reject("malformed")
             return
         except (ValueError, TypeError):
-            self.cluster.reject("invalid packet")
+            self.reject("invalid packet")
             if self.plan.adversaries:       # well-formed but not a result: a wrong worker
                 self._unusable(i)
             return
@@ -211,13 +239,7 @@ class JobRun:
         for i, handle in enumerate(self.workers):
             if i in self.finished:
                 continue
-            silent = now - handle.last_seen
-            gone = handle.lost is None and silent > WATCH_EVERY and handle.gone()
-            if gone:
-                self.cluster.lose(handle, gone)
-            elif handle.lost is None and silent > self.cluster.lost_after:
-                self.cluster.lose(handle, f"silent for {self.cluster.lost_after:g} s")
-            if handle.lost is not None:
+            if self.roster.watch(handle, now) is not None:
                 self.timelines[i].lost = handle.lost
                 self.finished.add(i)
 
@@ -253,7 +275,7 @@ class JobRun:
         until = time.monotonic() + STOP_GRACE
         for i in self._stopping():
             patience = max(0.0, min(STOP_PATIENCE, until - time.monotonic()))
-            self.cluster.send(self.workers[i], [self.header(Kind.STOP, i).pack()],
+            self.roster.send(self.workers[i], [self.header(Kind.STOP, i).pack()],
                               patience=patience)
 
     def _reduce(self, deadline):
@@ -277,7 +299,7 @@ class JobRun:
         last = None
         deadline = time.monotonic() + STOP_GRACE
         while waiting and time.monotonic() < deadline:
-            for handle, header, frames in self.cluster.receive(deadline - time.monotonic()):
+            for handle, header, frames in self._receive(deadline - time.monotonic()):
                 i = self.index.get(handle.ident)
                 if i is None:
                     continue

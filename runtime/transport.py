@@ -1,0 +1,196 @@
+"""The master's socket and nothing else: it binds (ipc, or tcp with CURVE), lets the gate
+(runtime/gate.py) admit connections, reads whole messages checked for shape, kind and
+session, and sends without ever blocking for long. What the messages mean is the roster's
+and the job runs' business; the transport only moves bytes and counts what it drops.
+"""
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections import Counter
+from typing import Iterator, NamedTuple, Optional
+from urllib.parse import urlsplit
+
+import zmq
+
+from ffcode.errors import ClusterError, ProtocolError
+from ffcode.runtime import keys, wire
+from ffcode.runtime.gate import Gate, Peer, peer
+from ffcode.runtime.wire import Header, Kind
+
+CURVE_IO_THREADS = 2        # decryption is per connection: spread it over two threads
+RCVHWM = 8                  # packets queued per worker inside zmq at the master
+MAX_FRAMES = 4              # parts of the longest message a worker sends (with its routing id)
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+log = logging.getLogger(__name__)
+
+
+class Message(NamedTuple):
+    """A message from a peer: its routing id, its header (None: malformed, already
+    counted), its data frames, and for a HELLO what its connection proves (else None)."""
+    ident: bytes
+    header: Optional[Header]
+    frames: list
+    peer: Optional[Peer] = None
+
+
+class Transport:
+    """A ROUTER socket behind a gate. key/clients: the master's CURVE secret key file and
+    the directory of the admitted workers' public keys; session_keys: a fresh CURVE pair in
+    memory instead (``public_key``; the gate admits keys as they are announced);
+    insecure: admit plaintext tcp peers and ipc peers of any user."""
+
+    def __init__(self, *, key: str | None = None, clients: str | None = None,
+                 session_keys: bool = False, insecure: bool = False,
+                 max_message: int = 256 << 20) -> None:
+        self.session = secrets.randbits(63) | 1
+        curve = key is not None or session_keys
+        self.context = zmq.Context(io_threads=CURVE_IO_THREADS if curve else 1)
+        self.router = self.context.socket(zmq.ROUTER)
+        self.router.router_mandatory = 1
+        self.router.linger = 0
+        self.router.rcvhwm = RCVHWM
+        self.router.maxmsgsize = max_message            # also bounds a handshake's frames
+        self.poller = zmq.Poller()                      # made once: a poll per receive
+        self.poller.register(self.router, zmq.POLLIN)
+        self.public_key = None
+        admitted = frozenset()
+        if key is not None:
+            public, secret = keys.load_secret(key)
+            admitted = keys.load_clients(clients)
+            keys.server(self.router, public, secret)
+        elif session_keys:
+            self.public_key, secret = zmq.curve_keypair()
+            keys.server(self.router, self.public_key, secret)
+        self.gate = Gate(self.context, keys=admitted, insecure=insecure)
+        self.endpoint = None
+        # Messages dropped since the last report (which takes them), and in all.
+        self.rejected, self.stale, self.rejected_total = Counter(), 0, Counter()
+        self._refused = 0                   # the gate's refusals counted so far
+        self.linger = 0
+        self.closing = False                # set from any thread: receiving then raises
+
+    def bind(self, endpoint: str, plaintext: bool = False) -> str:
+        """Listen at endpoint (plaintext: without CURVE, for a private ipc socket beside a
+        CURVE tcp one; options apply per bind); the first bind is ``endpoint``."""
+        if plaintext:
+            self.router.curve_server = False
+        try:
+            Gate.bind(self.router, endpoint)
+        except zmq.ZMQError as e:
+            raise ClusterError(f"Cannot listen on {endpoint}: {e}") from None
+        bound = self.router.last_endpoint.decode()
+        self.endpoint = self.endpoint or bound
+        log.info("master listening on %s", bound)
+        return bound
+
+    def receive(self, timeout: float) -> Iterator[Message]:
+        """Wait up to timeout seconds, then take the waiting messages one at a time (the
+        caller may stop early and leave the rest). ClusterError once the cluster is
+        closing (close() from another thread ends a job this way)."""
+        self._check_open()
+        refused = self.gate.refused         # connections the gate turned away meanwhile
+        if refused > self._refused:
+            self.reject("refused", refused - self._refused)
+            self._refused = refused
+        if not self.poller.poll(max(timeout, 0) * 1000):
+            return
+        while self.router.getsockopt(zmq.EVENTS) & zmq.POLLIN:     # cheaper than poll(0)
+            self._check_open()
+            frames = _whole_message(self.router)
+            ident = frames[0].bytes
+            try:
+                if len(frames) > MAX_FRAMES:
+                    raise ProtocolError(f"a message of {len(frames)} parts")
+                header = Header.unpack(frames[1] if len(frames) > 1 else b"")
+                if header.kind not in wire.TO_MASTER:
+                    raise ProtocolError(f"{header.kind.name} is not for the master")
+            except ProtocolError:
+                self.reject("malformed")
+                yield Message(ident, None, [])
+                continue
+            hello = header.kind == Kind.HELLO
+            yield Message(ident, header, frames[2:], peer(frames[1]) if hello else None)
+
+    def _check_open(self) -> None:
+        if self.closing:
+            raise ClusterError("The cluster was closed during the job.")
+
+    def send(self, ident: bytes, frames: list, patience: float = 2.0) -> Optional[str]:
+        """Send to one peer without blocking longer than patience seconds: None once sent,
+        else why not (no room: it is not reading; unreachable: it disconnected)."""
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                self.router.send_multipart([ident] + frames, flags=zmq.NOBLOCK, copy=False)
+                return None
+            except zmq.Again:
+                if time.monotonic() > deadline:
+                    return f"not taking messages for {patience:g} s"
+                time.sleep(0.001)
+            except zmq.ZMQError as e:       # EHOSTUNREACH: it disconnected
+                return f"unreachable ({e})"
+
+    def reject(self, reason: str, count: int = 1) -> None:
+        """Count dropped messages by reason ("stale": of an earlier job; "refused": a
+        connection the gate turned away) in the next report and in ``rejected_total``."""
+        if reason == "stale":
+            self.stale += count
+        else:
+            self.rejected[reason] += count
+        self.rejected_total[reason] += count
+
+    def take_rejected(self) -> tuple:
+        """(rejected by reason, stale) since the last call, for a job's report."""
+        taken = dict(self.rejected), self.stale
+        self.rejected, self.stale = Counter(), 0
+        return taken
+
+    def close(self) -> None:
+        self.gate.stop()                    # before the context ends under its thread
+        self.router.close(linger=self.linger)
+        self.context.term()
+
+
+def _whole_message(socket) -> list:
+    """The frames of the next message, zero-copy, at most one more than any worker sends
+    (so that it reads as malformed); reads each frame's more-flag instead of asking the
+    socket (recv_multipart's getsockopt per frame)."""
+    frame = socket.recv(copy=False)
+    frames = [frame]
+    while frame.more:
+        frame = socket.recv(copy=False)
+        if len(frames) <= MAX_FRAMES:   # the parts past one too many are read and dropped
+            frames.append(frame)
+    return frames
+
+
+def reachable(endpoint: str, host: str) -> str:
+    """The endpoint as workers on other nodes dial it: a wildcard host becomes this node's
+    address."""
+    parts = urlsplit(endpoint)
+    if parts.hostname in ("0.0.0.0", "::", "*"):
+        return f"tcp://{host}:{parts.port}"
+    return endpoint
+
+
+def check_endpoint(endpoint: str, secure: bool) -> None:
+    """A tcp or ipc endpoint, and tcp only with CURVE or insecure=True (secure)."""
+    if not isinstance(endpoint, str):
+        raise TypeError(f"Argument 'endpoint' must be a string, not {type(endpoint).__name__}.")
+    parts = urlsplit(endpoint)
+    host, _, port = parts.netloc.rpartition(":")
+    if not (parts.scheme == "tcp" and host and (port == "*" or port.isdigit() and
+                                                int(port) < 65536)
+            or parts.scheme == "ipc" and len(endpoint) > len("ipc://")):
+        raise ValueError(f"Argument 'endpoint' must look like 'tcp://HOST:PORT' (PORT a "
+                         f"number below 65536, or * for any free one) or 'ipc://PATH', not "
+                         f"{endpoint!r}.")
+    if parts.scheme == "tcp" and not secure:
+        where = "on loopback, where any process of this host" if host in LOOPBACK else \
+            f"on {host!r}, where anyone who reaches it"
+        raise ValueError(f"Refusing to listen {where} could join as a worker and spoil the "
+                         f"output: pass key= and clients= (CURVE, see 'ffcode keys'), or "
+                         f"insecure=True on a trusted network.")
