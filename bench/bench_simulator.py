@@ -17,6 +17,7 @@ import time
 
 import ffcode
 from ffcode import GF, Faults, PolynomialCode, sim
+from ffcode.schemes import NAMES
 
 N, R, M, SIZE = 6, 4, 4, 256
 SETTINGS = {
@@ -41,7 +42,7 @@ def measure(cluster, code, A, B, faults, repeats):
     return {scheme: statistics.median(
                 cluster.run(code, A, B, scheme=scheme, pieces=M, faults=faults)[1].compute
                 for _ in range(repeats))
-            for scheme in sim.SCHEMES}
+            for scheme in NAMES}
 
 
 def main(argv=None):
@@ -64,7 +65,7 @@ def main(argv=None):
             measured = measure(cluster, code, A, B, faults, args.repeats)
             print(f"\n  {name}\n  {'scheme':<11}{'measured s':>11}{'predicted s':>13}"
                   f"{'error':>8}")
-            for scheme in sim.SCHEMES:
+            for scheme in NAMES:
                 error = predicted[scheme] / measured[scheme] - 1
                 errors.append(abs(error))
                 print(f"  {scheme:<11}{measured[scheme]:>11.3f}{predicted[scheme]:>13.3f}"

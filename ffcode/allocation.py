@@ -6,6 +6,15 @@ computing after its first, so a fast worker's time is not spent idle while the m
 for stragglers. ``uniform`` deals the shares round-robin (worker i holds i, i + P, ...);
 ``proportional`` sizes each worker's count to its speed, and ``dealt`` turns counts into an
 assignment the same way.
+
+>>> uniform(5, 2)
+((0, 2, 4), (1, 3))
+>>> proportional(6, [2.0, 1.0])
+(4, 2)
+>>> dealt((4, 2))
+((0, 2, 4, 5), (1, 3))
+>>> owners(dealt((4, 2)))[5]
+0
 """
 from __future__ import annotations
 
@@ -61,9 +70,9 @@ def proportional(n_shares: int, speeds: Sequence[float]) -> tuple[int, ...]:
 def dealt(counts: Sequence[int]) -> Assignment:
     """The assignment holding counts[i] shares for worker i: dealt in rounds, one to each
     worker still short, so that every worker's first shares are the lowest indices."""
-    counts = [checks.integer(c, "counts") for c in counts]
-    if not counts or min(counts) < 1:
-        raise ValueError(f"Every worker must hold at least one share, not counts {counts}.")
+    counts = [checks.integer(c, "counts", low=1) for c in counts]     # a share each
+    if not counts:
+        raise ValueError("Argument 'counts' must give at least one worker's count.")
     held = [[] for _ in counts]
     index = 0
     for round_ in range(max(counts)):
@@ -150,9 +159,6 @@ def owners(assignment: Assignment) -> dict[int, int]:
 
 
 def _counts(n_shares, n_workers):
-    n_shares = checks.integer(n_shares, "n_shares")
-    n_workers = checks.integer(n_workers, "n_workers")
-    if n_shares < 1 or n_workers < 1:
-        raise ValueError(f"Allocating needs at least one share and one worker, not "
-                         f"{n_shares} shares and {n_workers} workers.")
-    return n_shares, n_workers
+    """The numbers of shares and of workers, checked: at least one of each."""
+    return (checks.integer(n_shares, "n_shares", low=1),
+            checks.integer(n_workers, "n_workers", low=1))

@@ -240,9 +240,7 @@ class PrimeField:
         """
         points = self.elements(points, "points")
         checks.ndim(points, (1,), "points")
-        ncols = checks.integer(ncols, "ncols")
-        if ncols < 0:
-            raise ValueError(f"Argument 'ncols' must be non-negative, not {ncols}.")
+        ncols = checks.integer(ncols, "ncols", low=0)
         out = np.empty((points.shape[0], ncols), self.dtype)
         structured.vandermonde(_flat(points), out, self.p)
         return out
@@ -321,7 +319,7 @@ class PrimeField:
         a = np.asarray(x)
         if a.dtype.kind not in "iuf":
             raise TypeError(f"Argument 'x' must be an array of real numbers, not dtype {a.dtype}.")
-        scale = _scale(scale)
+        scale = checks.positive(scale, "scale")
         with np.errstate(over="ignore", invalid="ignore"):
             scaled = np.rint(a.astype(np.float64) * scale)
         if not np.isfinite(scaled).all():
@@ -340,16 +338,7 @@ class PrimeField:
 
     def to_real(self, y: ArrayLike, scale: float) -> np.ndarray:
         """Signed fixed-point elements back to float64: to_signed(y) / scale."""
-        return self.to_signed(y) / _scale(scale)
-
-
-def _scale(scale) -> float:
-    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer,
-                                                                     np.floating)):
-        raise TypeError(f"Argument 'scale' must be a real number, not {type(scale).__name__}.")
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"Argument 'scale' must be positive and finite, not {scale}.")
-    return float(scale)
+        return self.to_signed(y) / checks.positive(scale, "scale")
 
 
 def _flat(a: np.ndarray) -> np.ndarray:

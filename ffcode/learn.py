@@ -53,8 +53,6 @@ Training on a cluster (a sketch; the tests run it)::
 from __future__ import annotations
 
 import functools
-import math
-import numbers
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,9 +64,9 @@ from ffcode import checks
 from ffcode.field import GF, PrimeField
 from ffcode.codes import LCC, MDS
 from ffcode.pieces import pieces_count
+from ffcode.schemes import Scheme
 
 CODINGS = ("mds", "lcc")
-SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")    # the runtime's
 PRECISION = {"mds": 16, "lcc": 8}       # fractional bits by default
 SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
 POWER_ITERATIONS = 30                   # for the default learning rate
@@ -102,9 +100,7 @@ def gradient_terms(F: PrimeField, X: np.ndarray, w: np.ndarray, *C: np.ndarray) 
 def sigmoid_polynomial(degree: int, interval: float = SIGMOID_INTERVAL) -> np.ndarray:
     """The coefficients (increasing powers) of the least-squares polynomial of that degree
     to the sigmoid on [-interval, interval] (as CodedPrivateML approximates it)."""
-    degree = checks.integer(degree, "degree")
-    if degree < 1:
-        raise ValueError(f"Argument 'degree' must be at least 1, not {degree}.")
+    degree = checks.integer(degree, "degree", low=1)
     z = np.linspace(-interval, interval, 2001)
     coeffs = np.polynomial.polynomial.polyfit(z, _sigmoid(z), degree)
     coeffs[2::2] = 0.0                  # sigmoid - 1/2 is odd: its even terms vanish
@@ -122,70 +118,59 @@ class _CodedGradientDescent:
                  degree: int = 1, precision: Optional[int] = None, prime: int = 2**61 - 1,
                  faults: Any = None, seed: Optional[int] = None, resident: bool = True,
                  progress: Optional[Callable[[Step], None]] = None, shares: int = 1) -> None:
-        if not (hasattr(cluster, "n_workers") and all(
-                callable(getattr(cluster, method, None)) for method in ("load", "run",
-                                                                         "unload"))):
-            raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster (n_workers, load, "
-                            f"run and unload), not {type(cluster).__name__}.")
-        N = checks.integer(cluster.n_workers, "cluster.n_workers")
-        if coding not in CODINGS:
-            raise ValueError(f"Argument 'coding' must be 'mds' or 'lcc', not {coding!r}.")
-        lcc = coding == "lcc"
-        scheme = ("cfs" if lcc else "compfs") if scheme is None else scheme
-        if scheme not in SCHEMES:
-            raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}; not "
-                             f"{scheme!r}.")
-        if lcc and scheme == "compfs":
-            raise ValueError("coding='lcc' cannot use scheme='compfs': a worker's "
-                             "X~^T poly(X~ w) is not linear in the rows of its share, which "
-                             "computation at full speed needs. Use cfs, systematic, classic "
-                             "or uncoded.")
-        self.cluster, self.coding, self.scheme = cluster, coding, scheme
+        N = _workers_of(cluster)
+        self.cluster, self.coding = cluster, checks.choice(coding, "coding", CODINGS)
+        self.scheme = _scheme(scheme, self.coding)
         self.pieces = pieces_count(pieces)
-        self.iterations = _at_least(iterations, 1, "iterations")
-        if learning_rate is not None:
-            learning_rate = _positive(learning_rate, "learning_rate")
-        self.learning_rate = learning_rate
-        self.t = _at_least(t, 0, "t")
-        self.degree = _at_least(degree, 1, "degree")
-        if not lcc and (self.t, self.degree) != (1, 1):
-            raise ValueError("Arguments 't' (privacy) and 'degree' (the sigmoid's "
-                             "polynomial) are LCC's: coding='mds' keeps no worker from its "
-                             "coded rows and computes the exact sigmoid. Use coding='lcc'.")
-        if not self._logistic and self.degree != 1:
-            raise ValueError(f"A linear regression's polynomial is z itself: 'degree' must "
-                             f"be 1, not {self.degree}.")
-        self.precision = PRECISION[coding] if precision is None else \
-            _at_least(precision, 1, "precision")
+        self.iterations = checks.integer(iterations, "iterations", low=1)
+        self.learning_rate = None if learning_rate is None else \
+            checks.positive(learning_rate, "learning_rate")
+        self.t = checks.integer(t, "t", low=0)
+        self.degree = checks.integer(degree, "degree", low=1)
+        self._check_polynomial()
+        self.precision = PRECISION[self.coding] if precision is None else \
+            checks.integer(precision, "precision", low=1)
         self.F = GF(prime)
-        self.faults = faults
-        if faults is not None:
-            if not callable(getattr(faults, "check_workers", None)):
-                raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
-                                f"{type(faults).__name__}.")
-            faults.check_workers(N)
-        self.seed = None if seed is None else _at_least(seed, 0, "seed")
+        self.faults = _faults(faults, N)
+        self.seed = None if seed is None else checks.integer(seed, "seed", low=0)
         if not isinstance(resident, (bool, np.bool_)):
             raise TypeError(f"Argument 'resident' must be True or False, not {resident!r}.")
         self.resident = bool(resident)
         if progress is not None and not callable(progress):
             raise TypeError("Argument 'progress' must be callable as progress(step).")
         self.progress = progress
-        self.shares = _at_least(shares, 1, "shares")
-        self.k = self._default_k(N) if k is None else _at_least(k, 1, "k")
-        R, points = self._recovery_threshold(self.k), N * self.shares
-        if R > points:
-            raise ValueError(f"{type(self).__name__} with coding={coding!r}, k={self.k}"
-                             + (f", t={self.t}, degree={self.degree}" if lcc else "")
-                             + (f" needs results from R = {R} workers, but the cluster has "
-                                f"{N}." if self.shares == 1 else
-                                f", shares={self.shares} needs results from R = {R} shares, "
-                                f"but the cluster's {N} workers hold {points}."))
+        self.shares = checks.integer(shares, "shares", low=1)
+        self.k = self._default_k(N) if k is None else checks.integer(k, "k", low=1)
         self.n_workers = N
+        self._check_workers()
+
+    def _check_polynomial(self) -> None:
+        """t and the degree of the sigmoid's polynomial are LCC's, and only the logistic
+        regression's polynomial has a degree to choose."""
+        if self.coding == "mds" and (self.t, self.degree) != (1, 1):
+            raise ValueError("Arguments 't' (privacy) and 'degree' (the sigmoid's "
+                             "polynomial) are LCC's: coding='mds' keeps no worker from its "
+                             "coded rows and computes the exact sigmoid. Use coding='lcc'.")
+        if not self._logistic and self.degree != 1:
+            raise ValueError(f"A linear regression's polynomial is z itself: 'degree' must "
+                             f"be 1, not {self.degree}.")
+
+    def _check_workers(self) -> None:
+        """Refuse a code of more blocks than the cluster's shares can decode."""
+        N, R, points = self.n_workers, self._recovery_threshold(self.k), self.n_points
+        if R <= points:
+            return
+        raise ValueError(f"{type(self).__name__} with coding={self.coding!r}, k={self.k}"
+                         + (f", t={self.t}, degree={self.degree}" if self.coding == "lcc"
+                            else "")
+                         + (f" needs results from R = {R} workers, but the cluster has "
+                            f"{N}." if self.shares == 1 else
+                            f", shares={self.shares} needs results from R = {R} shares, "
+                            f"but the cluster's {N} workers hold {points}."))
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(coding={self.coding!r}, scheme={self.scheme!r}, "
-                f"k={self.k}, iterations={self.iterations})")
+        return (f"{type(self).__name__}(coding={self.coding!r}, "
+                f"scheme={str(self.scheme)!r}, k={self.k}, iterations={self.iterations})")
 
     @property
     def n_points(self) -> int:
@@ -193,11 +178,11 @@ class _CodedGradientDescent:
         return self.n_workers * self.shares
 
     def _recovery_threshold(self, k: int) -> int:
-        """R of the code for k blocks: k (MDS), (k + T - 1) (r + 1) + 1 (LCC, whose privacy
-        T = t * shares counts the shares that t workers hold)."""
+        """R of the code for k blocks: the MDS code's, or the LCC's, whose privacy
+        t * shares counts the shares that t workers hold and whose f has degree r + 1."""
         if self.coding == "mds":
-            return k
-        return (k + self.t * self.shares - 1) * (self.degree + 1) + 1
+            return MDS.threshold_for(k)
+        return LCC.threshold_for(k, self.t * self.shares, self.degree + 1)
 
     def _default_k(self, N: int) -> int:
         """The largest k that leaves a worker to spare (or none to spare, or 1)."""
@@ -520,17 +505,34 @@ def _few(values: Sequence) -> str:
     return shown + (", ..." if len(values) > 5 else "")
 
 
-def _at_least(value: Any, least: int, name: str) -> int:
-    value = checks.integer(value, name)
-    if value < least:
-        raise ValueError(f"Argument {name!r} must be at least {least}, not {value}.")
-    return value
+def _workers_of(cluster: Any) -> int:
+    """The cluster's workers, once it is checked to be one."""
+    if not (hasattr(cluster, "n_workers") and all(
+            callable(getattr(cluster, method, None)) for method in ("load", "run", "unload"))):
+        raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster (n_workers, load, "
+                        f"run and unload), not {type(cluster).__name__}.")
+    return checks.integer(cluster.n_workers, "cluster.n_workers")
 
 
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"Argument {name!r} must be a real number, not "
-                        f"{type(value).__name__}.")
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"Argument {name!r} must be positive and finite, not {value}.")
-    return float(value)
+def _scheme(scheme: Optional[str], coding: str) -> Scheme:
+    """The runtime's scheme for the coding (None: cfs for lcc, compfs for mds)."""
+    lcc = coding == "lcc"
+    scheme = (Scheme.CFS if lcc else Scheme.COMPFS) if scheme is None else \
+        Scheme.parse(scheme)
+    if lcc and scheme is Scheme.COMPFS:
+        raise ValueError("coding='lcc' cannot use scheme='compfs': a worker's "
+                         "X~^T poly(X~ w) is not linear in the rows of its share, which "
+                         "computation at full speed needs. Use cfs, systematic, classic "
+                         "or uncoded.")
+    return scheme
+
+
+def _faults(faults: Any, n_workers: int) -> Any:
+    """The faults to inject into every job (an ffcode.Faults, checked against the cluster's
+    workers), or None."""
+    if faults is not None:
+        if not callable(getattr(faults, "check_workers", None)):
+            raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
+                            f"{type(faults).__name__}.")
+        faults.check_workers(n_workers)
+    return faults

@@ -57,10 +57,8 @@ def piece_results(compute: Callable[..., np.ndarray], share: PieceShare) -> Iter
 
 
 def pieces_count(pieces: Int) -> int:
-    pieces = checks.integer(pieces, "pieces")
-    if pieces < 1:
-        raise ValueError(f"Argument 'pieces' must be at least 1, not {pieces}.")
-    return pieces
+    """The number m of row pieces a local result is split into, checked: at least 1."""
+    return checks.integer(pieces, "pieces", low=1)
 
 
 def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: Int, worker: Int,
@@ -84,9 +82,7 @@ def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: Int, worker: I
     if result.ndim < 1:
         raise ValueError("Argument 'local_result' must have at least one dimension (rows).")
     m = pieces_count(pieces)
-    worker = checks.integer(worker, "worker")
-    if worker < 0:
-        raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
+    worker = checks.integer(worker, "worker", low=0)
     split, rows = split_rows(result, m), result.shape[0]
     if systematic:
         units = np.eye(m, dtype=F.dtype)

@@ -48,7 +48,6 @@ work in m = 8 pieces decodes at 0.45 s with two shares (1.05x).
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -57,10 +56,12 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from ffcode import checks, allocation
+from ffcode import allocation, checks
+from ffcode._ext.rankbasis import RankBasis
 from ffcode._types import ArrayLike
+from ffcode.schemes import NAMES, Scheme
 
-SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
+IDEAL = "ideal"             # the simulator's own scheme: the lower bound of them all
 EXACT_UP_TO = 512           # m·R up to which the simulator runs the real rank tracking
 _P = 2**31 - 1              # the field of the simulated coefficient vectors
 
@@ -172,8 +173,8 @@ class Model:
             n_workers = points - sum(checks.integer(c, "shares") - 1
                                      for c in shares.values())
         elif np.ndim(shares) == 0 and not isinstance(shares, (str, bytes)):
-            each = checks.integer(shares, "shares")
-            if each < 1 or points % each:
+            each = checks.integer(shares, "shares", low=1)
+            if points % each:
                 raise ValueError(f"A code of {points} points cannot be dealt {each} shares "
                                  f"per worker.")
             n_workers = points // each
@@ -192,7 +193,7 @@ class Model:
         worker i's for all its ``shares[i] * pieces`` pieces in order."""
         counts = _share_counts(shares, checks.integer(n_workers, "n_workers"))
         compute = np.broadcast_to(np.asarray(compute, float), (n_workers, pieces))
-        pauses = [faults.for_worker(i, pieces * counts[i])["delays"] for i in range(n_workers)]
+        pauses = [faults.for_worker(i, pieces * counts[i]).delays for i in range(n_workers)]
         return cls(n_workers, recovery_threshold, pieces,
                    piece_time=Replay(tuple(map(tuple, compute))),
                    pause=Replay(tuple(map(tuple, pauses))), slowdown=dict(faults.slowdown),
@@ -200,18 +201,15 @@ class Model:
                    **kwargs)
 
     def __post_init__(self) -> None:
-        self.n_workers = checks.integer(self.n_workers, "n_workers")
+        self.n_workers = checks.integer(self.n_workers, "n_workers", low=1)
         self.recovery_threshold = checks.integer(self.recovery_threshold,
-                                                    "recovery_threshold")
-        self.pieces = checks.integer(self.pieces, "pieces")
-        if self.n_workers < 1 or self.pieces < 1:
-            raise ValueError(f"A model needs n_workers >= 1 and pieces >= 1, not N = "
-                             f"{self.n_workers}, m = {self.pieces}.")
+                                                 "recovery_threshold", low=1)
+        self.pieces = checks.integer(self.pieces, "pieces", low=1)
         self.shares = _share_counts(self.shares, self.n_workers)
         self.assignment = allocation.dealt(self.shares)
         self.n_shares = sum(self.shares)
-        if not 1 <= self.recovery_threshold <= self.n_shares:
-            raise ValueError(f"A model needs 1 <= recovery_threshold <= its {self.n_shares} "
+        if self.recovery_threshold > self.n_shares:
+            raise ValueError(f"A model needs recovery_threshold <= its {self.n_shares} "
                              f"shares (the code's points), not R = "
                              f"{self.recovery_threshold}.")
         if not hasattr(self.piece_time, "draw"):
@@ -219,9 +217,8 @@ class Model:
                             "Replay.")
         self.slowdown = self._per_worker(self.slowdown, "slowdown", 1.0)
         self.link_rate = self._per_worker(self.link_rate, "link_rate", math.inf)
-        for name in ("master_rate", "piece_bytes"):
-            if not float(getattr(self, name)) > 0:
-                raise ValueError(f"Argument {name!r} must be positive.")
+        self.master_rate = checks.positive(self.master_rate, "master_rate", finite=False)
+        self.piece_bytes = checks.positive(self.piece_bytes, "piece_bytes", finite=False)
         if (self.slowdown < 1).any() or not (self.link_rate > 0).all():
             raise ValueError("Slowdowns must be >= 1 and link rates positive.")
         if self.code is not None and (
@@ -235,14 +232,8 @@ class Model:
                             "or None.")
         if self.uncoded_work is None:
             self.uncoded_work = self.recovery_threshold / self.n_workers
-        if not float(self.uncoded_work) > 0:
-            raise ValueError("Argument 'uncoded_work' must be positive.")
-        if isinstance(self.share_cost, bool) or not isinstance(self.share_cost, numbers.Real):
-            raise TypeError(f"Argument 'share_cost' must be a number of seconds, not "
-                            f"{type(self.share_cost).__name__}.")
-        if not (math.isfinite(self.share_cost) and self.share_cost >= 0):
-            raise ValueError(f"Argument 'share_cost' must be finite and >= 0, not "
-                             f"{self.share_cost}.")
+        self.uncoded_work = checks.positive(self.uncoded_work, "uncoded_work", finite=False)
+        self.share_cost = checks.non_negative(self.share_cost, "share_cost")
         lengths = np.array(self.shares) * self.pieces
         self.held = np.arange(lengths.max())[None, :] < lengths[:, None]
         self.compute = _draws(self.piece_time, np.random.default_rng(self.seed), self) * \
@@ -297,12 +288,8 @@ def _share_counts(shares: Shares, n_workers: int) -> tuple[int, ...]:
         if len(counts) != n_workers:
             raise ValueError(f"Argument 'shares' gives {len(counts)} counts for {n_workers} "
                              f"workers.")
-    counts = [checks.integer(c, "shares") for c in counts]
-    low = [c for c in counts if c < 1]
-    if low:
-        raise ValueError(f"Argument 'shares' must give every worker at least one share, not "
-                         f"{low[0]}.")
-    return tuple(counts)
+    # every worker holds at least one share
+    return tuple(checks.integer(c, "shares", low=1) for c in counts)
 
 
 def _draws(distribution, rng, model):
@@ -320,36 +307,34 @@ def _draws(distribution, rng, model):
 def simulate(model: Model, scheme: str) -> float:
     """Seconds until the master can decode with this scheme (inf if it never can),
     ``share_cost`` per share (per slice for uncoded) included."""
-    if scheme == "ideal":
+    if checks.choice(scheme, "scheme", NAMES + (IDEAL,)) == IDEAL:
         return _ideal(model)
-    if scheme not in SCHEMES:
-        raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)} or ideal, "
-                         f"not {scheme!r}.")
+    scheme = Scheme(scheme)
     N, m, size = model.n_workers, model.pieces, model.piece_bytes
-    if scheme == "uncoded":                 # N slices of uncoded_work of a share each
+    if scheme is Scheme.UNCODED:            # N slices of uncoded_work of a share each
         work = model.uncoded_work
         ready = (model.compute[:, :m].sum(axis=1) * work +
                  model.pauses[:, :m].sum(axis=1))[:, None]
         sizes, held = np.full((N, 1), m * size * work), np.ones((N, 1), bool)
     else:
         finished = np.cumsum(model.times, axis=1)   # NaN past a worker's pieces
-        if scheme == "compfs":                      # a packet per piece as computed
+        if scheme is Scheme.COMPFS:                 # a packet per piece as computed
             ready, held = finished, model.held
-        elif scheme == "classic":                   # a whole result per share
+        elif scheme.whole:                          # a whole result per share (classic)
             ready, held = finished[:, m - 1::m], model.held[:, m - 1::m]
         else:                                       # each share's result, as m packets
             ready, held = np.repeat(finished[:, m - 1::m], m, axis=1), model.held
-        sizes = np.full(ready.shape, m * size if scheme == "classic" else size)
+        sizes = np.full(ready.shape, m * size if scheme.whole else size)
     arrivals = _links(ready, sizes, model.link_rate)
     column = np.broadcast_to(np.arange(ready.shape[1]), ready.shape)[held]
     row = np.broadcast_to(np.arange(N)[:, None], ready.shape)[held]
     arrived = arrivals[held]
     order = np.lexsort((column, arrived))   # ties: a worker's earlier packets, lower workers
     row, column = row[order], column[order]
-    cost = model.share_cost * (N if scheme == "uncoded" else model.n_shares)
-    if scheme == "uncoded":                 # every slice
+    cost = model.share_cost * (N if scheme is Scheme.UNCODED else model.n_shares)
+    if scheme is Scheme.UNCODED:            # every slice
         done = N - 1
-    elif scheme == "classic":               # R whole results, of distinct shares
+    elif scheme.whole:                      # R whole results, of distinct shares
         done = model.recovery_threshold - 1
     else:
         done = _decodable(scheme, model.code_index[row, column // m], column % m, model)
@@ -361,7 +346,7 @@ def simulate(model: Model, scheme: str) -> float:
 
 def compare(model: Model) -> dict[str, float]:
     """Every scheme's time, and the ideal bound, on the same model."""
-    return {scheme: simulate(model, scheme) for scheme in SCHEMES + ("ideal",)}
+    return {scheme: simulate(model, scheme) for scheme in NAMES + (IDEAL,)}
 
 
 @dataclass(frozen=True)
@@ -397,14 +382,12 @@ def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 
     if model.code is not None:
         raise ValueError("plan varies the code's number of points: give it a model without "
                          "a code.")
-    if scheme not in SCHEMES:
-        raise ValueError(f"Argument 'scheme' must be one of {', '.join(SCHEMES)}, not "
-                         f"{scheme!r}.")
-    seeds = checks.integer(seeds, "seeds")
-    candidates = sorted({checks.integer(w, "shares") for w in shares})
-    if seeds < 1 or not candidates or candidates[0] < 1:
-        raise ValueError(f"plan needs seeds >= 1 and shares per worker >= 1, not seeds = "
-                         f"{seeds}, shares = {candidates}.")
+    scheme = Scheme.parse(scheme)
+    seeds = checks.integer(seeds, "seeds", low=1)
+    candidates = sorted({checks.integer(w, "shares", low=1) for w in shares})
+    if not candidates:
+        raise ValueError("Argument 'shares' must give at least one count of shares per "
+                         "worker.")
     N = model.n_workers
     means = _means(model.piece_time, N) * model.slowdown + (
         0.0 if model.pause is None else _means(model.pause, N))
@@ -432,7 +415,7 @@ def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 
                 if t == least or math.isclose(t, least, rel_tol=1e-9)),
                key=lambda key: (sum(allocations[key]), key[0] != "uniform", key[1]))
     counts = allocations[best]
-    return SharePlan(counts, best, expected[counts], mean(counts, "ideal"), seconds)
+    return SharePlan(counts, best, expected[counts], mean(counts, IDEAL), seconds)
 
 
 def _means(distribution, n_workers):
@@ -476,7 +459,7 @@ def _decodable(scheme, share, index, model):
     R, m = model.recovery_threshold, model.pieces
     if m * R <= EXACT_UP_TO:
         return _decodable_exact(scheme, share, index, model)
-    if scheme == "systematic":              # piece l decodes from any R copies of it
+    if scheme is Scheme.SYSTEMATIC:         # piece l decodes from any R copies of it
         copies = [np.flatnonzero(index == l) for l in range(m)]
         return None if min(map(len, copies)) < R else max(int(c[R - 1]) for c in copies)
     return m * R - 1 if share.size >= m * R else None      # random: any m·R packets
@@ -484,7 +467,6 @@ def _decodable(scheme, share, index, model):
 
 def _decodable_exact(scheme, share, index, model):
     """The same, by the decoder's own rank tracking on the vectors the runtime sends."""
-    from ffcode._ext.rankbasis import RankBasis
     R, m, code = model.recovery_threshold, model.pieces, model.code
     if code is None:
         p = _P
@@ -495,7 +477,7 @@ def _decodable_exact(scheme, share, index, model):
     basis = RankBasis(powers, m, p)
     rng = np.random.default_rng([model.seed, 17])
     for k, (s, l) in enumerate(zip(share.tolist(), index.tolist())):
-        if scheme == "systematic":
+        if scheme is Scheme.SYSTEMATIC:
             coeffs = np.zeros(m, np.uint64)
             coeffs[l] = 1
         else:

@@ -6,6 +6,18 @@ workers), a roster that admits and watches them (runtime/roster.py), and for eac
 plan (runtime/jobs.py) that a job run carries out (runtime/jobrun.py). Every wait is
 bounded, and closing (also on an exception, Ctrl-C, or garbage collection) kills every
 process the cluster started.
+
+Arguments are checked before any worker starts or any socket opens:
+
+>>> import ffcode
+>>> ffcode.Cluster(n_workers=0)
+Traceback (most recent call last):
+...
+ValueError: Argument 'n_workers' must be from 1 to 1024, not 0.
+>>> ffcode.Cluster(2, "tcp://127.0.0.1:5555")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: Refusing to listen on loopback, where any process of this host could join ...
 """
 from __future__ import annotations
 

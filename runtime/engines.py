@@ -4,6 +4,17 @@ one protocol; hand-started workers (``ffcode worker --connect``) have no engine.
 
 ``start`` binds a cluster's transport the way its engine needs and returns the engine;
 a new engine is one more class with the methods of ``Engine`` and a branch there.
+
+The engines, and a cluster's arguments checked against one another before anything
+starts:
+
+>>> NAMES
+('local', 'ray')
+>>> check_settings(None, "local", "auto", None, None, False)
+Traceback (most recent call last):
+...
+ValueError: Argument 'address' names a Ray cluster: it needs engine='ray'.
+>>> check_settings(None, "ray", "auto", None, None, False)
 """
 from __future__ import annotations
 

@@ -1,5 +1,21 @@
 """Injected stragglers, slow links and failures: seeded, so that every scheme of a
-comparison meets exactly the same delays."""
+comparison meets exactly the same delays.
+
+A worker's share of the faults; the same seed gives it the same delays in every job:
+
+>>> plan = Faults(slowdown={1: 3.0}, delay=(0.5, 0.0)).for_worker(1, 2)
+>>> plan.slowdown, plan.delays
+(3.0, (0.5, 0.5))
+>>> faults = Faults(delay=(0.1, 0.2), seed=5)
+>>> faults.for_worker(2, 3) == Faults(delay=(0.1, 0.2), seed=5).for_worker(2, 3)
+True
+>>> all(pause >= 0.1 for pause in faults.for_worker(2, 3).delays)
+True
+>>> Faults(slowdown={0: 0.5})
+Traceback (most recent call last):
+...
+ValueError: Faults 'slowdown' needs workers >= 0 and values >= 1.0, not 0: 0.5.
+"""
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field

@@ -15,6 +15,18 @@ its own, from the connection's credentials, never from anything a peer says abou
 
 A refused peer never gets as far as sending a frame, so it can make the master hold nothing.
 The transport of a connection is told to the gate by the ZAP domain set for each bind.
+
+What an ipc peer's address proves (libzmq gives it as host:uid:gid:pid; no pid on BSD
+and macOS), and what a frame without a connection proves (nothing):
+
+>>> credentials("host:1000:1000:4242")
+(1000, 4242)
+>>> credentials("host:1000:1000:")
+(1000, None)
+>>> credentials("10.0.0.2")
+(None, None)
+>>> peer(object())
+Peer(key=None, uid=None, pid=None)
 """
 from __future__ import annotations
 

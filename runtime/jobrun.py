@@ -9,7 +9,19 @@ wrong on any of its shares is named once.
 
 The deadline holds on every path: the clock is read between any two steps of work (a
 message, a payload reduced, a stop sent), so a job ends within its timeout plus one step
-and the stop grace."""
+and the stop grace.
+
+A job run is made from its plan before any message moves (its report knows what it needs):
+
+>>> from ffcode import GF, MDS
+>>> from ffcode.runtime.jobs import Options, Plan
+>>> F = GF(65521)
+>>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)),
+...             Options(scheme="classic"), assignment=((0,), (1,), (2,)))
+>>> run = JobRun(plan, workers=[], roster=None, epoch=1, settings={})
+>>> run.report.scheme, run.report.needed
+('classic', 2)
+"""
 import time
 
 from collections import Counter
@@ -90,7 +102,7 @@ class JobRun:
         if self.progress is not None:
             self.progress(self.collector.rank, self.plan.needed)
         output = self.collector.result()
-        wrong = {self.owner[k] for k in getattr(self.collector, "wrong", [])} | self.unusable  # TEMP
+        wrong = {self.owner[k] for k in self.collector.wrong} | self.unusable
         self.report.wrong = sorted(wrong)       # their kept packets did not count either
         for i, timeline in enumerate(self.timelines):
             for record in timeline.packets:

@@ -5,6 +5,18 @@ to (ffcode.decoding.collectors).
 A worker may hold several shares (``assignment[i]``, code indices, ffcode.allocation): it
 works through them in order, numbering its packets on (task.packet_index), so that the
 master files each packet under its share, every share being its own sender.
+
+>>> from ffcode import GF, MDS
+>>> F = GF(65521)
+>>> options = Options(scheme="cfs", pieces=2)
+>>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)), options,
+...             assignment=((0,), (1,), (2,)))
+>>> [task.send for task, arrays in plan.tasks], plan.needed
+(['random', 'random', 'random'], 4)
+>>> Options(timeout=0)
+Traceback (most recent call last):
+...
+ValueError: Argument 'timeout' must be positive, not 0.0.
 """
 from __future__ import annotations
 
@@ -18,7 +30,7 @@ import numpy as np
 
 from ffcode import allocation, checks, functions
 from ffcode.codes.base import Code
-from ffcode.decoding import collectors
+from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify as verification_of
 from ffcode.errors import VerificationError
 from ffcode.pieces import pieces_count
@@ -199,8 +211,8 @@ class Plan:
         self.resident, self.assignment = resident, assignment
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
-        _check_correctable(code.recovery_threshold, code.n_workers, self.adversaries,
-                           self.wrong_shares)
+        robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
+                                 self.adversaries)
         self.layout, args = self._layout(code, inputs, scheme, options.seed)
         # The packets' random coefficients (cfs): a fresh seed per job unless one is given.
         self.coefficient_seed = secrets.randbits(63) if options.seed is None else options.seed
@@ -271,7 +283,7 @@ class Plan:
     @property
     def buffer(self) -> Any:
         """The payload storage the decoder used, for the next job to reuse."""
-        return getattr(self.collector, "buffer", None)  # TEMP
+        return self.collector.buffer
 
     def settings(self, inputs: Sequence[Any], verify: bool) -> dict:
         """What a report says the job was (JSON-ready); ``resident``: the id of the resident
@@ -304,14 +316,6 @@ def _check_rows(shapes) -> None:
         raise ValueError("The runtime sends results in row pieces: give blocks at least one "
                          "dimension (a scalar as shape (1,)).")
 
-
-def _check_correctable(R, n, adversaries, wrong_shares):
-    if R + 2 * wrong_shares > n:
-        raise ValueError(
-            f"Correcting {adversaries} wrong results needs R + 2A = {R + 2 * adversaries}"
-            f" workers; the code has {n}." if wrong_shares == adversaries else
-            f"Correcting {adversaries} wrong workers holding up to {wrong_shares} "
-            f"shares needs R + 2S = {R + 2 * wrong_shares} shares; the code has {n}.")
 
 
 def warn_privacy(code, assignment) -> None:

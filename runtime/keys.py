@@ -5,6 +5,20 @@ a disk (the Ray engine's).
 Key files use pyzmq's certificate format (``zmq.auth.load_certificate`` reads them). A secret
 key file is created readable by its owner only (mode 0600, never wider, not even for a
 moment) and is never overwritten unless asked to.
+
+A key pair written and read back (z85 keys of 40 characters, the secret one its owner's
+alone); asked for again, the pair is reused:
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as directory:
+...     public_file, secret_file = generate(directory, "worker")
+...     public, secret = load_secret(secret_file)
+...     mode = stat.S_IMODE(os.stat(secret_file).st_mode)
+...     generated = pair(directory, "worker")[2]
+>>> os.path.basename(public_file), os.path.basename(secret_file)
+('worker.key', 'worker.key_secret')
+>>> type(public), len(public), len(secret), oct(mode), generated
+(<class 'bytes'>, 40, 40, '0o600', False)
 """
 from __future__ import annotations
 

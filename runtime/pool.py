@@ -11,6 +11,16 @@ it; workers also exit when the server dies.
 Functions defined in the user's script (``__main__``) reach the workers as multiprocessing's
 spawn start method brings them: a worker that needs one runs the script once under the name
 ``__mp_main__``, so that its ``if __name__ == "__main__":`` block stays off.
+
+A master's private directory, named after its pid, for its owner only:
+
+>>> import shutil
+>>> path = private_dir()
+>>> os.path.basename(path).startswith(f"ffcode-{os.getpid()}-")
+True
+>>> oct(stat.S_IMODE(os.stat(path).st_mode))
+'0o700'
+>>> shutil.rmtree(path)
 """
 import json
 import logging

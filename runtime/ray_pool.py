@@ -11,6 +11,19 @@ socket instead (no network, no encryption to pay for, as local workers do); each
 itself there with a one-time token the master handed it through Ray. An actor that dies
 (its process or its node) shows at once in the result of its serve call; a lost actor is
 killed with ``ray.kill`` and a fresh one takes its slot before the next job.
+
+Which HELLOs an actor's slot takes (no Ray needed): over ipc only the actor's token, over
+CURVE only its own key, and nothing before it was told to serve:
+
+>>> near = Actor(0, None, serving=object(), endpoint="ipc://x", token="ab" * 16)
+>>> admits(near, {"token": "ab" * 16}, None), admits(near, {"token": "ba" * 16}, None)
+(True, False)
+>>> key = zmq.curve_keypair()[0]
+>>> far = Actor(1, None, serving=object(), public=key)
+>>> admits(far, {}, key.decode()), admits(far, {}, zmq.curve_keypair()[0].decode())
+(True, False)
+>>> admits(Actor(2, None, public=key), {}, key.decode())
+False
 """
 from __future__ import annotations
 

@@ -1,5 +1,20 @@
 """What happened in one job: per-worker timelines, times, packets used and wasted, and the
-messages rejected, as a Python object and as JSON."""
+messages rejected, as a Python object and as JSON.
+
+A report made by hand: a worker whose second packet raised no rank was wasted on it.
+
+>>> timeline = WorkerTimeline(0, packets=[{"innovative": True}, {"innovative": False}])
+>>> report = Report("cfs", "MDS(n=3, k=2)", n_workers=1, pieces=1, needed=1,
+...                 workers=[timeline])
+>>> report.received, report.used, report.wasted
+(2, 1, 1)
+>>> data = report.to_dict()
+>>> list(data)[:4], data["schema"] == SCHEMA, data["workers"][0]["wasted"]
+(['schema', 'ffcode', 'date', 'settings'], True, 1)
+>>> stamp = utc_now()
+>>> len(stamp), stamp[4], stamp[10], stamp[-1]
+(20, '-', 'T', 'Z')
+"""
 from __future__ import annotations
 
 import json
@@ -66,16 +81,18 @@ class Report:
     """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
 
     Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
-    encoding. The JSON object (schema 4; 3 had no ``shares``, ``speed``, packets'
-    ``share`` and ``piece`` and ``settings.assignment``; 2 no ``reloaded`` and
-    ``settings.resident``, 1 no ``node`` and ``shipped``):
+    encoding. The JSON object (schema 5; 4 had no ``settings.coefficient_seed``, 3 no
+    ``shares``, ``speed``, packets' ``share`` and ``piece`` and ``settings.assignment``; 2
+    no ``reloaded`` and ``settings.resident``, 1 no ``node`` and ``shipped``):
 
-    - ``schema`` (int, 4), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+    - ``schema`` (int, 5), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
     - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
-      input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``,
-      ``adversaries`` (wrong workers corrected), ``verify``, ``resident`` (the id of the
-      resident data the job ran on, or null), ``assignment`` (per worker, the code
+      input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``
+      (as given, null: fresh randomness), ``coefficient_seed`` (the seed the packets' random
+      coefficients came from: the given one, or one drawn for this job), ``adversaries``
+      (wrong workers corrected), ``verify``, ``resident`` (the id of the resident data the
+      job ran on, or null), ``assignment`` (per worker, the code
       indices of its shares);
     - ``scheme``, ``code`` (repr), ``n_workers`` (the job's worker processes; the code's
       points may be more), ``pieces`` (m as run: 1 for uncoded and

@@ -1,6 +1,17 @@
 """Data that stays on the workers: ``Cluster.load`` encodes a code's data once and ships each
 worker its share; ``Cluster.run`` then takes the returned ``Resident`` in place of the code
-and ships only each job's arguments (an iteration's vector)."""
+and ships only each job's arguments (an iteration's vector).
+
+A cluster's residents take only what its own ``load`` returned:
+
+>>> residents = Residents(session=7)
+>>> residents.held, residents.count
+({}, 0)
+>>> residents.check(object())
+Traceback (most recent call last):
+...
+TypeError: Argument 'data' must be what Cluster.load returned, not object.
+"""
 from __future__ import annotations
 
 from typing import Any

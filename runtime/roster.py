@@ -5,6 +5,12 @@ resident data each holds, and how fast each was in the latest job.
 A worker's ``order`` places it in jobs: a started worker's slot (checked against its
 engine), a hand-started one's place in the order of arrival; never a number the worker
 chose. Jobs call workers by their *place* 0..P-1 in that job.
+
+A hand-started worker, as the master sees it: no slot, no engine to ask about it:
+
+>>> handle = WorkerHandle(b"w1", {"pid": 4242, "host": "node7"}, order=0)
+>>> handle, handle.slot, handle.gone(), handle.lost
+(worker(node7, pid 4242), None, None, None)
 """
 from __future__ import annotations
 

@@ -2,6 +2,18 @@
 (runtime/gate.py) admit connections, reads whole messages checked for shape, kind and
 session, and sends without ever blocking for long. What the messages mean is the roster's
 and the job runs' business; the transport only moves bytes and counts what it drops.
+
+Where a master may listen: tcp only with CURVE or insecure=True, ipc always; and how
+workers elsewhere dial a wildcard bind:
+
+>>> check_endpoint("tcp://127.0.0.1:5555", secure=False)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ValueError: Refusing to listen on loopback, where any process of this host could join ...
+>>> check_endpoint("tcp://127.0.0.1:5555", secure=True)
+>>> check_endpoint("ipc:///tmp/ffcode-example/master", secure=False)
+>>> reachable("tcp://0.0.0.0:5555", "10.0.0.2")
+'tcp://10.0.0.2:5555'
 """
 from __future__ import annotations
 
@@ -152,6 +164,39 @@ class Transport:
         self.gate.stop()                    # before the context ends under its thread
         self.router.close(linger=self.linger)
         self.context.term()
+
+
+class Dial(NamedTuple):
+    """An outgoing connection: its DEALER socket and a monitor socket that reports the
+    handshake (succeeded, refused by the peer's gate) and disconnects."""
+    socket: zmq.Socket
+    monitor: zmq.Socket
+
+
+HANDSHAKE_REFUSED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                     zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+
+
+def dial(context: zmq.Context, endpoint: str, curve: Optional[tuple] = None,
+         hwm: int = 4, copy_threshold: int = 256 << 10) -> Dial:
+    """Connect a DEALER to a peer's ROUTER (the master, or any peer listening through a
+    Transport): curve is (own public key, own secret key, the peer's public key) for a
+    CURVE peer, None for plaintext. Nothing is left open if the keys or the endpoint are
+    bad (ValueError, zmq.ZMQError)."""
+    socket = context.socket(zmq.DEALER)
+    socket.linger = 1000
+    socket.sndhwm = socket.rcvhwm = hwm
+    socket.copy_threshold = copy_threshold
+    try:
+        if curve is not None:
+            keys.client(socket, *curve)
+        monitor = socket.get_monitor_socket(
+            zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | HANDSHAKE_REFUSED)
+        socket.connect(endpoint)
+    except (ValueError, zmq.ZMQError):
+        socket.close(linger=0)
+        raise
+    return Dial(socket, monitor)
 
 
 def _whole_message(socket) -> list:

@@ -4,6 +4,23 @@ Every message carries the master's session id and the job's epoch, so that packe
 another master (foreign) or from an earlier job (stale) are recognised and dropped. Control
 messages with arrays (a job's share) add one JSON frame describing the job and its arrays.
 No pickle: a malformed message can cost a parse, never code execution.
+
+A header makes the trip through its fixed struct, and a control message carries its meta
+as one JSON frame beside raw array frames:
+
+>>> import numpy as np
+>>> header = Header(Kind.JOB, session=7, epoch=3)
+>>> back = Header.unpack(header.pack())
+>>> back.kind, back.session, back.epoch
+(<Kind.JOB: 16>, 7, 3)
+>>> frames = control(header, {"job": 1}, [np.arange(3, dtype=np.uint64)])
+>>> meta, arrays = read_control(frames[1:])
+>>> meta, arrays[0].tolist()
+({'job': 1}, [0, 1, 2])
+>>> Header.unpack(b"XX" + header.pack()[2:])
+Traceback (most recent call last):
+...
+ffcode.errors.ProtocolError: not an ffcode message (bad magic or version)
 """
 import json
 import math

@@ -35,6 +35,7 @@ from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
 from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.faults import Link
 from ffcode.runtime.task import Load, Task, packet_index
+from ffcode.runtime.transport import HANDSHAKE_REFUSED, dial
 from ffcode.runtime.wire import Header, Kind
 
 HEARTBEAT = 0.1             # seconds between heartbeats
@@ -43,8 +44,6 @@ COPY_BELOW = 256 << 10      # bytes: smaller frames are copied, cheaper than zer
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
 PIPE = "inproc://compute"
 COMPUTE_NICE = 10           # the compute thread yields the CPU to the main threads and the master
-REFUSED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL |
-           zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 NUDGE = 5.0                 # seconds without a master before saying so (a warning)
 
 log = logging.getLogger(__name__)
@@ -78,7 +77,11 @@ class Job:
 
 def split_shares(arrays, counts) -> tuple:
     """(shares, the arrays after them) of a message's arrays: one share's ``counts[k]``
-    arrays after another."""
+    arrays after another.
+
+    >>> split_shares(["A0", "G0", "A1", "G1", "x"], (2, 2))
+    ([['A0', 'G0'], ['A1', 'G1']], ['x'])
+    """
     if sum(counts) > len(arrays):
         raise ValueError(f"share counts {counts!r} do not describe {len(arrays)} arrays")
     shares, at = [], 0
@@ -233,16 +236,9 @@ class Worker:
                  connect_timeout=None, token=None):
         self.endpoint, self.connect_timeout, self.token = endpoint, connect_timeout, token
         self.context = zmq.Context()
-        self.dealer = self.context.socket(zmq.DEALER)
-        self.dealer.linger = 1000
-        self.dealer.sndhwm = self.dealer.rcvhwm = ZMQ_HWM
-        self.dealer.copy_threshold = COPY_BELOW
-        try:
-            if curve is not None:         # (own public, own secret, master's public)
-                keys.client(self.dealer, *curve)
-            self.monitor = self.dealer.get_monitor_socket(
-                zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED | REFUSED)
-            self.dealer.connect(endpoint)
+        try:                            # the master, as any peer is dialled
+            self.dealer, self.monitor = dial(self.context, endpoint, curve, ZMQ_HWM,
+                                             COPY_BELOW)
         except (ValueError, zmq.ZMQError):  # bad keys or endpoint: nothing left open
             self.context.destroy(linger=0)
             raise
@@ -346,7 +342,7 @@ class Worker:
                 return 0                # SHUTDOWN (read before a disconnect that follows it)
             if event is not None:
                 log.error("the master %s: exiting", "refused this worker (CURVE keys)"
-                          if event & REFUSED else "went away")
+                          if event & HANDSHAKE_REFUSED else "went away")
                 return 1
             if events.get(self.pipe, 0) & zmq.POLLIN:
                 self._take()

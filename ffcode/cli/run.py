@@ -26,8 +26,8 @@ from ffcode.cli import output
 from ffcode.cli.args import (argument_parser, check_stragglers, int_expression, integer,
                              namespace, seconds)
 from ffcode.codes import GASP, LCC, MDS, EntangledPolynomialCode, MatDot, PolynomialCode
-from ffcode.codes import gasp
 from ffcode.codes.lcc import is_row_linear
+from ffcode.decoding import robust
 from ffcode.errors import ClusterError
 from ffcode.field import GF
 from ffcode.schemes import NAMES, Scheme
@@ -273,15 +273,16 @@ def job_from(args: argparse.Namespace) -> tuple:
     F, n, N = GF(namespace(args).p), args.n, args.workers
     if args.job == "matmul":
         a, b, s, t = args.a, args.b, args.s, args.t
-        R, flags = {"polynomial": lambda: (a * b, "--a and --b"),
-                    "matdot": lambda: (2 * s - 1, "--s"),
-                    "entangled": lambda: (s * a * b + s - 1, "--a, --b and --s"),
-                    "gasp": lambda: (gasp.recovery_threshold(a, b, t, gasp.best_variant(
-                        a, b, t)), "--a, --b and --t")}[args.code]()
+        R, flags = {"polynomial": lambda: (PolynomialCode.threshold_for(a, b), "--a and --b"),
+                    "matdot": lambda: (MatDot.threshold_for(s), "--s"),
+                    "entangled": lambda: (EntangledPolynomialCode.threshold_for(s, a, b),
+                                          "--a, --b and --s"),
+                    "gasp": lambda: (GASP.threshold_for(a, b, t), "--a, --b and --t")}[
+                        args.code]()
     elif args.job == "matvec":
-        R, flags = args.k, "--k"
+        R, flags = MDS.threshold_for(args.k), "--k"
     else:
-        R, flags = (args.k + args.t - 1) * args.degree + 1, "--k, --t and --degree"
+        R, flags = LCC.threshold_for(args.k, args.t, args.degree), "--k, --t and --degree"
     if N < R:
         raise ValueError(f"--workers {N} is fewer than the code's recovery threshold R = {R} "
                          f"(from {flags}): give at least {R} workers.")
@@ -469,10 +470,12 @@ def _plan(args, code):
     """(the jobs, as (scheme, shares per worker), their codes by shares per worker, notes
     on the schemes); ValueError when the code cannot correct --adversaries."""
     R, N, W = code.recovery_threshold, code.n_workers, args.shares
-    if R + 2 * args.adversaries > N:
+    try:
+        robust.check_correctable(R, N, args.adversaries)
+    except ValueError:                  # said in the command's own flags
         raise ValueError(f"--adversaries {args.adversaries} needs R + 2A = "
                          f"{R + 2 * args.adversaries} workers; the code has R = {R} and "
-                         f"--workers {N}.")
+                         f"--workers {N}.") from None
     schemes, notes = schemes_for(args, code)
     jobs, codes = [(scheme, 1) for scheme in schemes], {1: code}
     if W > 1:

@@ -46,6 +46,15 @@ and calling ``make_encoding``), ``result_rows``, ``result_shape``, ``assemble`` 
 exponents (``ffcode.codes.ProductCode``). ``encode_rows`` makes every worker's combination
 of a code's blocks in one product, and with ``piece_coefficients`` (drawn before it) the
 piece blocks of computation at full speed too, without the combinations in between.
+
+>>> from ffcode import GF, MDS
+>>> code = MDS(GF(65521), k=2, n_workers=3)
+>>> code.support, code.recovery_threshold, code.dense, code.evaluations.tolist()
+((0, 1), 2, True, [[1, 1], [1, 2], [1, 3]])
+>>> shares = code.encode([[1, 2], [3, 4]])
+>>> results = {w: code.compute(shares[w], [1, 1]) for w in (2, 0)}
+>>> code.decode(shares, results).tolist()
+[3, 7]
 """
 from __future__ import annotations
 
@@ -155,13 +164,10 @@ class Code:
         if not isinstance(F, PrimeField):
             raise TypeError(f"Argument 'F' must be a field from ffcode.GF, "
                             f"not {type(F).__name__}.")
-        n_workers = checks.integer(n_workers, "n_workers")
-        if n_workers < 1:
-            raise ValueError(f"Argument 'n_workers' must be at least 1, not {n_workers}.")
-        support = tuple(sorted({checks.integer(e, "support") for e in support}))
-        if not support or support[0] < 0:
-            raise ValueError(f"A code's support must be non-empty non-negative exponents, "
-                             f"not {support}.")
+        n_workers = checks.integer(n_workers, "n_workers", low=1)
+        support = tuple(sorted({checks.integer(e, "support", low=0) for e in support}))
+        if not support:
+            raise ValueError("A code's support must hold at least one exponent.")
         R = len(support)
         if n_workers < R:
             raise ValueError(f"This code needs results from {R} workers (its recovery "
@@ -261,7 +267,7 @@ class Code:
         raise ValueError(f"{self!r} has no cheap check of its outputs.")
 
     def check_cost(self, inputs: Sequence) -> Optional[float]:
-        """The check's multiply-adds over the job's (verify.RECOMPUTE: the check computes
+        """The check's multiply-adds over the job's (fingerprints.RECOMPUTE: the check computes
         the output again; None: no check)."""
         return None
 

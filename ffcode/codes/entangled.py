@@ -36,11 +36,9 @@ class EntangledPolynomialCode(ProductCode):
 
     def __init__(self, F: PrimeField, p: Int, m: Int, n: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        p, m, n = (checks.integer(v, name) for v, name in ((p, "p"), (m, "m"), (n, "n")))
-        for name, value in (("p", p), ("m", m), ("n", n)):
-            if value < 1:
-                raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")
-        R = p * m * n + p - 1
+        p, m, n = (checks.integer(v, name, low=1)
+                   for v, name in ((p, "p"), (m, "m"), (n, "n")))
+        R = self.threshold_for(p, m, n)
         if checks.integer(n_workers, "n_workers") < R:
             raise ValueError(f"EntangledPolynomialCode(p={p}, m={m}, n={n}) needs results "
                              f"from R = p*m*n + p - 1 = {R} workers (its recovery threshold), "
@@ -49,3 +47,8 @@ class EntangledPolynomialCode(ProductCode):
                          [[p - 1 - k + p * m * w for w in range(n)] for k in range(p)],
                          points=points, signed=signed)
         self.p, self.m, self.n = p, m, n
+
+    @staticmethod
+    def threshold_for(p: int, m: int, n: int) -> int:
+        """The recovery threshold for these splits: R = p*m*n + p - 1."""
+        return p * m * n + p - 1

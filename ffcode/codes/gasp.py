@@ -85,15 +85,12 @@ class GASP(ProductCode):
     def __init__(self, F: PrimeField, k: Int, l: Int, t: Int, n_workers: Int,  # noqa: E741
                  variant: Optional[str] = None, points: Optional[ArrayLike] = None,
                  signed: bool = False) -> None:
-        k, l, t = (checks.integer(v, name) for v, name in ((k, "k"), (l, "l"), (t, "t")))
-        for name, value in (("k", k), ("l", l), ("t", t)):
-            if value < 1:
-                raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")
+        k, l, t = (checks.integer(v, name, low=1)
+                   for v, name in ((k, "k"), (l, "l"), (t, "t")))
         if variant is None:
             variant = best_variant(k, l, t)
-        elif variant not in VARIANTS:
-            raise ValueError(f"Argument 'variant' must be 'big', 'small' or None, not "
-                             f"{variant!r}.")
+        else:
+            variant = checks.choice(variant, "variant", VARIANTS)
         R = recovery_threshold(k, l, t, variant)
         N = checks.integer(n_workers, "n_workers")
         if N < R:
@@ -112,6 +109,12 @@ class GASP(ProductCode):
                          signed=signed)
         self._check_privacy(stride)
         self.k, self.l, self.t, self.variant = k, l, t, variant
+
+    @staticmethod
+    def threshold_for(k: int, l: int, t: int,  # noqa: E741
+                      variant: Optional[str] = None) -> int:
+        """The recovery threshold of GASP(k, l, t, variant) (None: the better variant's)."""
+        return recovery_threshold(k, l, t, variant or best_variant(k, l, t))
 
     def _check_privacy(self, stride: int) -> None:
         """Refuse points at which some t workers' masks would not hide the data: two points

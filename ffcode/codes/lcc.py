@@ -6,8 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ffcode import checks, functions
-from ffcode.decoding import verify
+from ffcode import checks, fingerprints, functions
 from ffcode._blocks import rows_of
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
@@ -66,11 +65,8 @@ class LCC(Code):
                  betas: ArrayLike | None = None, signed: bool = False,
                  result_bound: Callable[..., int] | None = None,
                  row_linear: bool = False, arguments: Sequence[str] = ()) -> None:
-        k, t = checks.integer(k, "k"), checks.integer(t, "t")
-        degree = checks.integer(degree, "degree")
-        for name, value, least in (("k", k, 1), ("t", t, 0), ("degree", degree, 1)):
-            if value < least:
-                raise ValueError(f"Argument {name!r} must be at least {least}, not {value}.")
+        k, t = checks.integer(k, "k", low=1), checks.integer(t, "t", low=0)
+        degree = checks.integer(degree, "degree", low=1)
         names = _argument_names(arguments)
         if row_linear and names:
             raise ValueError(f"An LCC with arguments ({', '.join(names)}) cannot be "
@@ -88,7 +84,7 @@ class LCC(Code):
                              f"for inputs with |X| <= M, to refuse results that would wrap.")
         if result_bound is not None and not callable(result_bound):
             raise TypeError(f"Argument 'result_bound' must be callable as {bound}.")
-        R = (k + t - 1) * degree + 1
+        R = self.threshold_for(k, t, degree)
         super().__init__(F, n_workers, range(R), points,
                          reserved=0 if betas is not None else k + t)
         self.k, self.t, self.f, self.degree = k, t, f, degree
@@ -101,6 +97,16 @@ class LCC(Code):
         self.betas = read_only(self._betas(betas))
         self.encoding_matrix = read_only(F.lagrange(self.betas, self.points))
         self.outputs = read_only(F.vandermonde(self.betas[:k], R))
+
+    @staticmethod
+    def threshold_for(k: int, t: int, degree: int) -> int:
+        """The recovery threshold of an LCC of k blocks, privacy t and an f of that degree:
+        R = (k + t - 1) * degree + 1, the degree of f(u(z)) plus one.
+
+        >>> LCC.threshold_for(k=2, t=1, degree=2)
+        5
+        """
+        return (k + t - 1) * degree + 1
 
     def _betas(self, betas) -> np.ndarray:
         count = self.k + self.t
@@ -225,17 +231,19 @@ class LCC(Code):
                 continue
             if Y.ndim < 1 or Y.shape[0] != X.shape[0]:
                 return False
-            if not verify.rows(F, lambda Z: self.f(F, Z), X, Y, rng):
+            if not fingerprints.rows(F, lambda Z: self.f(F, Z), X, Y, rng):
                 return False
         return True
 
     def check_cost(self, inputs: Sequence) -> float | None:
-        """f on rounds(p) projected rows instead of on all of them."""
+        """f on linear_rounds(p) projected rows instead of on all of them."""
         if not self.row_linear:
             return None
         first = self.check_inputs(inputs)[0][0]
         rows = np.shape(first)[0] if np.ndim(first) else 0
-        return verify.rounds(self.F.p) / rows if rows else verify.RECOMPUTE
+        if not rows:
+            return fingerprints.RECOMPUTE
+        return fingerprints.linear_rounds(self.F.p) / rows
 
     def uncoded(self, blocks: Sequence[ArrayLike]) -> Split:
         """Block X_j to worker j (k workers; the rest idle)."""

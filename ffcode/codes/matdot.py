@@ -27,9 +27,12 @@ class MatDot(ProductCode):
 
     def __init__(self, F: PrimeField, s: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        s = checks.integer(s, "s")
-        if s < 1:
-            raise ValueError(f"Argument 's' must be at least 1, not {s}.")
+        s = checks.integer(s, "s", low=1)
         super().__init__(F, n_workers, [list(range(s))], [[s - 1 - j] for j in range(s)],
                          points=points, signed=signed)
         self.s = s
+
+    @staticmethod
+    def threshold_for(s: int) -> int:
+        """The recovery threshold for the inner dimension split in s: 2s - 1."""
+        return 2 * s - 1

@@ -29,12 +29,15 @@ class MDS(ProductCode):
 
     def __init__(self, F: PrimeField, k: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        k = checks.integer(k, "k")
-        if k < 1:
-            raise ValueError(f"Argument 'k' must be at least 1, not {k}.")
+        k = checks.integer(k, "k", low=1)
         super().__init__(F, n_workers, [[j] for j in range(k)], None, points=points,
                          signed=signed)
         self.k = k
+
+    @staticmethod
+    def threshold_for(k: int) -> int:
+        """The recovery threshold of an MDS code of k row blocks: any k results."""
+        return k
 
     def encode(self, A: ArrayLike, pieces: Optional[Int] = None,
                seed: Seed = None) -> Encoding:

@@ -26,10 +26,12 @@ class PolynomialCode(ProductCode):
 
     def __init__(self, F: PrimeField, a: Int, b: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        a, b = checks.integer(a, "a"), checks.integer(b, "b")
-        for name, value in (("a", a), ("b", b)):
-            if value < 1:
-                raise ValueError(f"Argument {name!r} must be at least 1, not {value}.")
+        a, b = checks.integer(a, "a", low=1), checks.integer(b, "b", low=1)
         super().__init__(F, n_workers, [[j] for j in range(a)], [[k * a for k in range(b)]],
                          points=points, signed=signed)
         self.a, self.b = a, b
+
+    @staticmethod
+    def threshold_for(a: int, b: int) -> int:
+        """The recovery threshold for A in a row blocks and B in b column blocks: a*b."""
+        return a * b

@@ -10,8 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from ffcode import checks, functions
-from ffcode.decoding import verify
+from ffcode import checks, fingerprints, functions
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
 from ffcode._blocks import rows_of
@@ -210,18 +209,19 @@ class ProductCode(Code):
             y = self.F.elements(output, "output")
             return y.shape == (self.F.matrix(A, "A").shape[0],) and np.array_equal(
                 self.F.matmul(A, B), y)
-        return verify.product(self.F, A, B, output, seed)
+        return fingerprints.product(self.F, A, B, output, seed)
 
     def check_cost(self, inputs: Sequence) -> Optional[float]:
-        """Freivalds' rounds(p) (n k + k c + n c) multiply-adds over the product's n k c; a
-        vector x is checked by recomputing it (verify.RECOMPUTE)."""
+        """Freivalds' linear_rounds(p) (n k + k c + n c) multiply-adds over the product's
+        n k c; a vector x is checked by recomputing it (fingerprints.RECOMPUTE)."""
         A, B = (np.shape(x) for x in self.check_inputs(inputs))
         if len(B) == 1 or len(A) != 2 or len(B) != 2:
-            return verify.RECOMPUTE
+            return fingerprints.RECOMPUTE
         n, inner, c = A[0], A[1], B[1]
         work = n * inner * c
-        return verify.rounds(self.F.p) * (n * inner + inner * c + n * c) / work if work \
-            else verify.RECOMPUTE
+        if not work:
+            return fingerprints.RECOMPUTE
+        return fingerprints.linear_rounds(self.F.p) * (n * inner + inner * c + n * c) / work
 
     def uncoded(self, A: ArrayLike, B: Optional[ArrayLike] = None) -> Split:
         """The rows of A split over the n_workers workers, B whole to each (x, when B is not
@@ -270,17 +270,12 @@ def _grid(exponents, name) -> np.ndarray:
     if grid is None or grid.ndim != 2 or not grid.size:
         raise ValueError(f"Argument {name!r} must be a non-empty grid (a list of equally long "
                          f"lists) of exponents.")
-    values = [checks.integer(e, name) for e in grid.flat]
-    if min(values) < 0:
-        raise ValueError(f"Argument {name!r} must hold non-negative exponents.")
+    values = [checks.integer(e, name, low=0) for e in grid.flat]
     return np.array(values, np.int64).reshape(grid.shape)
 
 
 def _masks(exponents, name) -> tuple:
-    values = tuple(checks.integer(e, name) for e in exponents)
-    if any(e < 0 for e in values):
-        raise ValueError(f"Argument {name!r} must hold non-negative exponents.")
-    return values
+    return tuple(checks.integer(e, name, low=0) for e in exponents)
 
 
 def _output_exponents(a, b, a_masks, b_masks) -> np.ndarray:

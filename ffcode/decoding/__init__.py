@@ -1,6 +1,7 @@
 """Decoding: the full-speed decoder (``Decoder``, rank tracked packet by packet), robust
-decoding despite wrong workers (``RobustDecoder``), the collectors that turn a job's
-packets into its output, and the probabilistic checks of a decoded output (``verify``)."""
+decoding despite wrong workers (``robust``: ``RobustDecoder``, whole results, and
+``check_correctable``), the collectors that turn a job's packets into its output (one
+protocol, ``collectors.Collector``), and the checks of a decoded output (``verify``)."""
 from ffcode.decoding.decoder import Decoder
 from ffcode.decoding.robust import RobustDecoder
 

@@ -1,42 +1,94 @@
-"""Collectors: what a master feeds packets to until it can decode. One protocol for all:
+"""Collectors: what a master feeds a job's packets to until it can decode. Every collector
+speaks one protocol (``Collector``): ``Decoder`` and ``RobustDecoder`` collect packets;
+here are those of whole results (``Gather`` for uncoded jobs, ``Robust`` for classic jobs
+with wrong workers) and ``ShapeVote``, and ``for_job``, which picks the one a job needs.
 
-  add(packet) -> bool     take a packet (True: kept, it counts); ValueError/TypeError for a
-                          malformed one, which changes nothing
-  rank, needed, complete  progress: packets (or results) that count, enough, decodable
-  pending, eliminate(n)   deferred work, done when the master is idle
-  result()                the output (exactly what the code's decode gives)
-  wrong                   the workers found to have sent wrong results (when correcting)
-  counted(worker, index)  whether a kept packet counted towards the output
-  exclude(worker)         (when correcting) the worker's packets no longer count, its next
-                          ones are refused: it counts among ``wrong``
-
-``Decoder`` and ``RobustDecoder`` are collectors of packets; here are those of whole
-results (``Gather`` for uncoded jobs, ``Robust`` for classic jobs with wrong workers) and
-``ShapeVote``, and ``for_job``, which picks the one a job needs.
+>>> from ffcode import GF, MDS, piece_packets
+>>> F = GF(65521)
+>>> code = MDS(F, k=2, n_workers=4)
+>>> shares = code.encode([[1, 2], [3, 4], [5, 6], [7, 8]])
+>>> collector = for_job(shares, pieces=2)
+>>> isinstance(collector, Collector), collector.needed
+(True, 4)
+>>> for w in (3, 1):
+...     for packet in piece_packets(F, code.compute(shares[w], [1, 1]), 2, w, seed=w):
+...         _ = collector.add(packet)
+>>> collector.complete, collector.pending, collector.result().tolist(), collector.wrong
+(True, 4, [3, 7, 11, 15], [])
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional
+from typing import Any, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
 from ffcode import checks
-from ffcode.decoding import robust
-from ffcode.field import PrimeField
-from ffcode.decoding.robust import RobustDecoder
 from ffcode.codes.base import Encoding
 from ffcode.decoding.decoder import Decoder
+from ffcode.decoding.robust import RobustDecoder, check_correctable, wrong_among
+from ffcode.field import PrimeField
+from ffcode.fingerprints import project, projections
 from ffcode.pieces import Packet
 
 
+@runtime_checkable
+class Collector(Protocol):
+    """The collector protocol. A sender is a share (one per code point; a worker holding
+    several shares is several senders), and its packets are numbered by piece."""
+
+    @property
+    def needed(self) -> int:
+        """Packets (or whole results) that suffice whoever is wrong."""
+
+    @property
+    def rank(self) -> int:
+        """Packets (or whole results) kept that count towards the output."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether the kept packets decide the output (often before ``needed``)."""
+
+    @property
+    def pending(self) -> int:
+        """Kept packets whose payloads still wait for ``eliminate``."""
+
+    @property
+    def wrong(self) -> list[int]:
+        """The senders found wrong and those excluded (empty when not correcting)."""
+
+    @property
+    def buffer(self) -> Optional[np.ndarray]:
+        """The payload storage a next job's collector may reuse (None: none)."""
+
+    def add(self, packet: Packet) -> bool:
+        """Take a packet: True if it was kept (it counts). ValueError or TypeError for a
+        malformed one, which changes nothing."""
+
+    def eliminate(self, count: int = 1) -> int:
+        """Do up to ``count`` pieces of deferred work (when the master is idle); how many."""
+
+    def result(self) -> Any:
+        """The output, exactly what the code's decode gives (ValueError before complete)."""
+
+    def counted(self, share: int, piece: int) -> bool:
+        """Whether a kept packet counted towards the output."""
+
+    def exclude(self, share: int) -> None:
+        """(When correcting) a sender's packets no longer count and its next ones are
+        refused: it counts among ``wrong``. ValueError for a collector that trusts every
+        sender."""
+
+
 def for_job(encoding: Encoding, pieces: int, adversaries: int = 0, whole: bool = False,
-            buffer: Optional[np.ndarray] = None):
+            buffer: Optional[np.ndarray] = None) -> Collector:
     """The collector of a coded job: a deferred Decoder; with A = ``adversaries`` wrong
-    workers to correct, Robust for whole results (``whole``, one packet per worker) or a
+    senders to correct, Robust for whole results (``whole``, one packet per sender) or a
     RobustDecoder. The shape of a local result is voted on (ShapeVote) when the code
-    cannot tell it, and when a wrong worker's packet must not fix it for everyone."""
+    cannot tell it, and when a wrong sender's packet must not fix it for everyone."""
     code = encoding.code
+    if adversaries:                 # refused now rather than at the first packet
+        check_correctable(code.recovery_threshold, code.n_workers, adversaries)
 
     def make(shape, first):
         if not adversaries:
@@ -52,10 +104,10 @@ def for_job(encoding: Encoding, pieces: int, adversaries: int = 0, whole: bool =
 
 
 class WholeResults:
-    """Collects whole local results, one packet (index 0, coefficients [1]) per worker, until
-    ``needed`` distinct workers have sent one; subclasses check a payload and use them."""
-    pending = 0
-    wrong: tuple = ()
+    """Collects whole local results, one packet (index 0, coefficients [1]) per sender, until
+    ``needed`` distinct senders have sent one; subclasses check a payload and use them."""
+    pending = 0             # a whole result is used as it comes,
+    buffer = None           # and kept as it came: no payload storage to hand on
 
     def __init__(self, needed: int) -> None:
         self.needed, self._results = needed, {}
@@ -67,6 +119,10 @@ class WholeResults:
     @property
     def complete(self) -> bool:
         return len(self._results) >= self.needed
+
+    @property
+    def wrong(self) -> list:
+        return []
 
     def add(self, packet: Packet) -> bool:
         if packet.index != 0 or np.asarray(packet.coeffs).tolist() != [1]:
@@ -87,12 +143,24 @@ class WholeResults:
     def eliminate(self, count: int = 1) -> int:
         return 0
 
-    def counted(self, worker: int, index: int) -> bool:
+    def counted(self, share: int, piece: int) -> bool:
         return True
+
+    def exclude(self, share: int) -> None:
+        raise ValueError(f"{type(self).__name__} trusts every sender: only a collector that "
+                         f"corrects wrong ones excludes a sender.")
 
 
 class Gather(WholeResults):
-    """The uncoded collector: one whole result from each of ``needed`` workers, assembled."""
+    """The uncoded collector: one whole result from each of ``needed`` senders, assembled.
+
+    >>> from ffcode import GF
+    >>> gather = Gather(GF(7), 2, np.concatenate)
+    >>> [gather.add(Packet(w, 0, [1], np.array([w, 5]))) for w in (1, 0, 1)]
+    [True, True, False]
+    >>> gather.complete, gather.result().tolist()
+    (True, [0, 5, 1, 5])
+    """
 
     def __init__(self, F: PrimeField, needed: int, assemble: Callable[[list], object]) -> None:
         super().__init__(needed)
@@ -113,12 +181,14 @@ class Robust(WholeResults):
     """Whole results decoded despite up to A wrong ones, the moment they decide the output:
     with n results, when all but e = min(A, n - R - A) agree on one polynomial (e = 0 at
     R + A results, e = A at R + 2A), so that the output is exact even if A of the agreeing
-    ones are wrong. The workers found wrong, and those excluded, are kept in ``wrong``."""
+    ones are wrong. The senders found wrong, and those excluded, are kept in ``wrong``."""
 
     def __init__(self, encoding: Encoding, adversaries: int) -> None:
         code = encoding.code
-        super().__init__(code.recovery_threshold + 2 * adversaries)
-        self.encoding, self.code, self.adversaries = encoding, code, adversaries
+        A = checks.integer(adversaries, "adversaries", low=0)
+        check_correctable(code.recovery_threshold, code.n_workers, A)
+        super().__init__(code.recovery_threshold + 2 * A)
+        self.encoding, self.code, self.adversaries = encoding, code, A
         self._found, self._excluded = [], set()
         self._projected, self._pairs, self._good = {}, None, None
 
@@ -145,33 +215,30 @@ class Robust(WholeResults):
             return False
         F, payload = self.code.F, self._results[packet.worker]
         if self._pairs is None:         # fresh randomness, which no worker can know
-            self._pairs = robust.projections(F, payload.shape, np.random.default_rng())
-        self._projected[packet.worker] = robust.project(F, payload, self._pairs)
+            self._pairs = projections(F, payload.shape, np.random.default_rng())
+        self._projected[packet.worker] = project(F, payload, self._pairs)
         self._decide()
         return True
 
-    def exclude(self, worker: int) -> None:
-        """Drop a worker's result and refuse its next: up to A of the rest may still be
+    def exclude(self, share: int) -> None:
+        """Drop a sender's result and refuse its next: up to A of the rest may still be
         wrong. Once complete the output stands (exact whoever of up to A is wrong)."""
-        worker = self.code.worker_index(worker)
-        self._excluded.add(worker)
-        if not self.complete and self._results.pop(worker, None) is not None:
-            del self._projected[worker]
+        share = self.code.worker_index(share)
+        self._excluded.add(share)
+        if not self.complete and self._results.pop(share, None) is not None:
+            del self._projected[share]
             self._decide()              # the rest may agree now
 
     def _decide(self):
-        R, A, n = self.code.recovery_threshold, self.adversaries, len(self._results)
-        errors = min(A, n - R - A)
-        if errors >= 0:
-            workers = sorted(self._results)
-            bad = robust.locate(self.code, workers, [self._projected[w] for w in workers],
-                                   errors)
-            if bad is not None:
-                self._found = [workers[i] for i in sorted(bad)]
-                self._good = [w for w in workers if w not in self._found]
+        R, A = self.code.recovery_threshold, self.adversaries
+        errors = min(A, len(self._results) - R - A)
+        found = wrong_among(self.code, self._projected, errors) if errors >= 0 else None
+        if found is not None:
+            self._found = found
+            self._good = [w for w in sorted(self._results) if w not in found]
 
-    def counted(self, worker: int, index: int) -> bool:
-        return worker not in self.wrong
+    def counted(self, share: int, piece: int) -> bool:
+        return share not in self.wrong
 
     def result(self):
         if not self.complete:
@@ -237,9 +304,7 @@ class ShapeVote:
         if not self.correcting:
             raise ValueError("Only a correcting vote excludes senders: without wrong workers "
                              "to correct, every sender's packets count.")
-        worker = checks.integer(worker, "worker")
-        if worker < 0:
-            raise ValueError(f"Argument 'worker' must be non-negative, not {worker}.")
+        worker = checks.integer(worker, "worker", low=0)
         if worker in self.excluded:
             return
         self.excluded.add(worker)
@@ -283,8 +348,8 @@ class ShapeVote:
         return self.leader.eliminate(count) if self.collectors else 0
 
     @property
-    def buffer(self):
-        return getattr(self.leader, "buffer", None)
+    def buffer(self) -> Optional[np.ndarray]:
+        return self.leader.buffer if self.collectors else None
 
     @property
     def wrong(self) -> list:

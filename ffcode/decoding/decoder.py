@@ -77,10 +77,10 @@ class Decoder:
         R = code.recovery_threshold
         self.needed = self.pieces * R
         if result_shape is not None:
-            result_shape = tuple(checks.integer(s, "result_shape") for s in result_shape)
-            if not result_shape or min(result_shape) < 0:
-                raise ValueError(f"Argument 'result_shape' must be a non-empty shape, "
-                                 f"not {result_shape}.")
+            result_shape = tuple(checks.integer(s, "result_shape", low=0)
+                                 for s in result_shape)
+            if not result_shape:
+                raise ValueError("Argument 'result_shape' must be a non-empty shape, not ().")
             self._rows = result_shape[0]
         else:
             self._rows = code.result_rows(encoding)     # None: the first innovative packet's
@@ -100,15 +100,23 @@ class Decoder:
         return (f"Decoder({self.code!r}, pieces={self.pieces}, rank={self.rank}/"
                 f"{self.needed})")
 
-    wrong = ()          # a Decoder trusts every worker (the collector protocol, ffcode.decoding.collectors)
-
     @property
     def rank(self) -> int:
         return self._basis.rank
 
+    @property
+    def wrong(self) -> list:
+        """Always empty: a Decoder trusts every worker."""
+        return []
+
     def counted(self, worker: int, index: int) -> bool:
         """Every kept packet counts towards the output."""
         return True
+
+    def exclude(self, worker: int) -> None:
+        """Refused (ValueError): a Decoder trusts every worker; RobustDecoder excludes."""
+        raise ValueError("A Decoder trusts every worker: only a collector that corrects "
+                         "wrong ones (RobustDecoder) excludes a worker.")
 
     @property
     def complete(self) -> bool:
@@ -161,9 +169,7 @@ class Decoder:
         if type(worker) is not int or not 0 <= worker < self.code.n_workers:
             worker = self.code.worker_index(worker)
         if type(index) is not int or index < 0:
-            index = checks.integer(index, "packet index")
-            if index < 0:
-                raise ValueError(f"Packet index must be non-negative, not {index}.")
+            index = checks.integer(index, "packet index", low=0)
         coeffs = self._in_field(packet.coeffs, (self.pieces,), "packet coeffs")
         payload = packet.payload
         if not (isinstance(payload, np.ndarray) and payload.dtype is self.F.dtype):
@@ -258,14 +264,9 @@ class Decoder:
                     f"from a result of {m * (piece - 1) + 1} to {m * piece} rows. Send "
                     f"packets that carry rows (piece_packets does), or pass result_shape.")
             return piece
-        if isinstance(rows, (bool, np.bool_)) or not isinstance(rows, (int, np.integer)):
-            raise TypeError(f"Packet rows must be an integer or None, not "
-                            f"{type(rows).__name__}.")
-        rows = int(rows)
+        rows = checks.integer(rows, "packet rows", low=0)
         if known is not None and rows != known:
             raise ValueError(f"Packet claims a local result of {rows} rows, expected {known}.")
-        if rows < 0:
-            raise ValueError(f"Packet rows must be non-negative, not {rows}.")
         return rows
 
     def result(self) -> Output:

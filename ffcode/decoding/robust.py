@@ -3,13 +3,13 @@
 Every code's local results are evaluations Y_i = h(points[i]) of a matrix polynomial h over
 the code's support (R exponents), so the results of n workers form a codeword of an MDS
 code in each element (a Reed-Solomon codeword when the support is 0..R-1), and
-n >= R + 2A results decode h despite up to A wrong ones. A wrong worker is wrong at the
-same points in every element it spoils, so the errors are found once, on a random
-projection of the results (y_i = r^T Y_i s, one scalar codeword, wrong where Y_i is with
-probability at least 1 - 2/p, repeated until a miss is below 2**-60): by Berlekamp-Welch
-for a dense support, else by the fewest workers whose removal leaves results that agree
-with one polynomial of the support; the output is then decoded from the results of the
-workers found good.
+n >= R + 2A results decode h despite up to A wrong ones (``check_correctable`` refuses a
+code of fewer points). A wrong worker is wrong at the same points in every element it
+spoils, so the errors are found once, on random bilinear projections of the results
+(y_i = r^T Y_i s, one scalar codeword, wrong where Y_i is with probability at least
+1 - 2/p; ffcode.fingerprints): by Berlekamp-Welch for a dense support, else by the fewest
+workers whose removal leaves results that agree with one polynomial of the support
+(``wrong_among``); the output is then decoded from the results of the workers found good.
 
 ``RobustDecoder`` does the same for computation at full speed, where a worker's packets are
 random combinations of pieces of its result and a straggler may have sent only some: it
@@ -37,7 +37,6 @@ wrong output. Only checking the output (ffcode.decoding.verify) catches that.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Optional
@@ -46,11 +45,12 @@ import numpy as np
 
 from ffcode import _linalg, _matmul, checks
 from ffcode._ext.rankbasis import RankBasis
-from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes.base import Code, Encoding
 from ffcode.decoding.decoder import Decoder, output_of
 from ffcode.errors import DecodingError
+from ffcode.field import GF
+from ffcode.fingerprints import project, projections
 from ffcode.pieces import Packet
 
 
@@ -64,21 +64,51 @@ def decode(encoding: Encoding, results: Mapping[int, ArrayLike], adversaries: In
         raise TypeError(f"Argument 'encoding' must be what a code's encode returned, not "
                         f"{type(encoding).__name__}.")
     code = encoding.code
-    A = checks.integer(adversaries, "adversaries")
-    if A < 0:
-        raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
+    A = checks.integer(adversaries, "adversaries", low=0)
     R = code.recovery_threshold
     workers, Y = code.checked_results(encoding, results, R + 2 * A,
                                       f"Correcting {A} wrong results (R + 2A = {R + 2 * A})")
-    F = code.F
-    pairs = projections(F, Y[0].shape, np.random.default_rng(seed))
-    bad = locate(code, workers, [project(F, y, pairs) for y in Y], A)
-    if bad is None:
+    pairs = projections(code.F, Y[0].shape, np.random.default_rng(seed))
+    wrong = wrong_among(code, {w: project(code.F, y, pairs) for w, y in zip(workers, Y)}, A)
+    if wrong is None:
         raise DecodingError(f"The {len(workers)} results are not within {A} errors of a "
                             f"codeword: more than {A} workers are wrong.")
-    bad = {workers[i] for i in bad}
-    good = {w: results[w] for w in workers if w not in bad}
-    return code.decode(encoding, good), sorted(bad)
+    good = {w: y for w, y in zip(workers, Y) if w not in wrong}
+    return code.decode(encoding, good), wrong
+
+
+def check_correctable(recovery_threshold: int, n_shares: int, wrong_shares: int,
+                      adversaries: Optional[int] = None) -> None:
+    """Refuse (ValueError) correcting wrong workers with a code of too few points: with up to
+    S = ``wrong_shares`` wrong shares, the shares that A = ``adversaries`` wrong workers hold
+    between them (A = S, the default, when each holds one), decoding needs R + 2S of the
+    code's ``n_shares``.
+
+    >>> check_correctable(4, 6, 1)
+    >>> check_correctable(4, 6, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: Correcting 2 wrong workers needs R + 2A = 8 workers; the code has 6.
+    """
+    R, S = recovery_threshold, wrong_shares
+    A = S if adversaries is None else adversaries
+    if R + 2 * S <= n_shares:
+        return
+    if S == A:
+        raise ValueError(f"Correcting {A} wrong workers needs R + 2A = {R + 2 * A} workers; "
+                         f"the code has {n_shares}.")
+    raise ValueError(f"Correcting {A} wrong workers holding up to {S} shares needs R + 2S = "
+                     f"{R + 2 * S} shares; the code has {n_shares}.")
+
+
+def wrong_among(code: Code, projected: Mapping[int, Sequence[int]],
+                errors: int) -> Optional[list[int]]:
+    """The sorted workers whose whole results are wrong, at most ``errors`` of them, or None:
+    ``projected`` maps each worker heard from to the projections of its result, and the
+    others' must agree with one polynomial over the code's support (see ``locate``)."""
+    workers = sorted(projected)
+    bad = locate(code, workers, [projected[w] for w in workers], errors)
+    return None if bad is None else [workers[i] for i in sorted(bad)]
 
 
 def locate(code: Code, workers: Sequence[int], projected: Sequence[Sequence[int]],
@@ -109,41 +139,10 @@ def locate(code: Code, workers: Sequence[int], projected: Sequence[Sequence[int]
     return None
 
 
-def rounds(p: int) -> int:
-    """Projections needed so that a wrong result escapes all of them with probability at
-    most 2**-60 (each misses it with probability at most 2/p)."""
-    return math.ceil(60 / math.log2(p / 2)) if p > 4 else 60
-
-
-def projections(F: PrimeField, shape: tuple[int, ...], rng: np.random.Generator
-                ) -> Optional[tuple[np.ndarray, np.ndarray]]:
-    """rounds(p) random pairs (r_j, s_j) for arrays of ``shape`` seen as rows x rest, as
-    two matrices (r_j the rows of the first, s_j of the second); None for empty arrays."""
-    rows = shape[0] if shape else 1
-    size = int(np.prod(shape))
-    if not size:
-        return None
-    k = rounds(F.p)
-    return F.random((k, rows), rng), F.random((k, size // rows), rng)
-
-
-def project(F: PrimeField, y: np.ndarray,
-            pairs: Optional[tuple[np.ndarray, np.ndarray]]) -> list[int]:
-    """[r_j^T y s_j for every pair]: random bilinear functionals of y, all in one pass over
-    it (the row-combination kernel); a nonzero change of y changes each with probability at
-    least 1 - 2/p."""
-    if pairs is None:
-        return []
-    r, s = pairs
-    ry = _matmul.combine(F.p, r, list(y.reshape(r.shape[1], -1)), F.dtype)
-    return [int(v) for v in np.diagonal(F.matmul(ry, np.ascontiguousarray(s.T)))]
-
-
 def _berlekamp_welch(p, points, values, R, A):
     """The coefficients of the polynomial h of degree < R that agrees with all but at most A
     of (points, values), or None: Q = h * E with E monic of degree A, from the linear system
     Q(a_i) = y_i * E(a_i)."""
-    from ffcode.field import GF
     F = GF(p)
     n, unknowns = len(points), R + 2 * A
     rows = []
@@ -241,13 +240,9 @@ class RobustDecoder:
             raise ValueError(f"{type(code).__name__} cannot tell the rows of a local result, "
                              f"and with wrong workers no packet may fix them: pass "
                              f"result_shape (one worker's f(share).shape).")
-        A = checks.integer(adversaries, "adversaries")
-        if A < 0:
-            raise ValueError(f"Argument 'adversaries' must be non-negative, not {A}.")
+        A = checks.integer(adversaries, "adversaries", low=0)
         R = code.recovery_threshold
-        if R + 2 * A > code.n_workers:
-            raise ValueError(f"Correcting {A} wrong workers needs R + 2A = {R + 2 * A} "
-                             f"workers; the code has {code.n_workers}.")
+        check_correctable(R, code.n_workers, A)
         self.adversaries = A
         self._unknowns = self.pieces * R
         self.needed = self.pieces * (R + 2 * A)
@@ -275,7 +270,8 @@ class RobustDecoder:
     def complete(self) -> bool:
         return self._good is not None
 
-    pending = 0
+    pending = 0             # packets are kept as they come: nothing is deferred
+    buffer = None           # nor staged in a buffer a next job could reuse
 
     @property
     def wrong(self) -> list:

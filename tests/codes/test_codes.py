@@ -512,7 +512,7 @@ def test_bad_code_parameters(make):
     assert make(1).n_workers == 8
     assert make(np.int64(2)).n_workers == 8
     for bad in (0, -1, -5):
-        with pytest.raises(ValueError, match="at least"):
+        with pytest.raises(ValueError, match="must be (at least 1|non-negative), not -?[0-9]"):
             make(bad)
     for bad in (2.0, "2", True, False, None, np.float64(2)):
         with pytest.raises(TypeError, match="integer"):
@@ -865,3 +865,27 @@ def test_uncoded_splits_the_data_only():
     big = F.from_real(np.full((2, 5), 2.0**14), 1)
     with pytest.raises(ValueError, match="could reach cols"):
         signed.arguments(signed.uncoded(big), F.from_real(np.full(5, 2.0**14), 1))
+
+
+@pytest.mark.parametrize("params", itertools.product(range(1, 4), repeat=3),
+                         ids=lambda v: "-".join(map(str, v)))
+def test_threshold_for_is_the_codes_recovery_threshold(params):
+    """Each code's threshold_for(its parameters) is the R of the code they make (which
+    follows from its support), so that callers sizing a cluster need not re-derive it."""
+    x, y, z = params
+    F = ffcode.GF(2**31 - 1)
+    cases = [(MDS.threshold_for(x), lambda n: MDS(F, x, n)),
+             (PolynomialCode.threshold_for(x, y), lambda n: PolynomialCode(F, x, y, n)),
+             (MatDot.threshold_for(x), lambda n: MatDot(F, x, n)),
+             (EntangledPolynomialCode.threshold_for(x, y, z),
+              lambda n: EntangledPolynomialCode(F, x, y, z, n)),
+             (GASP.threshold_for(x, y, z), lambda n: GASP(F, x, y, z, n)),
+             (LCC.threshold_for(x, z - 1, y), lambda n: LCC(F, x, z - 1, _square, y, n))]
+    for R, make in cases:
+        assert make(R + 1).recovery_threshold == R
+        if R > 1:
+            with pytest.raises(ValueError, match="needs results from|recovery threshold"):
+                make(R - 1)
+    for variant in ("big", "small"):
+        assert GASP(F, x, y, z, 40, variant=variant).recovery_threshold == \
+            GASP.threshold_for(x, y, z, variant)

@@ -12,7 +12,8 @@ import ffcode
 from ffcode import (GASP, LCC, MDS, Decoder, EntangledPolynomialCode, MatDot, PieceShare,
                     PolynomialCode, ProductCode, _blas, allocation)
 from ffcode.codes import base
-from ffcode.runtime.jobs import Layout, Plan
+from ffcode.runtime.jobs import Layout, Options, Plan
+from ffcode.schemes import Scheme
 
 from helpers import as_objects, assert_field_array, prime_id, rand, row_pieces
 
@@ -309,16 +310,17 @@ def test_layout_and_plan_carry_the_shares(scheme, shares):
     code = PolynomialCode(F, 2, 2, 6 * shares)
     A, B = rand(F.p, (64, 48), 1), rand(F.p, (48, 40), 2)
     assignment = allocation.uniform(code.n_workers, 6)
-    plan = Plan(code, (A, B), scheme, 4, 7, assignment=assignment)
+    plan = Plan(code, (A, B), Options(scheme=scheme, pieces=4, seed=7), assignment)
     m = 4 if scheme == "compfs" else None
     expected, Gs = reference_product(code, A, B, m, 7)
     assert_shares(F, plan.layout.encoding, expected, Gs, m)
-    layout = Layout(code, (A, B), scheme, 4, 7, assignment)
+    layout = Layout(code, (A, B), Scheme(scheme), 4, 7, assignment)
     assert layout.nbytes == plan.layout.nbytes
-    for worker, task in enumerate(plan.tasks):
+    assert plan.arguments == []                     # a task carries its shares alone
+    for worker, (task, carried) in enumerate(plan.tasks):
         arrays = []
         for k in assignment[worker]:
             arrays += [expected[k][0], Gs[k], expected[k][1]] if m else expected[k]
-        assert len(task.share) == len(arrays)
-        for got, want in zip(task.share, arrays):
+        assert task.shares == len(assignment[worker]) and len(carried) == len(arrays)
+        for got, want in zip(carried, arrays):
             assert_field_array(F, got, want)

@@ -200,7 +200,7 @@ def test_gasp_refusals():
         GASP(F, 2, 2, 1, 7)
     with pytest.raises(ValueError, match="Argument 't' must be at least 1, not 0"):
         GASP(F, 2, 2, 0, 9)
-    with pytest.raises(ValueError, match="'variant' must be 'big', 'small' or None"):
+    with pytest.raises(ValueError, match="'variant' must be one of 'big', 'small'; not"):
         GASP(F, 2, 2, 1, 9, variant="huge")
     with pytest.raises(TypeError):
         GASP(F, 2.0, 2, 1, 9)

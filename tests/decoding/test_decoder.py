@@ -19,6 +19,16 @@ CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "ProductCode sp
          "LCC t=0", "LCC t=1", "LCC gram"]
 
 
+def product_job(p, a_shape, b_shape, a, b, n_workers, m, seed):
+    """A PolynomialCode(a, b) product A @ B at full speed in m pieces: (F, A, B, shares,
+    packets), packets[w] all of worker w's."""
+    F = ffcode.GF(p)
+    A, B = rand(p, a_shape, 1), rand(p, b_shape, 2)
+    code = PolynomialCode(F, a, b, n_workers)
+    shares = code.encode(A, B, pieces=m, seed=seed)
+    return F, A, B, shares, [list(code.compute_pieces(s)) for s in shares]
+
+
 def budgets(rng, N, m, need, all_or_one=False) -> list:
     """How many packets each of N workers sends (at most m), at least need in all."""
     b = (rng.choice([1, m], N) if all_or_one else rng.integers(0, m + 1, N)).tolist()
@@ -137,11 +147,7 @@ def test_other_primes(p):
 @pytest.mark.parametrize("p", [2**31 - 1, 4294967291, 2**61 - 1], ids=prime_id)
 def test_large_payloads(p):
     """Payloads of several thousand elements (15 x 300 pieces) decode exactly."""
-    F = ffcode.GF(p)
-    A, B = rand(p, (60, 4), 1), rand(p, (4, 300), 2)
-    code = PolynomialCode(F, 2, 1, 3)
-    shares = code.encode(A, B, pieces=2, seed=1)
-    packets = [list(code.compute_pieces(s)) for s in shares]
+    F, A, B, shares, packets = product_job(p, (60, 4), (4, 300), 2, 1, 3, m=2, seed=1)
     decoder = Decoder(shares, 2)
     for w, j in [(2, 1), (0, 0), (1, 1), (2, 0)]:
         assert decoder.add(packets[w][j])
@@ -272,11 +278,7 @@ def test_systematic_needs_more_packets(n_workers, order, systematic_needs):
 def test_partial_workers(p, delivered):
     """PolynomialCode (R = 4, m = 3, 7 workers): full-speed packets from workers that
     deliver only some of their 3 packets, 12 in all, give A @ B exactly."""
-    F = ffcode.GF(p)
-    A, B = rand(p, (9, 5), 1), rand(p, (5, 7), 2)
-    code = PolynomialCode(F, 2, 2, 7)
-    shares = code.encode(A, B, pieces=3, seed=8)
-    packets = [list(code.compute_pieces(s)) for s in shares]
+    F, A, B, shares, packets = product_job(p, (9, 5), (5, 7), 2, 2, 7, m=3, seed=8)
     decoder = Decoder(shares, 3)
     rounds = max(len(js) for js in delivered.values())
     order = [(w, js[r]) for r in range(rounds) for w, js in delivered.items() if r < len(js)]
@@ -293,11 +295,7 @@ def test_progress():
     """rank, needed, complete and received track the packets; result() before the rank
     reaches m·R says how far it is; packets after completion are not innovative."""
     p = 2**31 - 1
-    F = ffcode.GF(p)
-    A, B = rand(p, (9, 5), 1), rand(p, (5, 7), 2)
-    code = PolynomialCode(F, 2, 2, 6)
-    shares = code.encode(A, B, pieces=3, seed=1)
-    packets = [list(code.compute_pieces(s)) for s in shares]
+    F, A, B, shares, packets = product_job(p, (9, 5), (5, 7), 2, 2, 6, m=3, seed=1)
     decoder = Decoder(shares, 3)
     assert (decoder.needed, decoder.rank, decoder.received, decoder.complete) == (12, 0, 0, False)
     with pytest.raises(ValueError, match="rank 0/12"):
@@ -418,9 +416,9 @@ def _gram_setup(m=2):
     (7, ValueError, r"shape \(3, 5\), expected \(4, 5\).*local result of 7 rows"),
     (4, ValueError, r"shape \(3, 5\), expected \(2, 5\)"),
     (-1, ValueError, "non-negative"),
-    (5.0, TypeError, "Packet rows must be an integer"),
-    (True, TypeError, "Packet rows must be an integer"),
-    ("5", TypeError, "Packet rows must be an integer"),
+    (5.0, TypeError, "'packet rows' must be an integer"),
+    (True, TypeError, "'packet rows' must be an integer"),
+    ("5", TypeError, "'packet rows' must be an integer"),
 ], ids=["no rows", "7 rows", "4 rows", "negative", "float", "bool", "str"])
 def test_first_packet_rows_checked(bad, error, match):
     """A first packet without rows (m > 1: the rows are ambiguous), with rows its piece
@@ -437,7 +435,7 @@ def test_first_packet_rows_checked(bad, error, match):
 @pytest.mark.parametrize("change, match", [
     (dict(rows=6), "claims a local result of 6 rows, expected 5"),
     (dict(rows=np.int64(6)), "claims a local result of 6 rows, expected 5"),
-    (dict(rows=5.0), "Packet rows must be an integer"),
+    (dict(rows=5.0), "'packet rows' must be an integer"),
     ("columns", r"shape \(3, 4\), expected \(3, 5\)"),
 ], ids=["other rows", "other rows, numpy", "float rows", "other columns"])
 def test_later_packets_checked_against_the_first(change, match):
@@ -531,11 +529,7 @@ MALFORMED = {
 def small_setup():
     """PolynomialCode R = 2, m = 2 over GF(65521): A @ B, four full-speed packets that
     complete it (pieces of 2 x 4), and a decoder."""
-    F = ffcode.GF(P_SMALL)
-    A, B = rand(P_SMALL, (5, 3), 1), rand(P_SMALL, (3, 4), 2)
-    code = PolynomialCode(F, 2, 1, 4)
-    shares = code.encode(A, B, pieces=2, seed=2)
-    packets = [list(code.compute_pieces(s)) for s in shares]
+    F, A, B, shares, packets = product_job(P_SMALL, (5, 3), (3, 4), 2, 1, 4, m=2, seed=2)
     good = [packets[0][0], packets[2][1], packets[3][0], packets[2][0]]
     return F, obj_matmul(P_SMALL, A, B), Decoder(shares, 2), good
 

@@ -26,6 +26,12 @@ def galois_matmul(p, A, B):
     return to_galois(p, A) @ to_galois(p, B)
 
 
+def operands(field, shape, seed):
+    """Random A (m x k) and B (k x n) in the field for shape = (m, k, n)."""
+    m, k, n = shape
+    return rand(field.p, (m, k), seed), rand(field.p, (k, n), seed + 1)
+
+
 def extreme_matrix(p, shape, seed):
     """Entries drawn from the extreme elements of p (largest centred values and limbs)."""
     ex = np.array(extremes(p), dtype=np.uint64)
@@ -44,21 +50,16 @@ def block_ks(p):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_matmul_shapes(field, shape):
-    m, k, n = shape
-    p = field.p
-    A, B = rand(p, (m, k), 1), rand(p, (k, n), 2)
-    got = field.matmul(A, B)
-    assert_field_array(field, got, galois_matmul(p, A, B))
+    A, B = operands(field, shape, 1)
+    assert_field_array(field, field.matmul(A, B), galois_matmul(field.p, A, B))
 
 
 @pytest.mark.parametrize("shape", [(5, 7, 3), (16, 40, 9), (1, 9, 1)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_matmul_layouts(field, shape):
     """C-ordered, Fortran-ordered and strided (A[::2, 1::3]) operands, in every combination."""
-    m, k, n = shape
-    p = field.p
-    A, B = rand(p, (m, k), 3), rand(p, (k, n), 4)
-    expected = galois_matmul(p, A, B)
+    A, B = operands(field, shape, 3)
+    expected = galois_matmul(field.p, A, B)
     for la in layouts(A, seed=1).values():
         for lb in layouts(B, seed=2).values():
             assert_field_array(field, field.matmul(la, lb), expected)
@@ -85,10 +86,8 @@ def test_matmul_vector(field, shape):
                          ids=lambda s: "x".join(map(str, s)))
 def test_matmul_larger(field, shape):
     """Many rows and columns, and one long dot product."""
-    m, k, n = shape
-    p = field.p
-    A, B = rand(p, (m, k), 20), rand(p, (k, n), 21)
-    assert_field_array(field, field.matmul(A, B), obj_matmul(p, A, B))
+    A, B = operands(field, shape, 20)
+    assert_field_array(field, field.matmul(A, B), obj_matmul(field.p, A, B))
 
 
 def test_matmul_identity_and_zero(field):

@@ -266,7 +266,7 @@ class Unreachable:
 
 
 @pytest.mark.parametrize("options, error, match", [
-    ({"coding": "plain"}, ValueError, "'coding' must be 'mds' or 'lcc'"),
+    ({"coding": "plain"}, ValueError, "'coding' must be one of 'mds', 'lcc'; not 'plain'"),
     ({"scheme": "fast"}, ValueError, "'scheme' must be one of"),
     ({"coding": "lcc", "scheme": "compfs"}, ValueError, "cannot use scheme='compfs'"),
     ({"pieces": 0}, ValueError, "pieces"),
@@ -274,9 +274,9 @@ class Unreachable:
     ({"iterations": 2.5}, TypeError, "'iterations' must be an integer"),
     ({"learning_rate": 0}, ValueError, "'learning_rate' must be positive"),
     ({"learning_rate": float("nan")}, ValueError, "'learning_rate' must be positive"),
-    ({"learning_rate": "fast"}, TypeError, "'learning_rate' must be a real number"),
+    ({"learning_rate": "fast"}, TypeError, "'learning_rate' must be a number, not str"),
     ({"k": 0}, ValueError, "'k' must be at least 1"),
-    ({"coding": "lcc", "t": -1}, ValueError, "'t' must be at least 0"),
+    ({"coding": "lcc", "t": -1}, ValueError, "'t' must be non-negative, not -1"),
     ({"t": 2}, ValueError, "are LCC's: coding='mds'"),
     ({"degree": 3}, ValueError, "are LCC's: coding='mds'"),
     ({"coding": "lcc", "degree": 0}, ValueError, "'degree' must be at least 1"),
@@ -284,7 +284,7 @@ class Unreachable:
     ({"prime": 12}, ValueError, "must be prime"),
     ({"faults": {"slowdown": {1: 2}}}, TypeError, "'faults' must be an ffcode.Faults"),
     ({"faults": Faults(slowdown={N: 2})}, ValueError, "names workers"),
-    ({"seed": -1}, ValueError, "'seed' must be at least 0"),
+    ({"seed": -1}, ValueError, "'seed' must be non-negative, not -1"),
     ({"resident": "yes"}, TypeError, "'resident' must be True or False"),
     ({"progress": 3}, TypeError, "progress"),
     ({"k": N + 1}, ValueError, f"needs results from R = {N + 1} workers, but the cluster "

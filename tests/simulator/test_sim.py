@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from ffcode import sim
+from ffcode.schemes import NAMES
 from ffcode.sim import Model, Pareto, Replay, ShiftedExponential, compare, simulate
 
 UNIT = ShiftedExponential(1.0, 0.0)
@@ -77,7 +78,7 @@ def test_at_scale():
                   seed=1)
     times = compare(model)
     assert all(math.isfinite(t) for t in times.values())
-    assert times["ideal"] <= min(times[s] for s in sim.SCHEMES)
+    assert times["ideal"] <= min(times[s] for s in NAMES)
     assert times["compfs"] <= times["cfs"] <= times["systematic"] + 1e-12
 
 
@@ -122,7 +123,8 @@ def test_replay_from_report_and_csv(tmp_path):
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(n_workers=3, recovery_threshold=4, pieces=1), ValueError, "recovery_threshold"),
     (dict(n_workers=3, recovery_threshold=0, pieces=1), ValueError, "recovery_threshold"),
-    (dict(n_workers=3, recovery_threshold=2, pieces=0), ValueError, "pieces >= 1"),
+    (dict(n_workers=3, recovery_threshold=2, pieces=0), ValueError,
+     "'pieces' must be at least 1"),
     (dict(n_workers=3.0, recovery_threshold=2, pieces=1), TypeError, "n_workers"),
     (dict(n_workers=3, recovery_threshold=2, pieces=1, piece_time=0.1), TypeError,
      "piece_time"),

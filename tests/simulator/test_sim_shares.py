@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ffcode import GF, Faults, PolynomialCode, allocation, sim
+from ffcode.schemes import NAMES
 from ffcode.sim import Model, Pareto, Replay, ShiftedExponential, compare, plan, simulate
 
 UNIT = ShiftedExponential(1.0, 0.0)
@@ -136,7 +137,7 @@ def test_several_shares_reach_the_piece_limit(shares):
     its 4 results at 0.8 s (the fast workers' second) instead of 1.6 s."""
     times = compare(_readme(shares))
     assert times["compfs"] == 0.5
-    assert min(times[s] for s in sim.SCHEMES) == 0.5
+    assert min(times[s] for s in NAMES) == 0.5
     assert times["classic"] == pytest.approx(0.8)
     assert times["compfs"] / times["ideal"] == pytest.approx(0.5 / 0.42666666, rel=1e-6)
 
@@ -199,8 +200,9 @@ def test_plan_ties_go_to_fewer_shares():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(seeds=0), "seeds >= 1"),
-    (dict(shares=[0, 1]), "shares per worker >= 1"),
+    (dict(seeds=0), "'seeds' must be at least 1"),
+    (dict(shares=[0, 1]), "'shares' must be at least 1"),
+    (dict(shares=[]), "'shares' must give at least one count"),
     (dict(shares=[1]), "R = 4"),
     (dict(scheme="ideal"), "scheme"),
 ])
@@ -239,7 +241,8 @@ def test_from_faults_with_shares():
     model = Model.from_faults(3, 2, 4, 0.5, faults, shares={0: 2, 2: 3})
     assert model.shares == (2, 1, 3) and model.n_shares == 6
     for w, count in enumerate(model.shares):
-        assert model.pauses[w, :4 * count].tolist() == faults.for_worker(w, 4 * count)["delays"]
+        assert model.pauses[w, :4 * count].tolist() == \
+            list(faults.for_worker(w, 4 * count).delays)
         assert model.compute[w, :4 * count].tolist() == [[0.5, 1.5, 0.5][w]] * 4 * count
     assert math.isfinite(simulate(model, "compfs"))
 
@@ -247,9 +250,9 @@ def test_from_faults_with_shares():
 # -- input checks ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(shares=0), ValueError, "at least one share, not 0"),
-    (dict(shares=[1, 0, 2]), ValueError, "at least one share"),
-    (dict(shares={1: -1}), ValueError, "at least one share"),
+    (dict(shares=0), ValueError, "'shares' must be at least 1, not 0"),
+    (dict(shares=[1, 0, 2]), ValueError, "'shares' must be at least 1, not 0"),
+    (dict(shares={1: -1}), ValueError, "'shares' must be at least 1, not -1"),
     (dict(shares=1.5), TypeError, "'shares' must be an integer, not float"),
     (dict(shares=[1, 2.0, 1]), TypeError, "'shares' must be an integer"),
     (dict(shares=True), TypeError, "'shares' must be an integer, not bool"),
@@ -257,6 +260,7 @@ def test_from_faults_with_shares():
     (dict(shares=[1, 2]), ValueError, "2 counts for 3 workers"),
     (dict(shares={3: 2}), ValueError, "names worker 3"),
     (dict(recovery_threshold=7, shares=2), ValueError, "recovery_threshold <= its 6 shares"),
+    (dict(recovery_threshold=0), ValueError, "'recovery_threshold' must be at least 1"),
     (dict(share_cost=-1.0), ValueError, "share_cost"),
     (dict(share_cost="1"), TypeError, "share_cost"),
     (dict(slowdown=[1, 2]), ValueError, "2 values for 3 workers"),

@@ -7,6 +7,7 @@ import pytest
 
 import ffcode
 from ffcode import GF, Faults, PolynomialCode, sim
+from ffcode.schemes import NAMES
 
 N, R, M, SIZE = 6, 4, 4, 256
 
@@ -28,7 +29,7 @@ def test_predictions_within_20_percent(bounded):
             model = sim.Model.from_faults(N, R, M, piece, faults, piece_bytes=4 * share / M,
                                           uncoded_work=slice_ / share)
             predicted = sim.compare(model)
-            for scheme in sim.SCHEMES:
+            for scheme in NAMES:
                 measured = statistics.median(
                     cluster.run(code, A, B, scheme=scheme, pieces=M, faults=faults)[1].compute
                     for _ in range(2))
@@ -41,7 +42,7 @@ def test_from_faults_replays_the_injected_pauses():
     faults = Faults(slowdown={1: 3}, delay=(0.01, 0.02), link_rate={2: 5e6}, seed=4)
     model = sim.Model.from_faults(3, 2, 4, 0.5, faults)
     for w in range(3):
-        assert model.pauses[w].tolist() == faults.for_worker(w, 4)["delays"]
+        assert model.pauses[w].tolist() == list(faults.for_worker(w, 4).delays)
     assert model.compute[:, 0].tolist() == [0.5, 1.5, 0.5]
     assert model.link_rate.tolist() == [float("inf"), float("inf"), 5e6]
     assert model.uncoded_work == 2 / 3
