@@ -166,7 +166,7 @@ def main_job(cluster, F, repeats):
 def encoding(F, repeats):
     """The master's encoding of the main job (2048 x 2048, R = 4, m = 4), CPU and wall."""
     from ffcode import allocation
-    from ffcode.runtime.jobs import Plan
+    from ffcode.runtime import Options, Plan
     n = 2048
     A, B = F.random((n, n), seed=0), F.random((n, n), seed=1)
     codes = {w: PolynomialCode(F, 2, 2, N * w) for w in (1, 2)}
@@ -175,8 +175,8 @@ def encoding(F, repeats):
 
     def plan(scheme, w):
         code = codes[w]
-        return Plan(code, (A, B), scheme, M, 0,
-                    assignment=allocation.uniform(code.n_workers, N))
+        return Plan(code, (A, B), Options(scheme=scheme, pieces=M, seed=0),
+                    allocation.uniform(code.n_workers, N))
 
     cpu = {job: [] for job in table}
     wall = {job: [] for job in table}

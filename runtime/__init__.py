@@ -10,12 +10,13 @@ from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
                            VerificationError, WorkerError)
 
 # name -> its module, or "module:attribute" where the module's own name says less
-_WHERE = {"Cluster": "cluster", "Faults": "faults", "Options": "jobs", "Report": "report",
+_WHERE = {"Cluster": "cluster", "Faults": "faults", "Options": "jobs", "Plan": "jobs", "Report": "report",
           "WorkerTimeline": "report",
           # for the command line: reports, key files and the worker process
           "SCHEMA": "report", "utc_now": "report", "MAX_META_BYTES": "wire",
           "generate_keys": "keys:generate", "key_pair": "keys:pair",
-          "authorise_key": "keys:authorise", "run_worker": "worker:run"}
+          "authorise_key": "keys:authorise", "run_worker": "worker:run",
+          "reachable": "transport"}
 __all__ = sorted([*_WHERE, "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])
 

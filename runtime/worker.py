@@ -28,7 +28,7 @@ import numpy as np
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from ffcode import functions
+from ffcode import functions, logs
 from ffcode.errors import NoMaster
 from ffcode.field import GF
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
@@ -113,20 +113,9 @@ def renice(by: int = 0, to: int | None = None):
             pass
 
 
-class _Lines(logging.Formatter):
-    def format(self, record):
-        return f"ffcode worker {record.process}: {record.levelname.lower()}: " \
-               f"{record.getMessage()}"
-
-
-def log_to_stderr(level: int):
+def log_to_stderr(level: int) -> None:
     """ffcode's loggers write to stderr at the master's level, a prefixed line each."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Lines())
-    logger = logging.getLogger("ffcode")
-    logger.handlers[:] = [handler]
-    logger.setLevel(level)
-    logger.propagate = False
+    logs.to_stderr("ffcode worker {pid}", level)
 
 
 def warm_up():

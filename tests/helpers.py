@@ -261,3 +261,18 @@ def joined_dealer(endpoint, host):
     dealer.send_multipart(wire.control(Header(Kind.HELLO, 0, 0),
                                        {"slot": 99, "pid": 0, "host": host}))
     return context, dealer
+
+
+def shared_cluster(n_workers, **options):
+    """A module's fixture ``cluster``: local workers started once for the module's tests and
+    waited for, closed after them (``cluster = shared_cluster(6, lost_after=60.0)``)."""
+    import pytest
+
+    import ffcode
+
+    @pytest.fixture(scope="module")
+    def cluster():
+        with ffcode.Cluster(n_workers, **options) as c:
+            c.wait()
+            yield c
+    return cluster

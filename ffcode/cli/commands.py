@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 
 from ffcode.cli import demo, experiment, keys, learn, run, worker
 from ffcode.errors import ClusterError
+from ffcode import logs
 from ffcode.version import __version__
 
 # Each command's module adds its flags (add_arguments) and runs it (main). In this order
@@ -32,7 +33,6 @@ COMMANDS = {
     "demo": (demo, "an exact GF(p) product and solve, checked against Python integers"),
 }
 VERBOSE = "log what the master and the workers do (default: warnings only)"
-_handler = None                             # the log handler main installed last
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -46,32 +46,10 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text + " (default %(default)s)"
 
 
-class _Lines(logging.Formatter):
-    """'ffcode run: warning: ...', and with -v the time first."""
-
-    def __init__(self, prog, verbose):
-        super().__init__("%(asctime)s " if verbose else "")
-        self.prog, self.verbose = prog, verbose
-
-    def format(self, record):
-        line = f"{self.prog}: {record.levelname.lower()}: {record.getMessage()}"
-        return (self.formatTime(record, "%H:%M:%S") + " " + line) if self.verbose else line
-
-
 def configure_logging(prog: str, verbose: bool) -> None:
     """Log ffcode's messages to stderr as lines of prog: WARNING and up, INFO with -v. Only
     the command line does this: the library never configures logging."""
-    global _handler
-    if not isinstance(prog, str):
-        raise TypeError(f"Argument 'prog' must be a str, not {type(prog).__name__}.")
-    logger = logging.getLogger("ffcode")
-    if _handler is not None:
-        logger.removeHandler(_handler)
-    _handler = logging.StreamHandler(sys.stderr)
-    _handler.setFormatter(_Lines(prog, bool(verbose)))
-    logger.addHandler(_handler)
-    logger.setLevel(logging.INFO if verbose else logging.WARNING)
-    logger.propagate = False
+    logs.to_stderr(prog, logging.INFO if verbose else logging.WARNING, verbose)
 
 
 def build() -> tuple:

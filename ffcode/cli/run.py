@@ -416,11 +416,9 @@ def cluster_options(args: argparse.Namespace) -> tuple:
 
 
 def _worker_command(endpoint, worker_args) -> str:
-    parts = urlsplit(endpoint)
-    host = parts.hostname or ""
-    if host in ("0.0.0.0", "::", "*"):     # listening everywhere: workers need a name
-        endpoint = f"tcp://{socket.gethostname()}:{parts.port}"
-    return " ".join(["ffcode worker --connect", endpoint, *worker_args])
+    from ffcode.runtime import reachable   # listening everywhere: workers need a name
+    return " ".join(["ffcode worker --connect", reachable(endpoint, socket.gethostname()),
+                     *worker_args])
 
 
 # -- running -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from ffcode.codes import gasp
 from ffcode.decoding.decoder import Decoder
 from ffcode.runtime import Cluster, Faults
 
-from helpers import obj_matmul, rand
+from helpers import obj_matmul, rand, shared_cluster
 
 F = ffcode.GF(2**31 - 1)
 
@@ -251,11 +251,7 @@ def test_gasp_simulated_with_its_own_equations():
 
 # -- on the runtime ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def cluster():
-    with Cluster(10, lost_after=2.0) as c:
-        c.wait()
-        yield c
+cluster = shared_cluster(10, lost_after=2.0)
 
 
 CODES = {"entangled": lambda: EntangledPolynomialCode(F, 2, 2, 1, 8),

@@ -17,17 +17,15 @@ import ffcode
 from ffcode import LCC, MDS, Faults, learn
 from ffcode.learn import LinearRegression, LogisticRegression, Step, gradient_terms
 
+from helpers import shared_cluster
+
 N = 6
 STRAGGLERS = Faults(slowdown={N - 2: 4, N - 1: 4})
 SCHEMES = {"mds": ["uncoded", "classic", "systematic", "cfs", "compfs"],
            "lcc": ["uncoded", "classic", "systematic", "cfs"]}
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with ffcode.Cluster(n_workers=N) as c:
-        c.wait()
-        yield c
+cluster = shared_cluster(N)
 
 
 def split(loader):

@@ -14,7 +14,7 @@ from ffcode.runtime.wire import Header, Kind
 from ffcode.runtime.task import Task
 from ffcode.runtime.worker import Job, compute
 
-from helpers import reap
+from helpers import reap, shared_cluster
 from test_remote import LOOPBACK, start_workers
 
 F = ffcode.GF(2**61 - 1)
@@ -25,11 +25,7 @@ SHARES = {"uncoded": ["uncoded"], "classic": ["classic", "systematic", "cfs"],
 OVERHEAD = 1024             # bytes of a task message beyond its arrays: header and JSON
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with Cluster(N, lost_after=1.0) as c:
-        c.wait()
-        yield c
+cluster = shared_cluster(N, lost_after=1.0)
 
 
 def xs(count, seed=0):

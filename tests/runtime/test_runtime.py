@@ -25,7 +25,7 @@ from ffcode.runtime import wire
 from ffcode.errors import ClusterError, JobFailed, JobTimeout, WorkerError
 from ffcode.runtime.wire import Header, Kind
 
-from helpers import joined_dealer, reap
+from helpers import joined_dealer, reap, shared_cluster
 
 P31, P16, P61 = 2**31 - 1, 65521, 2**61 - 1
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
@@ -146,13 +146,9 @@ def check_report(report, code, scheme, pieces):
 
 # -- clusters ----------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def cluster():
-    """Six local workers shared by the jobs that neither lose nor replace workers. lost_after
-    is long: a pause between jobs must not count as silence (see test_idle_...)."""
-    with ffcode.Cluster(6, lost_after=60.0) as c:
-        c.wait()
-        yield c
+# Six local workers shared by the jobs that neither lose nor replace workers. lost_after is
+# long: a pause between jobs must not count as silence (see test_idle_...).
+cluster = shared_cluster(6, lost_after=60.0)
 
 
 class Injector:

@@ -12,6 +12,8 @@ from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode
 from ffcode.runtime import keys
 from ffcode.errors import ClusterError, JobFailed
 
+from helpers import shared_cluster
+
 P = 2**31 - 1
 F = GF(P)
 A = F.random((6, 5), 1)
@@ -175,11 +177,7 @@ def test_wait_bounds(bounded):
 
 # -- Cluster.run(...) --------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def cluster():
-    with ffcode.Cluster(4, lost_after=60.0) as c:
-        c.wait()
-        yield c
+cluster = shared_cluster(4, lost_after=60.0)
 
 
 def refused(cluster, error, match, code, *inputs, **options):

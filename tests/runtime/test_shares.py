@@ -12,6 +12,8 @@ from ffcode import MDS, PolynomialCode, allocation
 from ffcode.decoding.decoder import Decoder
 from ffcode.runtime import Cluster, Faults
 
+from helpers import shared_cluster
+
 F = ffcode.GF(2**31 - 1)
 P = 3                       # the cluster's workers
 A = F.random((96, 40), seed=1)
@@ -19,11 +21,7 @@ X = F.random((40, 3), seed=2)
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with Cluster(P, lost_after=1.0) as c:
-        c.wait()
-        yield c
+cluster = shared_cluster(P, lost_after=1.0)
 
 
 def product():
