@@ -42,6 +42,7 @@ import numpy as np
 
 import ffcode
 from ffcode import GF, Faults, PolynomialCode, sim
+from ffcode.schemes import NAMES
 
 from benchlib import machine_info
 
@@ -170,7 +171,7 @@ def encoding(F, repeats):
     n = 2048
     A, B = F.random((n, n), seed=0), F.random((n, n), seed=1)
     codes = {w: PolynomialCode(F, 2, 2, N * w) for w in (1, 2)}
-    table = [(s, 1) for s in ("uncoded", "classic", "systematic", "cfs", "compfs")]
+    table = [(s, 1) for s in NAMES]
     table += [("classic", 2), ("compfs", 2)]
 
     def plan(scheme, w):

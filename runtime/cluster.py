@@ -14,10 +14,6 @@ Arguments are checked before any worker starts or any socket opens:
 Traceback (most recent call last):
 ...
 ValueError: Argument 'n_workers' must be from 1 to 1024, not 0.
->>> ffcode.Cluster(2, "tcp://127.0.0.1:5555")  # doctest: +ELLIPSIS
-Traceback (most recent call last):
-...
-ValueError: Refusing to listen on loopback, where any process of this host could join ...
 """
 from __future__ import annotations
 
@@ -203,7 +199,8 @@ class Cluster:
             code, assignment = data.code, data.assignment
             options = options.resolved(data.scheme, data.pieces)
         else:
-            assignment = self._assignment(code, options)
+            assignment = options.assignment_for(code, self.n_workers, self.speeds(),
+                                                remote=not self.local)
         options.faults.check_workers(len(assignment))
         plan = Plan(code, inputs, options, assignment, data,
                     self._buffers.get(code.F.dtype), self.max_message)
@@ -227,16 +224,6 @@ class Cluster:
             self.roster.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
         return output, report
 
-    def _assignment(self, code, options) -> tuple:
-        if not isinstance(code, Code):
-            raise TypeError(f"Argument 'code' must be an ffcode code or the data load "
-                            f"returned, not {type(code).__name__}.")
-        if not self.local:
-            jobs.check_importable(code)
-        assignment = options.assignment_for(code, self.n_workers, self.speeds())
-        jobs.warn_privacy(code, assignment)
-        return assignment
-
     @_exclusive
     def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
              seed: Optional[int] = None,
@@ -256,7 +243,8 @@ class Cluster:
         options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
                           allocate=allocate)
         jobs.check_data(code, data)
-        assignment = self._assignment(code, options)
+        assignment = options.assignment_for(code, self.n_workers, self.speeds(),
+                                                remote=not self.local)
         compfs = options.scheme == Scheme.COMPFS
         layout = Layout(code, data, options.scheme, options.pieces if compfs else None, seed,
                         assignment)

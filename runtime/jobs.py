@@ -122,9 +122,21 @@ class Options:
         if self.assignment is not None and self.allocate is not None:
             raise ValueError("Give either 'assignment' or 'allocate', not both.")
 
-    def assignment_for(self, code: Code, size: int, speeds: Sequence[Any]) -> tuple:
+    def assignment_for(self, code: Code, size: int, speeds: Sequence[Any],
+                       remote: bool = False) -> tuple:
         """The shares each of a cluster's size workers holds: as given, or allocated
-        (uniform by default; by ``speeds``, the latest job's, for allocate="speed")."""
+        (uniform by default; by ``speeds``, the latest job's, for allocate="speed").
+        remote: the workers import the code's computation by its path."""
+        if not isinstance(code, Code):
+            raise TypeError(f"Argument 'code' must be an ffcode code or the data load "
+                            f"returned, not {type(code).__name__}.")
+        if remote:
+            check_importable(code)
+        assignment = self._allocated(code, size, speeds)
+        warn_privacy(code, assignment)
+        return assignment
+
+    def _allocated(self, code: Code, size: int, speeds: Sequence[Any]) -> tuple:
         allocate = self.allocate
         if self.assignment is not None:
             return allocation.checked(self.assignment, code.n_workers, size)
