@@ -2,13 +2,13 @@
 
 A float64 dot product of integers is exact while every partial sum stays below 2**53. Each
 operand is centred into (-p/2, p/2] and, when p is too large for one product, split into
-signed limbs of ``bits`` bits. A *scheme* lists the float64 products to take (one dgemm each)
+signed limbs of ``bits`` bits. A *limb plan* lists the float64 products to take (one dgemm each)
 and how they add up to each diagonal of the limb product sum_ij 2**(bits (i+j)) A_i B_j: the
 plain product, the left operand split in two, or Karatsuba over L limbs (the L limbs and the
 L(L-1)/2 sums of two limbs). The inner dimension is cut into equal blocks short enough to
-keep every sum exact, and a cost model takes the cheapest scheme for (p, k). From 2**26 to
+keep every sum exact, and a cost model takes the cheapest limb plan for (p, k). From 2**26 to
 2**32, large products go to mul32's integer kernel instead (32 x 32 -> 64-bit products in
-exact 64-bit sums), which beats the two or three dgemms of the limb schemes there.
+exact 64-bit sums), which beats the two or three dgemms of the limb plans there.
 """
 import functools
 import itertools
@@ -32,11 +32,11 @@ MIN_WIDTH = 512            # narrower column chunks would waste the dgemm
 INTEGER_FROM = 2**26       # mul32's integer products replace two or more dgemms from here
 INTEGER_MIN_WORK = 1 << 29 # m k n from which they do (about 800^3; below, the dgemms)
 PARALLEL_WORK = 1 << 18    # elements (or m k n) from which a pass runs on every core
-ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the scheme, rowcomb is faster
+ROWCOMB_PER_PRODUCT = 16   # below 16 inner terms per dgemm of the limb plan, rowcomb is faster
 ROWCOMB64_PER_PRODUCT = 4  # the same from 2**31, where rowcomb's 128-bit sums cost more
 FEW_ROWS = 4               # a few output rows: rowcomb beats stacking and converting, any k
 # Products with at most this many columns go to matvec's dot products, which read A once per
-# column where the limb schemes convert it and run their dgemms (medians, interleaved):
+# column where the limb plans convert it and run their dgemms (medians, interleaved):
 FEW_COLUMNS_31 = 4         # below 2**31: 1.1-9x faster up to 4 columns, slower from 8 at large m
 FEW_COLUMNS_32 = 2         # uint32 from 2**31 (128-bit sums): 1.2-6x faster up to 2, not at 4
 FEW_COLUMNS_64 = 16        # from 2**32 (3-6 dgemms per product): 1.2-11x faster up to 16
@@ -80,7 +80,7 @@ class Operand:
 
 
 @dataclass(frozen=True)
-class Scheme:
+class LimbPlan:
     left: Operand
     right: Operand
     products: tuple             # (left float operand, right float operand) per dgemm
@@ -112,16 +112,16 @@ def _operand(p: int, nlimbs: int, with_pairs: bool) -> tuple:
     return Operand(nlimbs, bits, pairs), bound
 
 
-def _split_left(p: int) -> Scheme:
+def _split_left(p: int) -> LimbPlan:
     """A in two limbs times the whole centred B: 2 products, A0 B + 2**bits A1 B."""
     left, bound = _operand(p, 2, False)
     right, whole = _operand(p, 1, False)
     diagonals = np.eye(2, dtype=np.int64)
-    return Scheme(left, right, ((0, 0), (1, 0)), diagonals, left.bits,
+    return LimbPlan(left, right, ((0, 0), (1, 0)), diagonals, left.bits,
                   EXACT // max(bound * whole, 1))
 
 
-def _karatsuba(p: int, nlimbs: int) -> Scheme:
+def _karatsuba(p: int, nlimbs: int) -> LimbPlan:
     """Both factors in nlimbs limbs, then limbs and pair sums: nlimbs (nlimbs + 1) / 2 products.
 
     Diagonal i + j of the product gets (A_i + A_j)(B_i + B_j) - A_i B_i - A_j B_j, and
@@ -136,19 +136,19 @@ def _karatsuba(p: int, nlimbs: int) -> Scheme:
         diagonals[i + j, [i, j]] -= 1
     term = (bound if nlimbs == 1 else 2 * bound) ** 2
     products = tuple((s, s) for s in range(side.count))
-    return Scheme(side, side, products, diagonals, side.bits, EXACT // max(term, 1))
+    return LimbPlan(side, side, products, diagonals, side.bits, EXACT // max(term, 1))
 
 
 @functools.lru_cache(maxsize=None)
-def _schemes(p: int) -> tuple:
+def _limb_plans(p: int) -> tuple:
     return (_karatsuba(p, 1), _split_left(p), _karatsuba(p, 2), _karatsuba(p, 3),
             _karatsuba(p, 4))
 
 
 @functools.lru_cache(maxsize=4096)
-def scheme(p: int, k: int) -> Scheme:
-    """The cheapest exact scheme for inner dimension k."""
-    usable = [s for s in _schemes(p) if s.block >= min(k, MIN_BLOCK)]
+def limb_plan(p: int, k: int) -> LimbPlan:
+    """The cheapest exact limb plan for inner dimension k."""
+    usable = [s for s in _limb_plans(p) if s.block >= min(k, MIN_BLOCK)]
     return min(usable, key=lambda s: s.cost(k))
 
 
@@ -191,7 +191,7 @@ def matmul_into(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
 
 
 def _integer_serves(p: int, m: int, k: int, n: int) -> bool:
-    """Whether mul32's integer products beat the limb schemes' dgemms: from INTEGER_FROM,
+    """Whether mul32's integer products beat the limb plans' dgemms: from INTEGER_FROM,
     where those need two or three float64 products."""
     return INTEGER_FROM <= p < 2**32 and m * k * n >= INTEGER_MIN_WORK
 
@@ -229,10 +229,10 @@ os.register_at_fork(after_in_child=_pool.cache_clear)
 
 def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: int,
                   negate: bool) -> None:
-    """matmul_into by the cheapest limb scheme: one dgemm per limb product and inner block."""
+    """matmul_into by the cheapest limb plan: one dgemm per limb product and inner block."""
     m, k = A.shape
     n = B.shape[1]
-    s = scheme(p, k)
+    s = limb_plan(p, k)
     if len(s.products) == 1 and k <= s.block:
         _plain_product(p, s, A, B, out, mode)
         return
@@ -252,7 +252,7 @@ def _limb_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray, mode: i
                                    mode if start == 0 else (-1 if negate else 1))
 
 
-def _plain_product(p: int, s: Scheme, A: np.ndarray, B: np.ndarray, out: np.ndarray,
+def _plain_product(p: int, s: LimbPlan, A: np.ndarray, B: np.ndarray, out: np.ndarray,
                    mode: int) -> None:
     """One dgemm of the centred operands, whole: nothing in it is reused across products, so
     column chunks would only cut the dgemm up. The passes over memory before and after it
@@ -306,7 +306,7 @@ def combine_into(p: int, W: np.ndarray, rows, out: np.ndarray, rowcomb: bool = F
 
 def _rowcomb_serves(p: int, k: int) -> bool:
     per_product = ROWCOMB_PER_PRODUCT if p < 2**31 else ROWCOMB64_PER_PRODUCT
-    return 0 < k < per_product * len(scheme(p, k).products)
+    return 0 < k < per_product * len(limb_plan(p, k).products)
 
 
 def few_columns(p: int, k: int) -> int:

@@ -129,7 +129,7 @@ def extremes(p: int) -> list:
     """
     half_p = p // 2
     vals = {0, 1, p - 1, half_p, p - half_p, max(half_p - 1, 0), (half_p + 2) % p}
-    for s in _matmul._schemes(p):
+    for s in _matmul._limb_plans(p):
         for op in (s.left, s.right):
             if op.nlimbs < 2:
                 continue

@@ -43,7 +43,7 @@ def block_ks(p):
     """Inner dimensions just below, at and above the exact block of the scheme matmul takes."""
     ks = {1, 2, 31, 32, 33, 63, 64, 65, 255, 256, 257}
     for k in sorted(ks):
-        b = _matmul.scheme(p, k).block
+        b = _matmul.limb_plan(p, k).block
         ks |= {b - 1, b, b + 1, 2 * b, 2 * b + 1}
     return sorted(k for k in ks if 1 <= k <= SCHEME_LIMIT)
 
@@ -125,8 +125,8 @@ def _chosen_blocks(p):
     """(k, scheme) for every block length matmul uses for p, up to 9 million."""
     out = {}
     for k in [1, 32, 33, 64, 65, 100, 256, 257, 511, 512, 513, 2047, 2048, 10**4, 10**5, 10**6]:
-        s = _matmul.scheme(p, k)
-        if s.block <= 9 * 10**6 and _matmul.scheme(p, s.block) is s:
+        s = _matmul.limb_plan(p, k)
+        if s.block <= 9 * 10**6 and _matmul.limb_plan(p, s.block) is s:
             out[s.block] = s
     return sorted(out.items(), key=lambda kv: kv[0])
 
@@ -170,10 +170,10 @@ def test_worst_values_reach_the_limit():
 def test_every_scheme(p, monkeypatch):
     """Each of matmul's schemes (plain, split-left, Karatsuba 2, 3, 4), forced, is exact."""
     F = ffcode.GF(p)
-    for s in _matmul._schemes(p):
+    for s in _matmul._limb_plans(p):
         if s.block < 1:
             continue
-        monkeypatch.setattr(_matmul, "scheme", lambda p_, k_, s=s: s)
+        monkeypatch.setattr(_matmul, "limb_plan", lambda p_, k_, s=s: s)
         top = min(s.block, 3000)
         for k in sorted({1, 5, top, top + 1, 2 * top + 1}):
             for A, B in [(rand(p, (3, k), k), rand(p, (k, 4), k + 1)),
@@ -185,7 +185,7 @@ def test_every_scheme(p, monkeypatch):
 def test_matmul_into_accumulates(field, negate):
     """out += A @ B (or out -= A @ B) in place, out a strided view, over several blocks."""
     p = field.p
-    for k in sorted({0, 1, 40, 2 * min(_matmul.scheme(p, 40).block, 1100) + 1}):
+    for k in sorted({0, 1, 40, 2 * min(_matmul.limb_plan(p, 40).block, 1100) + 1}):
         A, B = extreme_matrix(p, (5, k), 10), rand(p, (k, 6), 11)
         big = rand(p, (10, 18), 12)
         out = big[::2, 1::3]

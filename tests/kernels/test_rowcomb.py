@@ -25,7 +25,7 @@ def kernel_name(p):
 def takes_rowcomb(p, k):
     """Whether matmul's documented rule sends an inner dimension k to rowcomb."""
     per_product = _matmul.ROWCOMB_PER_PRODUCT if p < 2**31 else _matmul.ROWCOMB64_PER_PRODUCT
-    return k < per_product * len(_matmul.scheme(p, k).products)
+    return k < per_product * len(_matmul.limb_plan(p, k).products)
 
 
 def combine_takes_rowcomb(p, k, m):
