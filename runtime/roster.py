@@ -23,7 +23,7 @@ from ffcode.runtime import wire
 from ffcode.runtime.engines import Engine
 from ffcode.runtime.gate import Peer
 from ffcode.runtime.resident import Resident
-from ffcode.runtime.task import Load
+from ffcode.runtime.task import Load, Unload
 from ffcode.runtime.transport import Transport
 from ffcode.runtime.wire import Header, Kind
 
@@ -220,7 +220,7 @@ class Roster:
         for handle in self.live():
             if handle.resident.pop(data.ident, None) is not None:
                 self.send(handle, wire.control(Header(Kind.UNLOAD, self.transport.session, 0),
-                                               {"data": data.ident}), patience=0.1)
+                                               Unload(data.ident).to_meta()), patience=0.1)
 
     def in_place(self, workers: list, data: Resident) -> list:
         """The workers for a job on resident data: each holder in the place whose shares it

@@ -1,5 +1,5 @@
-"""What a worker is asked to do, as typed values: a ``Task`` (with its ``FaultPlan``) and a
-``Load`` of resident shares. Each is encoded to the wire's JSON meta frame explicitly
+"""What a worker is asked to do, as typed values: a ``Task`` (with its ``FaultPlan``), a
+``Load`` of resident shares and an ``Unload``. Each is encoded to the wire's JSON meta frame explicitly
 (``to_meta``) and decoded with every field checked (``from_meta``, ProtocolError on anything
 else), so master and worker agree on one schema, checked at both ends.
 
@@ -133,6 +133,19 @@ class Load:
         meta = _object(meta, "load", cls)
         return cls(_count(meta["data"], "data"),
                    tuple(_count(c, "counts") for c in _list(meta["counts"], "counts")))
+
+
+@dataclass(frozen=True)
+class Unload:
+    """Resident data for a worker to drop."""
+    data: int
+
+    def to_meta(self) -> dict:
+        return {"data": self.data}
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Unload":
+        return cls(_count(_object(meta, "unload", cls)["data"], "data"))
 
 
 def _object(meta, what, cls) -> dict:

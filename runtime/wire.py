@@ -43,11 +43,11 @@ class Kind(IntEnum):
     DONE = 4            # worker -> master: sent every packet of the job
     STOPPED = 5         # worker -> master: acknowledges STOP
     FAILED = 6          # worker -> master: the computation raised (meta: error)
-    JOB = 16            # master -> worker: a task (meta: runtime.task.Task; arrays: shares, arguments)
+    JOB = 16            # master -> worker: a task (meta: task.Task; arrays: shares, arguments)
     STOP = 17           # master -> worker: the job is decoded, stop now
     SHUTDOWN = 18       # master -> worker: exit
-    LOAD = 19           # master -> worker: hold shares (meta: runtime.task.Load; arrays)
-    UNLOAD = 20         # master -> worker: drop a held share (meta: data id)
+    LOAD = 19           # master -> worker: hold shares (meta: task.Load; arrays)
+    UNLOAD = 20         # master -> worker: drop held shares (meta: task.Unload)
 
 
 TO_MASTER = frozenset({Kind.HELLO, Kind.HEARTBEAT, Kind.PACKET, Kind.DONE, Kind.STOPPED,

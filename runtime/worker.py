@@ -34,7 +34,7 @@ from ffcode.field import GF
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
 from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.faults import Link
-from ffcode.runtime.task import Load, Task, packet_index
+from ffcode.runtime.task import Load, Task, Unload, packet_index
 from ffcode.runtime.transport import HANDSHAKE_REFUSED, dial
 from ffcode.runtime.wire import Header, Kind
 
@@ -357,10 +357,10 @@ class Worker:
                     log.info("holding resident data %s: %d shares, %d bytes", load.data,
                              len(load.counts), sum(a.nbytes for a in arrays))
                 elif header.kind == Kind.UNLOAD:
-                    meta, _ = wire.read_control(frames[1:])
-                    if self.store.pop(meta["data"], None) is not None:
-                        log.info("resident data %s unloaded", meta["data"])
-                    if self.job is not None and self.job.data == meta["data"]:
+                    unload = Unload.from_meta(wire.read_control(frames[1:])[0])
+                    if self.store.pop(unload.data, None) is not None:
+                        log.info("resident data %s unloaded", unload.data)
+                    if self.job is not None and self.job.data == unload.data:
                         self.job.shares = None      # the last job's hold on them goes too
             except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
                 log.warning("ignored a bad message from the master: %s", e)

@@ -9,7 +9,7 @@ import pytest
 from ffcode import GF, MDS, Faults, PolynomialCode
 from ffcode.errors import ProtocolError
 from ffcode.runtime.jobs import Options, Plan
-from ffcode.runtime.task import FaultPlan, Load, Task, packet_index, share_piece
+from ffcode.runtime.task import FaultPlan, Load, Task, Unload, packet_index, share_piece
 from ffcode.schemes import Scheme
 
 F = GF(65521)
@@ -34,9 +34,15 @@ def test_tasks_cross_the_wire_unchanged(scheme):
         assert len(arrays) >= sum(task.counts)
 
 
-def test_load_crosses_the_wire_unchanged():
+def test_load_and_unload_cross_the_wire_unchanged():
     load = Load(3, (2, 2))
     assert Load.from_meta(json.loads(json.dumps(load.to_meta()))) == load
+    assert Unload.from_meta(json.loads(json.dumps(Unload(3).to_meta()))) == Unload(3)
+    for bad in ({"data": -1}, {"data": "3"}, {"data": 3, "counts": []}, [3]):
+        with pytest.raises(ProtocolError):
+            Unload.from_meta(bad)
+    with pytest.raises(ProtocolError, match="counts"):
+        Load.from_meta({"data": 3, "counts": [2, -2]})
 
 
 def good_meta():
