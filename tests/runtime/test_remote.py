@@ -15,11 +15,12 @@ import pytest
 import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode
 from ffcode.cli import commands as cli
+from ffcode.schemes import NAMES
 from ffcode.runtime import Cluster, ClusterError, Faults, JobFailed, keys
 
 from helpers import reap
 
-SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
+SCHEMES = list(NAMES)
 LOOPBACK = "tcp://127.0.0.1:*"
 LINEAR_F = '''
 def double(F, X):

@@ -10,6 +10,7 @@ import pytest
 import ffcode
 from ffcode import MDS, PolynomialCode, allocation
 from ffcode.decoding.decoder import Decoder
+from ffcode.schemes import NAMES
 from ffcode.runtime import Cluster, Faults
 
 from helpers import shared_cluster
@@ -18,7 +19,7 @@ F = ffcode.GF(2**31 - 1)
 P = 3                       # the cluster's workers
 A = F.random((96, 40), seed=1)
 X = F.random((40, 3), seed=2)
-SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
+SCHEMES = list(NAMES)
 
 
 cluster = shared_cluster(P, lost_after=1.0)
