@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Optional
 
 
 class Lines(logging.Formatter):

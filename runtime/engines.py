@@ -61,12 +61,6 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
-def private_dir(engine: str, endpoint: Optional[str]) -> Optional[str]:
-    """A fresh private directory for the ipc socket the engine's workers use (None when
-    they use none); the cluster removes it as it closes."""
-    return pool.private_dir() if endpoint is None else None
-
-
 def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: int,
           address: Optional[str], timeout: float, curve: bool,
           tmpdir: Optional[str]) -> Optional[Engine]:

@@ -117,14 +117,6 @@ class JobRun:
         self.report.rank = self.collector.rank
         return output, self.report
 
-    def _receive(self, timeout):
-        """The workers' messages of this job; those of earlier jobs are counted stale."""
-        for handle, header, frames in self.roster.receive(timeout):
-            if header.epoch == self.epoch:
-                yield handle, header, frames
-            else:
-                self.roster.transport.reject("stale")
-
     @property
     def collector(self):
         return self.plan.collector
@@ -173,8 +165,8 @@ class JobRun:
                 raise self._failure(VerificationError if unexplained else JobFailed,
                                     "after every live worker finished")
             busy, until = False, min(deadline, now + WATCH_EVERY)
-            for handle, header, frames in self._receive(
-                    IDLE if collector.pending else min(0.05, deadline - now)):
+            for handle, header, frames in self.roster.receive(
+                    IDLE if collector.pending else min(0.05, deadline - now), self.epoch):
                 busy = True
                 self._message(handle, header, frames)
                 if collector.complete:
@@ -311,7 +303,8 @@ class JobRun:
         last = None
         deadline = time.monotonic() + STOP_GRACE
         while waiting and time.monotonic() < deadline:
-            for handle, header, frames in self._receive(deadline - time.monotonic()):
+            for handle, header, frames in self.roster.receive(deadline - time.monotonic(),
+                                                             self.epoch):
                 i = self.index.get(handle.ident)
                 if i is None:
                     continue

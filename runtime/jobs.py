@@ -31,7 +31,7 @@ import numpy as np
 from ffcode import allocation, checks, functions
 from ffcode.codes.base import Code
 from ffcode.decoding import collectors, robust
-from ffcode.decoding import verify as verification_of
+from ffcode.decoding import verify
 from ffcode.errors import VerificationError
 from ffcode.pieces import pieces_count
 from ffcode.runtime.faults import Faults
@@ -226,6 +226,7 @@ class Plan:
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
                                  self.adversaries)
         self.layout, args = self._layout(code, inputs, scheme, options.seed)
+        self.arguments = args           # the job's arguments, as every task carries them
         # The packets' random coefficients (cfs): a fresh seed per job unless one is given.
         self.coefficient_seed = secrets.randbits(63) if options.seed is None else options.seed
         self.held, self.tasks = [], []      # held: each worker's shares with work, in order
@@ -234,7 +235,6 @@ class Plan:
             self.held.append([k for k, _ in held])
             self.tasks.append(self._task(path, worker, held, args, max_message)
                               if held else None)
-        self.arguments = args
         if scheme == Scheme.UNCODED:
             split = self.layout.encoding
             self.collector = collectors.Gather(self.F, len(split.shares), split.assemble)
@@ -351,27 +351,27 @@ def check_importable(code) -> None:
                          f"and pass it or 'package.module:function'.")
 
 
-def verification(verify, code, inputs, adversaries) -> bool:
-    """Whether to check the output: "auto" as ffcode.decoding.verify.by_default says, or
-    as told."""
-    if verify == "auto":
-        return verification_of.by_default(code, inputs, adversaries)
-    if verify and verification_of.cost(code, inputs) is None:
+def verification(asked, code, inputs, adversaries) -> bool:
+    """Whether to check the output: as asked (True, False), or for "auto" as
+    ffcode.decoding.verify.by_default says."""
+    if asked == "auto":
+        return verify.by_default(code, inputs, adversaries)
+    if asked and verify.cost(code, inputs) is None:
         raise ValueError(f"{code!r} cannot be verified: its outputs have no check (an LCC "
                          f"whose f is not row-linear).")
-    return verify
+    return asked
 
 
 def verify_output(code, inputs, output, report: Report) -> None:
     """Check the output (fresh randomness), its time counted in the report."""
     start = time.monotonic()
-    report.verified = verification_of.output(code, inputs, output)
+    report.verified = verify.output(code, inputs, output)
     report.verify = time.monotonic() - start
     report.total += report.verify
     if not report.verified:
         raise VerificationError(
             f"The decoded output failed its check ({type(code).__name__}, "
-            f"{verification_of.rounds(code.F.p)} random columns): a worker sent a wrong "
+            f"{verify.rounds(code.F.p)} random columns): a worker sent a wrong "
             f"result, so the output is not returned.", report=report)
 
 

@@ -74,10 +74,11 @@ class Roster:
         return sorted((h for h in list(self.handles.values()) if h.lost is None),
                       key=lambda h: h.order)
 
-    def receive(self, timeout: float) -> Iterator[tuple]:
+    def receive(self, timeout: float, epoch: Optional[int] = None) -> Iterator[tuple]:
         """The transport's messages after admission and liveness: HELLOs and heartbeats
         are handled here, bad ones counted; yields (handle, header, data frames) of this
-        master's session from admitted workers."""
+        master's session from admitted workers, and of that job (``epoch``) when one is
+        given: the others are counted stale."""
         transport = self.transport
         for message in transport.receive(timeout):
             handle = self.handles.get(message.ident)
@@ -97,6 +98,8 @@ class Roster:
                 continue
             elif header.session != transport.session:
                 transport.reject("foreign")
+            elif epoch is not None and header.epoch != epoch:
+                transport.reject("stale")
             else:
                 yield handle, header, message.frames
 

@@ -78,7 +78,7 @@ def test_docstring_examples(name):
 
 @pytest.mark.parametrize("name", [name for name in MODULES if _is_public(name)])
 def test_public_module_has_an_example(name):
+    """A package face that only re-exports needs none; any other module does."""
     module = _import(name)
-    if _only_reexports(module):
-        pytest.skip(f"{name} only re-exports")
-    assert _examples(module) >= 1, f"{name} has no docstring example"
+    assert _examples(module) >= 1 or _only_reexports(module), \
+        f"{name} has no docstring example"

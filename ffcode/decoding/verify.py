@@ -20,6 +20,7 @@ job makes of them: whether to check (``by_default``), and the check itself (``ou
 >>> C[2, 3] = F.add(C[2, 3], 1)
 >>> output(code, (A, B), C, seed=0)
 False
+>>> import numpy as np
 >>> G = GF(2**61 - 1)
 >>> rounds(G.p), cheap(PolynomialCode(G, 2, 2, 4), [np.zeros((2048, 2048), G.dtype)] * 2)
 (1, True)
@@ -27,8 +28,6 @@ False
 from __future__ import annotations
 
 from typing import Optional, Sequence, Union
-
-import numpy as np
 
 from ffcode._types import Seed
 from ffcode.codes.base import Code, Encoding
