@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+import sys
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class PrimeField:
         >>> GF(7).asarray([-1, 7, 2**70]).tolist()
         [6, 0, 2]
         """
-        a = np.asarray(x)
+        a = np.asarray(self._own(x, "x"))
         if a.dtype == object:
             flat = a.reshape(-1)
             for v in flat:
@@ -85,8 +86,12 @@ class PrimeField:
         return np.asarray(reduced, dtype=self.dtype)
 
     def elements(self, x: ArrayLike, name: str = "x") -> np.ndarray:
-        """x as an array of this field's dtype, after checking every element is in [0, p)."""
-        a = checks.integer_array(x, name)
+        """x as an array of this field's dtype, after checking every element is in [0, p).
+
+        A galois FieldArray of this field is taken as its elements (also GF(2**61 - 1)'s,
+        which galois holds in dtype object); one of another field is refused, naming both.
+        """
+        a = self._integers(x, name)
         if a.size:
             if a.dtype.kind == "i" and a.min() < 0:
                 raise ValueError(f"Argument {name!r} has negative elements; field elements "
@@ -94,6 +99,24 @@ class PrimeField:
             if a.max() >= self.p:
                 raise self._too_large(name)
         return a.astype(self.dtype, copy=False)
+
+    def _own(self, x: Any, name: str) -> Any:
+        """x, or a galois FieldArray's elements as a plain array once its field is checked
+        to be this one (galois is only looked at if the caller has imported it)."""
+        galois = sys.modules.get("galois")
+        if galois is None or not isinstance(x, galois.FieldArray):
+            return x
+        field = type(x)
+        if field.order != self.p:
+            raise ValueError(f"Argument {name!r} is an array of {field.name} (galois), not of "
+                             f"this field GF({self.p}): its elements mean other numbers here. "
+                             f"Pass {name}.view(numpy.ndarray) to use its integers deliberately.")
+        plain = x.view(np.ndarray)
+        return plain.astype(self.dtype) if plain.dtype == object else plain
+
+    def _integers(self, x: Any, name: str) -> np.ndarray:
+        """x as a numpy array of an integer dtype (a FieldArray of this field included)."""
+        return checks.integer_array(self._own(x, name), name)
 
     def _too_large(self, name: str) -> ValueError:
         return ValueError(f"Argument {name!r} has elements >= p = {self.p}; field elements "
@@ -156,7 +179,7 @@ class PrimeField:
 
     def matmul(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
         """A @ B for a matrix A and a matrix or vector B, exactly (BLAS speed, see _matmul)."""
-        a = checks.integer_array(A, "A")
+        a = self._integers(A, "A")
         # A product with few columns checks an A of the field's dtype as it reads it.
         fused = a.dtype == self.dtype and a.ndim == 2 and np.ndim(B) in (1, 2) and \
             _matmul.checks_left(self.p, a, 1 if np.ndim(B) == 1 else np.shape(B)[1])
