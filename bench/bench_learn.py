@@ -74,11 +74,11 @@ def in_turn(items, rnd):
 
 def fit(cluster, X, y, faults, iterations, scheme, resident=True):
     """(the fitted model, the fit's wall seconds)."""
-    model = LogisticRegression(cluster, coding="mds", scheme=scheme, pieces=PIECES, k=K,
+    model = LogisticRegression(coding="mds", scheme=scheme, pieces=PIECES, k=K,
                                iterations=iterations, faults=faults, seed=1,
                                resident=resident)
     t0 = time.perf_counter()
-    model.fit(X, y)
+    model.fit(X, y, cluster=cluster)
     return model, time.perf_counter() - t0
 
 

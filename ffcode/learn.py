@@ -15,16 +15,16 @@ element, whichever workers straggle, so every scheme trains the same model.
 Real values become field elements through F.from_real at scale 2**precision, and the codes
 are signed: a job whose exact result could exceed (p-1)/2 in magnitude (and wrap around
 mod p) is refused with a ValueError naming the bound, never computed wrong. With
-s = 2**precision, standardized features of largest magnitude |x| (the intercept's 1
-included), d + 1 columns, n samples in k blocks of n_k rows, weights |w|, residuals |r|
+s = 2**precision, standardized features of largest magnitude ``|x|`` (the intercept's 1
+included), d + 1 columns, n samples in k blocks of n_k rows, weights ``|w|``, residuals ``|r|``
 and the polynomial's real coefficients c_i, the bounds are, in reals times their scale:
 
-- mds: (d + 1) |x| |w| s**2 for z = X w, and n |x| |r| s**2 for g = X^T r;
-- lcc: n_k |x| (|c_0| + |c_1| Z + ... + |c_r| Z**r) s**(2r + 2), Z = (d + 1) |x| |w|.
+- mds: ``(d + 1) |x| |w| s**2`` for z = X w, and ``n |x| |r| s**2`` for g = X^T r;
+- lcc: ``n_k |x| (|c_0| + |c_1| Z + ... + |c_r| Z**r) s**(2r + 2)``, ``Z = (d + 1) |x| |w|``.
 
 Each must stay below (p-1)/2, about 2**60 at p = 2**61 - 1. The defaults (precision 16 for
 mds, 8 for lcc, r = 1) leave room for millions of samples with mds and about a hundred
-thousand with lcc at |x| and |w| around 10 and 30 features; each degree more of the
+thousand with lcc at ``|x|`` and ``|w|`` around 10 and 30 features; each degree more of the
 sigmoid's polynomial multiplies the lcc bound by about s**2 Z, so a larger r needs a
 coarser precision.
 
@@ -37,28 +37,53 @@ coarser precision.
 >>> np.round(sigmoid_polynomial(1), 4).tolist()          # sigmoid ~ 0.5 + c z on [-4, 4]
 [0.5, 0.1532]
 
+The estimators are scikit-learn estimators (Pipeline, GridSearchCV, clone, pickle): the
+constructor only stores hyperparameters, and a live cluster is never one of them. A fit
+runs its jobs on the cluster it is given (``fit(X, y, cluster=...)``), else on the one of
+the innermost ``using(cluster)`` block, else on a local Cluster of ``n_workers`` workers
+that it opens and closes; a fitted model predicts, pickles and clones without any.
+
+>>> from sklearn.base import clone
+>>> model = LogisticRegression(coding="lcc", iterations=30)
+>>> clone(model).get_params()["iterations"], active_cluster() is None
+(30, True)
+
 Training on a cluster (a sketch; the tests run it)::
 
     import numpy as np
     import ffcode
-    from ffcode.learn import LogisticRegression
+    from ffcode.learn import LogisticRegression, using
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((400, 5))
     y = (X @ [1.0, -2.0, 0.5, 0.0, 1.0] > 0).astype(int)
-    with ffcode.Cluster(n_workers=4) as cluster:
-        model = LogisticRegression(cluster, coding="lcc", iterations=30, seed=1).fit(X, y)
+    model = LogisticRegression(coding="lcc", iterations=30, seed=1)
+    with ffcode.Cluster(n_workers=4) as cluster, using(cluster):
+        model.fit(X, y)
     assert model.score(X, y) > 0.9 and len(model.history_) == 30
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError:                     # scikit-learn < 1.6: no __sklearn_tags__ either
+    raise ImportError("ffcode.learn needs scikit-learn 1.6 or later: "
+                      "pip install -U 'scikit-learn>=1.6'") from None
 
 from ffcode import checks
 from ffcode.field import GF, PrimeField
@@ -70,6 +95,7 @@ CODINGS = ("mds", "lcc")
 PRECISION = {"mds": 16, "lcc": 8}       # fractional bits by default
 SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
 POWER_ITERATIONS = 30                   # for the default learning rate
+DEFAULT_WORKERS = 4                     # of the local cluster a fit opens itself
 
 
 @dataclass(frozen=True)
@@ -107,288 +133,482 @@ def sigmoid_polynomial(degree: int, interval: float = SIGMOID_INTERVAL) -> np.nd
     return coeffs
 
 
-class _CodedGradientDescent:
-    """Gradient descent whose gradients are coded jobs on a cluster (see the module
-    docstring); LinearRegression and LogisticRegression say what h and the loss are."""
-    _logistic = False
+# -- choosing the cluster ------------------------------------------------------------------------
 
-    def __init__(self, cluster: Any, coding: str = "mds", scheme: Optional[str] = None,
-                 pieces: int = 4, iterations: int = 100,
-                 learning_rate: Optional[float] = None, k: Optional[int] = None, t: int = 1,
-                 degree: int = 1, precision: Optional[int] = None, prime: int = 2**61 - 1,
-                 faults: Any = None, seed: Optional[int] = None, resident: bool = True,
-                 progress: Optional[Callable[[Step], None]] = None, shares: int = 1) -> None:
-        N = _workers_of(cluster)
-        self.cluster, self.coding = cluster, checks.choice(coding, "coding", CODINGS)
-        self.scheme = _scheme(scheme, self.coding)
-        self.pieces = pieces_count(pieces)
-        self.iterations = checks.integer(iterations, "iterations", low=1)
-        self.learning_rate = None if learning_rate is None else \
-            checks.positive(learning_rate, "learning_rate")
-        self.t = checks.integer(t, "t", low=0)
-        self.degree = checks.integer(degree, "degree", low=1)
-        self._check_polynomial()
-        self.precision = PRECISION[self.coding] if precision is None else \
-            checks.integer(precision, "precision", low=1)
-        self.F = GF(prime)
-        self.faults = _faults(faults, N)
-        self.seed = None if seed is None else checks.integer(seed, "seed", low=0)
-        if not isinstance(resident, (bool, np.bool_)):
-            raise TypeError(f"Argument 'resident' must be True or False, not {resident!r}.")
-        self.resident = bool(resident)
-        if progress is not None and not callable(progress):
-            raise TypeError("Argument 'progress' must be callable as progress(step).")
-        self.progress = progress
-        self.shares = checks.integer(shares, "shares", low=1)
-        self.k = self._default_k(N) if k is None else checks.integer(k, "k", low=1)
-        self.n_workers = N
-        self._check_workers()
+_ACTIVE: list = []                      # the clusters of the open using() blocks, innermost last
+_ACTIVE_LOCK = threading.Lock()
 
-    def _check_polynomial(self) -> None:
-        """t and the degree of the sigmoid's polynomial are LCC's, and only the logistic
-        regression's polynomial has a degree to choose."""
-        if self.coding == "mds" and (self.t, self.degree) != (1, 1):
-            raise ValueError("Arguments 't' (privacy) and 'degree' (the sigmoid's "
-                             "polynomial) are LCC's: coding='mds' keeps no worker from its "
-                             "coded rows and computes the exact sigmoid. Use coding='lcc'.")
-        if not self._logistic and self.degree != 1:
-            raise ValueError(f"A linear regression's polynomial is z itself: 'degree' must "
-                             f"be 1, not {self.degree}.")
 
-    def _check_workers(self) -> None:
-        """Refuse a code of more blocks than the cluster's shares can decode."""
-        N, R, points = self.n_workers, self._recovery_threshold(self.k), self.n_points
-        if R <= points:
-            return
-        raise ValueError(f"{type(self).__name__} with coding={self.coding!r}, k={self.k}"
-                         + (f", t={self.t}, degree={self.degree}" if self.coding == "lcc"
-                            else "")
-                         + (f" needs results from R = {R} workers, but the cluster has "
-                            f"{N}." if self.shares == 1 else
-                            f", shares={self.shares} needs results from R = {R} shares, "
-                            f"but the cluster's {N} workers hold {points}."))
+@contextlib.contextmanager
+def using(cluster: Any) -> Iterator[Any]:
+    """Make ``cluster`` the one every fit runs on while the block runs, unless a fit is
+    given one (``fit(X, y, cluster=...)``): ``with using(cluster): search.fit(X, y)``.
 
-    def __repr__(self) -> str:
-        return (f"{type(self).__name__}(coding={self.coding!r}, "
-                f"scheme={str(self.scheme)!r}, k={self.k}, iterations={self.iterations})")
+    Blocks nest (the innermost wins). The default is process-wide, so fits in other
+    threads (GridSearchCV with a threading backend) use it too; the cluster runs one job at
+    a time and the others wait their turn. A cluster cannot be sent to another process
+    (joblib's process backends): such a fit opens its own local cluster.
+    """
+    _workers_of(cluster)
+    with _ACTIVE_LOCK:
+        _ACTIVE.append(cluster)
+    try:
+        yield cluster
+    finally:
+        with _ACTIVE_LOCK:              # this block's entry: another thread's may sit above
+            del _ACTIVE[max(i for i, c in enumerate(_ACTIVE) if c is cluster)]
+
+
+def active_cluster() -> Any:
+    """The cluster of the innermost open ``using`` block, or None."""
+    with _ACTIVE_LOCK:
+        return _ACTIVE[-1] if _ACTIVE else None
+
+
+@contextlib.contextmanager
+def _opened(cluster: Any, n_workers: int) -> Iterator[Any]:
+    """The cluster a fit runs on: the one chosen, or a local one of n_workers that the fit
+    opens and closes (every worker process ends with it)."""
+    if cluster is not None:
+        yield cluster
+        return
+    from ffcode.runtime import Cluster  # here: predicting with a fitted model needs no zmq
+    with Cluster(n_workers) as own:
+        yield own
+
+
+# -- the settings of a fit ---------------------------------------------------------------------
+
+@dataclass
+class Settings:
+    """A model's hyperparameters as a fit on ``n_workers`` workers resolves them (the
+    defaults of ``scheme``, ``precision`` and ``k`` filled in), each checked: what
+    ``settings`` returns, a fit would accept."""
+    coding: str
+    scheme: Scheme
+    pieces: int
+    iterations: int
+    learning_rate: Optional[float]
+    t: int
+    degree: int
+    precision: int
+    F: PrimeField
+    faults: Any
+    seed: Optional[int]
+    resident: bool
+    progress: Optional[Callable[[Step], None]]
+    shares: int
+    n_workers: int
+    k: int = 1
 
     @property
     def n_points(self) -> int:
-        """The codes' points: shares per worker times the workers."""
+        """The number of the codes' points, shares per worker times the workers."""
         return self.n_workers * self.shares
 
-    def _recovery_threshold(self, k: int) -> int:
+    def recovery_threshold(self, k: int) -> int:
         """R of the code for k blocks: the MDS code's, or the LCC's, whose privacy
         t * shares counts the shares that t workers hold and whose f has degree r + 1."""
         if self.coding == "mds":
             return MDS.threshold_for(k)
         return LCC.threshold_for(k, self.t * self.shares, self.degree + 1)
 
-    def _default_k(self, N: int) -> int:
+    def default_k(self) -> int:
         """The largest k that leaves a worker to spare (or none to spare, or 1)."""
+        N = self.n_workers
         for spare in (1, 0):
-            fits = [k for k in range(1, N + 1) if self._recovery_threshold(k) <= N - spare]
+            fits = [k for k in range(1, N + 1) if self.recovery_threshold(k) <= N - spare]
             if fits:
                 return max(fits)
-        return 1                        # R > N: refused with the reason by __init__
+        return 1                        # R > N: refused with the reason by the check
+
+
+def settings(model: "_CodedGradientDescent", n_workers: int) -> Settings:
+    """``model``'s hyperparameters checked and resolved for a cluster of ``n_workers``
+    workers, as its fit would (TypeError or ValueError naming the argument), before any
+    data is read or worker started: the command line checks its flags with it."""
+    return model._settings(checks.integer(n_workers, "n_workers", low=1))
+
+
+def expected_failed_checks(model: "_CodedGradientDescent") -> dict:
+    """The checks of scikit-learn's ``check_estimator`` that ``model`` fails, each with its
+    reason (none with coding="mds"), for ``check_estimator(model,
+    expected_failed_checks=expected_failed_checks(model))`` or as
+    ``parametrize_with_checks``' callable."""
+    if getattr(model, "coding", None) != "lcc":
+        return {}
+    if model._logistic:
+        reason = ("coding='lcc' refuses unequal sample weights for a logistic model: no "
+                  "scaling of a coded row weighs the sigmoid's polynomial of its z")
+        return {name: reason for name in ("check_sample_weights_not_overwritten",
+                                          *_EQUIVALENCE)}
+    reason = ("coding='lcc' weighs a row by scaling it by the root of its weight before it "
+              "is rounded to the fixed point, so a weighted fit equals a fit on repeated "
+              "rows only to the fixed point's precision (8 bits by default), not to 1e-7")
+    return {name: reason for name in _EQUIVALENCE}
+
+
+_EQUIVALENCE = ("check_sample_weight_equivalence_on_dense_data",
+                "check_sample_weight_equivalence_on_sparse_data")
+
+
+@dataclass
+class _Data:
+    """A fit's training data on the master: X1 standardized with the intercept's column,
+    the targets as trained on, the weights (None: all equal) and their total, the moments
+    that standardized X, and what the targets make fitted (classes_ or y's moments)."""
+    X1: np.ndarray
+    y: np.ndarray
+    weights: Optional[np.ndarray]
+    total: float
+    mean: np.ndarray
+    scale: np.ndarray
+    fitted: dict
+
+
+# -- the estimators --------------------------------------------------------------------------
+
+class _CodedGradientDescent(BaseEstimator):
+    """Gradient descent whose gradients are coded jobs on a cluster (see the module
+    docstring); LinearRegression and LogisticRegression say what h and the loss are.
+    Hyperparameters are only stored here; fit checks them (``settings``)."""
+    _logistic = False
+
+    def __init__(self, *, coding: str = "mds", scheme: Optional[str] = None, pieces: int = 4,
+                 iterations: int = 100, learning_rate: Optional[float] = None,
+                 k: Optional[int] = None, t: int = 1, degree: int = 1,
+                 precision: Optional[int] = None, prime: int = 2**61 - 1, faults: Any = None,
+                 seed: Optional[int] = None, resident: bool = True,
+                 progress: Optional[Callable[[Step], None]] = None, shares: int = 1,
+                 n_workers: int = DEFAULT_WORKERS) -> None:
+        self.coding, self.scheme, self.pieces = coding, scheme, pieces
+        self.iterations, self.learning_rate, self.k = iterations, learning_rate, k
+        self.t, self.degree, self.precision, self.prime = t, degree, precision, prime
+        self.faults, self.seed, self.resident = faults, seed, resident
+        self.progress, self.shares, self.n_workers = progress, shares, n_workers
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True   # densified: the workers' coded shares are dense
+        return tags
+
+    def _settings(self, n_workers: Optional[int]) -> Settings:
+        """The hyperparameters checked, and k for n_workers (None: the fit's own local
+        cluster of ``self.n_workers``); see ``settings``."""
+        own = checks.integer(self.n_workers, "n_workers", low=1)
+        n_workers = own if n_workers is None else n_workers
+        coding = checks.choice(self.coding, "coding", CODINGS)
+        if not isinstance(self.resident, (bool, np.bool_)):
+            raise TypeError(f"Argument 'resident' must be True or False, not "
+                            f"{self.resident!r}.")
+        if self.progress is not None and not callable(self.progress):
+            raise TypeError("Argument 'progress' must be callable as progress(step).")
+        s = Settings(
+            coding=coding, scheme=_scheme(self.scheme, coding),
+            pieces=pieces_count(self.pieces),
+            iterations=checks.integer(self.iterations, "iterations", low=1),
+            learning_rate=None if self.learning_rate is None else
+            checks.positive(self.learning_rate, "learning_rate"),
+            t=checks.integer(self.t, "t", low=0),
+            degree=checks.integer(self.degree, "degree", low=1),
+            precision=PRECISION[coding] if self.precision is None else
+            checks.integer(self.precision, "precision", low=1),
+            F=GF(self.prime), faults=_faults(self.faults, n_workers),
+            seed=None if self.seed is None else checks.integer(self.seed, "seed", low=0),
+            resident=bool(self.resident), progress=self.progress,
+            shares=checks.integer(self.shares, "shares", low=1), n_workers=n_workers)
+        self._check_polynomial(s)
+        s.k = s.default_k() if self.k is None else checks.integer(self.k, "k", low=1)
+        self._check_workers(s)
+        return s
+
+    def _check_polynomial(self, s: Settings) -> None:
+        """t and the degree of the sigmoid's polynomial are LCC's, and only the logistic
+        regression's polynomial has a degree to choose."""
+        if s.coding == "mds" and (s.t, s.degree) != (1, 1):
+            raise ValueError("Arguments 't' (privacy) and 'degree' (the sigmoid's "
+                             "polynomial) are LCC's: coding='mds' keeps no worker from its "
+                             "coded rows and computes the exact sigmoid. Use coding='lcc'.")
+        if not self._logistic and s.degree != 1:
+            raise ValueError(f"A linear regression's polynomial is z itself: 'degree' must "
+                             f"be 1, not {s.degree}.")
+
+    def _check_workers(self, s: Settings) -> None:
+        """Refuse a code of more blocks than the cluster's shares can decode."""
+        N, R, points = s.n_workers, s.recovery_threshold(s.k), s.n_points
+        if R <= points:
+            return
+        raise ValueError(f"{type(self).__name__} with coding={s.coding!r}, k={s.k}"
+                         + (f", t={s.t}, degree={s.degree}" if s.coding == "lcc" else "")
+                         + (f" needs results from R = {R} workers, but the cluster has "
+                            f"{N}." if s.shares == 1 else
+                            f", shares={s.shares} needs results from R = {R} shares, "
+                            f"but the cluster's {N} workers hold {points}."))
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any):
-        """Train on X (n, d) real and y (n,); every input is checked before any worker is
-        asked. Returns self."""
-        for fitted in ("coef_", "intercept_"):     # a fit that fails leaves no model
-            self.__dict__.pop(fitted, None)
-        X = _real_matrix(X, "X")
-        n, d = X.shape
-        if n < 2:
-            raise ValueError(f"Argument 'X' must have at least 2 samples, not {n}.")
-        y = self._targets(y, n)
-        self.mean_, scale = X.mean(axis=0), X.std(axis=0)
-        self.scale_ = np.where(scale > 0, scale, 1.0)
-        X1 = np.hstack([np.ones((n, 1)), (X - self.mean_) / self.scale_])
-        X1[:, 1:][:, scale == 0] = 0.0      # a constant column is left at 0
-        lr = self.learning_rate or self._default_rate(X1)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, cluster: Any = None):
+        """Train on X (n, d) real (a sparse X is densified) and y (n,), each sample weighed
+        by ``sample_weight`` (n,) if given. The jobs run on ``cluster`` if given, else on
+        the innermost ``using`` block's, else on a local Cluster of ``n_workers`` that the
+        fit opens and closes. Everything is checked before a worker is asked (or started);
+        a fit that fails leaves the model as it was. Returns self."""
+        before = dict(self.__dict__)
         try:
-            Xq = self.F.from_real(X1, 2.0 ** self.precision)
-        except ValueError as e:
-            raise ValueError(f"The standardized X does not fit GF({self.F.p}) at "
-                             f"precision={self.precision}: {e}") from None
-        coded = _MDSGradient(self, Xq, y) if self.coding == "mds" else \
-            _LCCGradient(self, Xq, X1.T @ y)
-        self.codes_ = coded.codes
-        self.history_, self.load_seconds_, self.loaded_bytes_ = [], 0.0, 0
-        w = np.zeros(d + 1)
-        try:
-            if self.resident:
-                start = time.perf_counter()
-                coded.load()
-                self.load_seconds_ = time.perf_counter() - start
-                self.loaded_bytes_ = coded.loaded_bytes
-            for i in range(1, self.iterations + 1):
-                start = time.perf_counter()
-                gradient, reports = coded.gradient(w)
-                w = w - lr * gradient / n
-                seconds = time.perf_counter() - start
-                step = Step(i, seconds, self._loss(X1 @ w, y),
-                            sum(r.shipped for r in reports), tuple(reports))
-                self.history_.append(step)
-                if self.progress is not None:
-                    self.progress(step)
-        finally:
-            coded.unload()
-        self._set_coefficients(w)
+            fitted = self._fit(X, y, sample_weight, cluster)
+        except BaseException:
+            self.__dict__.clear()           # validate_data has set n_features_in_ already
+            self.__dict__.update(before)
+            raise
+        self.__dict__.update(fitted)
         return self
 
-    def _default_rate(self, X1: np.ndarray) -> float:
-        """1 / L for the loss's curvature L: the largest eigenvalue of X^T X / n (by power
-        iteration on the master), a quarter of it for the logistic loss."""
+    def _fit(self, X: Any, y: Any, sample_weight: Any, cluster: Any) -> dict:
+        """The fitted attributes."""
+        chosen = active_cluster() if cluster is None else cluster
+        s = self._settings(None if chosen is None else _workers_of(chosen))
+        data = self._data(X, y, sample_weight, s)
+        rate = s.learning_rate or self._default_rate(data)
+        coded = self._coded(s, data)
+        with _opened(chosen, s.n_workers) as running:
+            coded.cluster = running
+            w, trained = self._descend(s, coded, data, rate)
+        return {**data.fitted, **self._coefficients(w, data), **trained,
+                "mean_": data.mean, "scale_": data.scale, "codes_": coded.codes,
+                "k_": s.k, "learning_rate_": rate}
+
+    def _data(self, X: Any, y: Any, sample_weight: Any, s: Settings) -> _Data:
+        """The checked data, standardized; a sample of weight 0 is left out."""
+        X, y = validate_data(self, X, y, accept_sparse=True, dtype="numeric",
+                             ensure_min_samples=2, y_numeric=not self._logistic)
+        if sparse.issparse(X):
+            X = X.toarray()             # the workers' coded shares are dense anyway
+        X = X.astype(np.float64, copy=False)
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                       ensure_non_negative=True)
+        kept = weights > 0
+        if not kept.any():              # an older scikit-learn lets all-zero weights by
+            raise ValueError("Sample weights must contain at least one non-zero number.")
+        weights = weights[kept]
+        weights = None if np.all(weights == weights[0]) else weights   # equal: unweighted
+        target, fitted = self._targets(y, kept, weights)
+        self._check_weights(s, weights)
+        X = X[kept]
+        mean = np.average(X, axis=0, weights=weights)
+        spread = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=weights))
+        constant = np.ptp(X, axis=0) == 0
+        scale = np.where(constant | ~(spread > 0), 1.0, spread)
+        X1 = np.hstack([np.ones((X.shape[0], 1)), (X - mean) / scale])
+        X1[:, 1:][:, constant] = 0.0    # a constant column is left at 0
+        total = float(X.shape[0] if weights is None else weights.sum())
+        return _Data(X1, target, weights, total, mean, scale, fitted)
+
+    def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
+        """Every coding weighs a linear model exactly (see _coded)."""
+
+    def _default_rate(self, data: _Data) -> float:
+        """1 / L for the loss's curvature L: the largest eigenvalue of the (weighted)
+        X^T X / n (by power iteration on the master), a quarter of it for the log-loss."""
+        X1 = data.X1 if data.weights is None else data.X1 * np.sqrt(data.weights)[:, None]
         v = np.random.default_rng(0).standard_normal(X1.shape[1])
         largest = 1.0
         for _ in range(POWER_ITERATIONS):
-            u = X1.T @ (X1 @ v) / X1.shape[0]
+            u = X1.T @ (X1 @ v) / data.total
             largest = float(np.linalg.norm(u))
             v = u / largest
         return (4.0 if self._logistic else 1.0) / largest
 
-    def _set_coefficients(self, w: np.ndarray) -> None:
+    def _coded(self, s: Settings, data: _Data) -> "_Jobs":
+        """The coded jobs of the gradient. Weights: mds multiplies the residual by them on
+        the master; lcc scales each row by the root of its weight (exact for z itself)."""
+        rows = data.X1 if data.weights is None or s.coding == "mds" else \
+            data.X1 * np.sqrt(data.weights)[:, None]
+        try:
+            Xq = s.F.from_real(rows, 2.0 ** s.precision)
+        except ValueError as e:
+            raise ValueError(f"The standardized X does not fit GF({s.F.p}) at "
+                             f"precision={s.precision}: {e}") from None
+        if s.coding == "mds":
+            return _MDSGradient(s, Xq, functools.partial(self._residual, y=data.y),
+                                data.weights)
+        weighted = data.y if data.weights is None else data.weights * data.y
+        return _LCCGradient(s, Xq, data.X1.T @ weighted, self._polynomial(s.degree))
+
+    def _descend(self, s: Settings, coded: "_Jobs", data: _Data, rate: float) -> tuple:
+        """(the weights w, the fitted history_, load_seconds_ and loaded_bytes_)."""
+        history: list = []
+        load_seconds, w = 0.0, np.zeros(data.X1.shape[1])
+        try:
+            if s.resident:
+                start = time.perf_counter()
+                coded.load()
+                load_seconds = time.perf_counter() - start
+            for i in range(1, s.iterations + 1):
+                start = time.perf_counter()
+                gradient, reports = coded.gradient(w)
+                w = w - rate * gradient / data.total
+                seconds = time.perf_counter() - start
+                step = Step(i, seconds, self._loss(data.X1 @ w, data),
+                            sum(r.shipped for r in reports), tuple(reports))
+                history.append(step)
+                if s.progress is not None:
+                    s.progress(step)
+        finally:
+            coded.unload()
+        return w, {"history_": history, "load_seconds_": load_seconds,
+                   "loaded_bytes_": coded.loaded_bytes}
+
+    def _coefficients(self, w: np.ndarray, data: _Data) -> dict:
         """coef_ and intercept_ in the units of the X (and y) given."""
-        coef = w[1:] / self.scale_
-        self.coef_ = coef
-        self.intercept_ = float(w[0] - coef @ self.mean_)
+        coef = w[1:] / data.scale
+        return {"coef_": coef, "intercept_": float(w[0] - coef @ data.mean)}
 
     # -- using the model --------------------------------------------------------------------
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """X @ coef_ + intercept_."""
-        if not hasattr(self, "coef_"):
-            raise ValueError(f"This {type(self).__name__} is not fitted yet: call fit first.")
-        X = _real_matrix(X, "X")
-        if X.shape[1] != self.coef_.shape[0]:
-            raise ValueError(f"Argument 'X' has {X.shape[1]} features, the model "
-                             f"{self.coef_.shape[0]}.")
-        return X @ self.coef_ + self.intercept_
+    def _decision(self, X: Any) -> np.ndarray:
+        """X @ coef_ + intercept_, X checked against the fitted features."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=True, dtype="numeric", reset=False)
+        return safe_sparse_dot(X, self.coef_) + self.intercept_
 
 
-class LinearRegression(_CodedGradientDescent):
+class LinearRegression(RegressorMixin, _CodedGradientDescent):
     """Least squares by gradient descent on coded data (see the module docstring): the loss
-    is the mean squared error / 2, in the units of y (standardized inside fit, as X is).
+    is the (weighted) mean squared error / 2, in the units of y (standardized inside fit,
+    as X is). A scikit-learn regressor: ``fit(X, y, sample_weight=None, *, cluster=None)``,
+    ``predict``, ``score`` (R^2).
 
-    ``cluster``: an ffcode.Cluster (its workers hold the code's shares). ``coding``: "mds" (two
-    coded products per iteration) or "lcc" (one private job, poly(z) = z, degree 2 in X).
-    ``scheme``: the runtime's, compfs by default (cfs for lcc, whose gradient is not
-    row-linear); ``pieces``: its m. ``k``: data blocks, by default the most that leave a
-    worker to spare. ``t``: LCC's privacy (any t workers learn nothing of X). ``precision``:
-    fractional bits of the fixed point (16 for mds, 8 for lcc). ``learning_rate``: by
-    default 1 / the largest eigenvalue of the standardized X^T X / n. ``faults``
-    (ffcode.Faults) go to every job; ``seed`` seeds the masks and packet combinations
-    (None: fresh randomness, private). ``resident=False`` ships the data with every job
-    instead of loading it once. ``progress(step)`` is called after every iteration.
-    ``shares``: each worker holds that many shares (the codes get shares × n_workers
-    points), so that fast workers keep computing while stragglers are waited for; LCC's
-    privacy then counts the shares t workers hold (a code of privacy t × shares).
+    ``coding``: "mds" (two coded products per iteration) or "lcc" (one private job,
+    poly(z) = z, degree 2 in X). ``scheme``: the runtime's, compfs by default (cfs for lcc,
+    whose gradient is not row-linear); ``pieces``: its m. ``k``: data blocks, by default
+    the most that leave a worker to spare. ``t``: LCC's privacy (any t workers learn
+    nothing of X). ``precision``: fractional bits of the fixed point (16 for mds, 8 for
+    lcc). ``learning_rate``: by default 1 / the largest eigenvalue of the standardized
+    X^T X / n. ``faults`` (ffcode.Faults) go to every job; ``seed`` seeds the masks and
+    packet combinations (None: fresh randomness, private). ``resident=False`` ships the
+    data with every job instead of loading it once. ``progress(step)`` is called after
+    every iteration. ``shares``: each worker holds that many shares (the codes get
+    shares × n_workers points), so that fast workers keep computing while stragglers are
+    waited for; LCC's privacy then counts the shares t workers hold (a code of privacy
+    t × shares). ``n_workers``: the local workers of the cluster a fit opens when it is
+    given none (see ``fit`` and ``using``).
+
+    Fitted: ``coef_``, ``intercept_``, ``n_features_in_`` (``feature_names_in_``),
+    ``history_`` (a Step per iteration), ``codes_``, ``k_``, ``learning_rate_``,
+    ``load_seconds_``, ``loaded_bytes_``, ``mean_`` and ``scale_`` (X's standardization),
+    ``y_mean_`` and ``y_scale_``.
     """
 
-    def _targets(self, y: Any, n: int) -> np.ndarray:
-        y = _real_vector(y, n)
-        self.y_mean_, spread = float(y.mean()), float(y.std())
-        self.y_scale_ = spread if spread > 0 else 1.0
-        return (y - self.y_mean_) / self.y_scale_
+    def _targets(self, y: np.ndarray, kept: np.ndarray, weights: Optional[np.ndarray]):
+        y = np.asarray(y[kept], dtype=np.float64)
+        mean = float(np.average(y, weights=weights))
+        spread = float(np.sqrt(np.average((y - mean) ** 2, weights=weights)))
+        scale = spread if spread > 0 else 1.0
+        return (y - mean) / scale, {"y_mean_": mean, "y_scale_": scale}
 
     def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return z - y
 
-    def _polynomial(self) -> np.ndarray:
+    def _polynomial(self, degree: int) -> np.ndarray:
         return np.array([0.0, 1.0])
 
-    def _loss(self, z: np.ndarray, y: np.ndarray) -> float:
-        return float(self.y_scale_ ** 2 * np.mean((z - y) ** 2) / 2)
+    def _loss(self, z: np.ndarray, data: _Data) -> float:
+        squares = np.average((z - data.y) ** 2, weights=data.weights)
+        return float(data.fitted["y_scale_"] ** 2 * squares / 2)
 
-    def _set_coefficients(self, w: np.ndarray) -> None:
-        super()._set_coefficients(w * self.y_scale_)
-        self.intercept_ += self.y_mean_
+    def _coefficients(self, w: np.ndarray, data: _Data) -> dict:
+        fitted = super()._coefficients(w * data.fitted["y_scale_"], data)
+        fitted["intercept_"] += data.fitted["y_mean_"]
+        return fitted
 
     def predict(self, X: Any) -> np.ndarray:
         """The predicted values."""
-        return self.decision_function(X)
-
-    def score(self, X: Any, y: Any) -> float:
-        """R^2 of the predictions (1.0 for a perfect fit of a constant y, else 0.0 then)."""
-        predicted = self.predict(X)
-        y = _real_vector(y, predicted.shape[0])
-        residual = float(np.sum((y - predicted) ** 2))
-        total = float(np.sum((y - y.mean()) ** 2))
-        if total == 0:
-            return 1.0 if residual == 0 else 0.0
-        return 1.0 - residual / total
+        return self._decision(X)
 
 
-class LogisticRegression(_CodedGradientDescent):
-    """A binary classifier by gradient descent on the log-loss on coded data (see the
-    module docstring). y holds two classes (any labels; ``classes_`` sorted, the second is
-    the positive one). With coding="lcc" the workers use the sigmoid's least-squares
-    polynomial of degree r = ``degree`` on [-4, 4] (degree r + 1 in X); predictions use
-    the exact sigmoid. The other arguments are LinearRegression's; the default learning
-    rate is 4 / the largest eigenvalue of the standardized X^T X / n.
+class LogisticRegression(ClassifierMixin, _CodedGradientDescent):
+    """A binary classifier by gradient descent on the (weighted) log-loss on coded data
+    (see the module docstring). y holds two classes (any labels; ``classes_`` sorted, the
+    second is the positive one); a target of more classes is refused (binary only, as its
+    tags say). With coding="lcc" the workers use the sigmoid's least-squares polynomial of
+    degree r = ``degree`` on [-4, 4] (degree r + 1 in X); predictions use the exact
+    sigmoid, and sample weights must be equal (or 0): no scaling of a coded row weighs a
+    polynomial of its z exactly. The other arguments and fitted attributes are
+    LinearRegression's (``classes_`` in place of y's moments); the default learning rate
+    is 4 / the largest eigenvalue of the standardized X^T X / n.
     """
     _logistic = True
 
-    def _targets(self, y: Any, n: int) -> np.ndarray:
-        y = _vector(y, n)
-        if y.dtype.kind == "f" and not np.isfinite(y).all():
-            raise ValueError("Argument 'y' has non-finite values (NaN or inf).")
-        classes = np.unique(y)
-        if classes.shape[0] != 2:
-            raise ValueError(f"Argument 'y' must hold two classes for a logistic regression, "
-                             f"not {classes.shape[0]} ({_few(classes)}).")
-        self.classes_ = classes
-        return (y == classes[1]).astype(np.float64)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _targets(self, y: np.ndarray, kept: np.ndarray, weights: Optional[np.ndarray]):
+        check_classification_targets(y)     # "Unknown label type" for a continuous y
+        kind = type_of_target(y[kept], input_name="y")     # weight 0: left out
+        classes = np.unique(y[kept])
+        if kind != "binary" or classes.shape[0] != 2:
+            raise ValueError(("Only binary classification is supported. The type of the "
+                              f"target is {kind}: a" if kind != "binary" else "A")
+                             + f"rgument 'y' must hold two classes for a logistic "
+                             f"regression, not {classes.shape[0]} ({_few(classes)})"
+                             + (" among the samples of positive weight." if not kept.all()
+                                else "."))
+        return (y[kept] == classes[1]).astype(np.float64), {"classes_": classes}
+
+    def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
+        if s.coding == "lcc" and weights is not None:
+            raise ValueError("Argument 'sample_weight' must give every sample the same "
+                             "weight (or 0, leaving it out) with coding='lcc': its workers "
+                             "compute the sigmoid's polynomial of X~ w on the coded rows, "
+                             "which no scaling of a row weighs exactly. Use coding='mds', "
+                             "which weighs the residual on the master.")
 
     def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return _sigmoid(z) - y
 
-    def _polynomial(self) -> np.ndarray:
-        return sigmoid_polynomial(self.degree)
+    def _polynomial(self, degree: int) -> np.ndarray:
+        return sigmoid_polynomial(degree)
 
-    def _loss(self, z: np.ndarray, y: np.ndarray) -> float:
-        return float(np.mean(np.logaddexp(0.0, z) - y * z))
+    def _loss(self, z: np.ndarray, data: _Data) -> float:
+        return float(np.average(np.logaddexp(0.0, z) - data.y * z, weights=data.weights))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``X @ coef_ + intercept_``: positive for ``classes_[1]``."""
+        return self._decision(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """(n, 2): the probabilities of classes_[0] and classes_[1]."""
+        """(n, 2): the probabilities of ``classes_[0]`` and ``classes_[1]``."""
         positive = _sigmoid(self.decision_function(X))
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X: Any) -> np.ndarray:
-        """The predicted labels, from classes_."""
+        """The predicted labels, from ``classes_``."""
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.intp)]
-
-    def score(self, X: Any, y: Any) -> float:
-        """The accuracy of predict(X) against y."""
-        predicted = self.predict(X)
-        y = _vector(y, predicted.shape[0])
-        return float(np.mean(predicted == y))
 
 
 # -- the coded gradients -------------------------------------------------------------------
 
 class _Jobs:
-    """The resident data of a fit (or none) and the jobs that run on it."""
+    """The data of a fit's jobs, resident on the workers (or not), and the jobs; the fit
+    sets ``cluster``, the one they run on."""
 
-    def __init__(self, model: _CodedGradientDescent, data: list):
-        self.model, self.cluster = model, model.cluster
+    def __init__(self, s: Settings, data: list):
+        self.s, self.cluster = s, None
         self.data = data                # [(code, inputs)] the codes encode
-        self.loaded, self.loaded_bytes = [], 0
+        self.loaded: list = []
+        self.loaded_bytes = 0
 
     @property
     def codes(self) -> tuple:
         return tuple(code for code, _ in self.data)
 
     def load(self) -> None:
-        m = self.model
         for code, inputs in self.data:
-            resident = self.cluster.load(code, *inputs, scheme=m.scheme, pieces=m.pieces,
-                                         seed=m.seed)
+            resident = self.cluster.load(code, *inputs, scheme=self.s.scheme,
+                                         pieces=self.s.pieces, seed=self.s.seed)
             self.loaded.append(resident)
             self.loaded_bytes += resident.shipped
 
@@ -398,28 +618,30 @@ class _Jobs:
 
     def run(self, which: int, *arguments) -> tuple:
         """(output, report) of a job on data ``which`` with these arguments."""
-        m = self.model
-        options = dict(faults=m.faults, seed=m.seed)
+        options = dict(faults=self.s.faults, seed=self.s.seed)
         if self.loaded:
             return self.cluster.run(self.loaded[which], *arguments, **options)
         code, inputs = self.data[which]
-        return self.cluster.run(code, *inputs, *arguments, scheme=m.scheme, pieces=m.pieces,
-                                **options)
+        return self.cluster.run(code, *inputs, *arguments, scheme=self.s.scheme,
+                                pieces=self.s.pieces, **options)
 
 
 class _MDSGradient(_Jobs):
-    """X^T (h(X w) - y): z = X w and g = X^T r as two MDS-coded products, h on the master."""
+    """X^T (weights (h(X w) - y)): z = X w and g = X^T r as two MDS-coded products, h on
+    the master."""
 
-    def __init__(self, model, Xq, y):
-        F, k, N = model.F, model.k, model.n_points
-        super().__init__(model, [(MDS(F, k, N, signed=True), (Xq,)),
-                                 (MDS(F, k, N, signed=True), (np.ascontiguousarray(Xq.T),))])
-        self.y, self.scale = y, float(2 ** model.precision)
+    def __init__(self, s: Settings, Xq: np.ndarray, residual: Callable, weights):
+        F, k, N = s.F, s.k, s.n_points
+        super().__init__(s, [(MDS(F, k, N, signed=True), (Xq,)),
+                             (MDS(F, k, N, signed=True), (np.ascontiguousarray(Xq.T),))])
+        self.residual, self.weights, self.scale = residual, weights, float(2 ** s.precision)
 
     def gradient(self, w: np.ndarray) -> tuple:
-        F, s = self.model.F, self.scale
+        F, s = self.s.F, self.scale
         z, first = self.run(0, F.from_real(w, s))
-        r = self.model._residual(F.to_real(z, s * s), self.y)
+        r = self.residual(F.to_real(z, s * s))
+        if self.weights is not None:    # the rounded residual: an integer weight repeats it
+            r = self.weights * np.rint(r * s) / s
         g, second = self.run(1, F.from_real(r, s))
         return F.to_real(g, s * s), [first, second]
 
@@ -427,26 +649,26 @@ class _MDSGradient(_Jobs):
 class _LCCGradient(_Jobs):
     """X^T poly(X w) - X^T y: one LCC job on k row blocks of X, summed on the master."""
 
-    def __init__(self, model, Xq, XTy):
-        F, k, s = model.F, model.k, 2 ** model.precision
+    def __init__(self, s: Settings, Xq: np.ndarray, XTy: np.ndarray, polynomial: np.ndarray):
+        F, k, scale = s.F, s.k, 2 ** s.precision
         rows = -(-Xq.shape[0] // k)
         padded = np.zeros((k * rows, Xq.shape[1]), F.dtype)    # zero rows add nothing
         padded[:Xq.shape[0]] = Xq
-        r = model.degree
+        r = s.degree
         # Term i of poly carries s (its coefficient) * s**(2i) (z = X w): scale c_i by
         # s**(2(r - i)) so that every term carries s**(2r + 1), and X^T adds one s.
-        self.C = [F.asarray(np.array([round(c * s ** (2 * (r - i) + 1))], dtype=object))
-                  for i, c in enumerate(model._polynomial())]
-        self.out_scale = float(s) ** (2 * r + 2)
+        self.C = [F.asarray(np.array([round(c * scale ** (2 * (r - i) + 1))], dtype=object))
+                  for i, c in enumerate(polynomial)]
+        self.out_scale = float(scale) ** (2 * r + 2)
         bound = functools.partial(_gradient_bound, rows, Xq.shape[1])
-        code = LCC(F, k, model.t * model.shares, gradient_terms, r + 1, model.n_points,
+        code = LCC(F, k, s.t * s.shares, gradient_terms, r + 1, s.n_points,
                    signed=True, result_bound=bound,
                    arguments=("w", *(f"c{i}" for i in range(r + 1))))
-        super().__init__(model, [(code, (list(padded.reshape(k, rows, -1)),))])
-        self.XTy, self.scale = XTy, float(s)
+        super().__init__(s, [(code, (list(padded.reshape(k, rows, -1)),))])
+        self.XTy, self.scale = XTy, float(scale)
 
     def gradient(self, w: np.ndarray) -> tuple:
-        F = self.model.F
+        F = self.s.F
         outputs, report = self.run(0, F.from_real(w, self.scale), *self.C)
         total = np.sum([F.to_signed(o) for o in outputs], axis=0, dtype=np.float64)
         return total / self.out_scale - self.XTy, [report]
@@ -463,41 +685,6 @@ def _gradient_bound(rows: int, cols: int, M: int, size_w: int, *sizes_c: int) ->
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
     return np.exp(-np.logaddexp(0.0, -z))       # 1 / (1 + e**-z) without overflow
-
-
-def _vector(y: Any, n: int) -> np.ndarray:
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"Argument 'y' must be 1-D, not {y.ndim}-D (shape {y.shape}).")
-    if y.shape[0] != n:
-        raise ValueError(f"Arguments 'X' and 'y' do not match: {n} samples and "
-                         f"{y.shape[0]} labels.")
-    return y
-
-
-def _real_vector(y: Any, n: int) -> np.ndarray:
-    y = _vector(y, n)
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"Argument 'y' must hold real numbers, not dtype {y.dtype}.")
-    y = y.astype(np.float64)
-    if not np.isfinite(y).all():
-        raise ValueError("Argument 'y' has non-finite values (NaN or inf).")
-    return y
-
-
-def _real_matrix(X: Any, name: str) -> np.ndarray:
-    X = np.asarray(X)
-    if X.dtype.kind not in "biuf":
-        raise TypeError(f"Argument {name!r} must hold real numbers, not dtype {X.dtype}.")
-    if X.ndim != 2:
-        raise ValueError(f"Argument {name!r} must be 2-D (samples x features), not "
-                         f"{X.ndim}-D (shape {X.shape}).")
-    if X.shape[1] < 1:
-        raise ValueError(f"Argument {name!r} must have at least one feature.")
-    X = X.astype(np.float64)
-    if not np.isfinite(X).all():
-        raise ValueError(f"Argument {name!r} has non-finite values (NaN or inf).")
-    return X
 
 
 def _few(values: Sequence) -> str:

@@ -22,7 +22,6 @@ import numpy as np
 
 from ffcode.cli import output
 from ffcode.cli.args import argument_parser, check_stragglers, integer, namespace, positive
-from ffcode.errors import ClusterError
 from ffcode.schemes import NAMES, Scheme
 from ffcode.version import __version__
 
@@ -194,19 +193,6 @@ class IterationBar(output.Bar):
         self.show(step.iteration, self.iterations, "iteration")
 
 
-class _Unstarted:
-    """Stands in for the cluster while the models' settings are checked, before any worker
-    starts: those checks need only its number of workers."""
-
-    def __init__(self, n_workers):
-        self.n_workers = n_workers
-
-    def load(self, *args, **kwargs):
-        raise ClusterError("no worker has started: this cluster only checks settings")
-
-    run = unload = load
-
-
 def main(args: argparse.Namespace) -> int:
     """Train as the (parsed) arguments say: 0 when every model was trained (and with
     --compare, every scheme's is the same), 1 when they differ; ValueError for bad
@@ -224,8 +210,8 @@ def main(args: argparse.Namespace) -> int:
     Model = getattr(learn, TASKS[args.task])
     faults = stragglers(args)
     schemes, notes = schemes_for(args)
-    for scheme in schemes:                  # the models' own checks of their settings
-        _model(_Unstarted(args.workers), Model, args, scheme, faults)
+    for scheme in schemes:                  # the models' own checks, before a worker starts
+        learn.settings(_model(Model, args, scheme, faults), args.workers)
     start = time.perf_counter()
     results = []
     with Cluster(args.workers) as cluster:  # checks its arguments before a worker starts
@@ -270,10 +256,10 @@ def _describe(args) -> str:
 def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
     """Fit one model with one scheme: its numbers, as the report writes them."""
     bar = IterationBar(scheme, args.iterations, not args.no_progress)
-    model = _model(cluster, Model, args, scheme, faults, bar)
+    model = _model(Model, args, scheme, faults, bar)
     start = time.perf_counter()
     try:
-        model.fit(X, y)
+        model.fit(X, y, cluster=cluster)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
@@ -287,10 +273,10 @@ def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
                        "shipped": s.shipped} for s in steps]}
 
 
-def _model(cluster, Model, args, scheme, faults, progress=None):
-    """The model the arguments ask for, with one scheme, on cluster."""
+def _model(Model, args, scheme, faults, progress=None):
+    """The model the arguments ask for, with one scheme."""
     options = {} if args.learning_rate is None else {"learning_rate": args.learning_rate}
-    return Model(cluster, coding=args.coding, scheme=scheme, iterations=args.iterations,
+    return Model(coding=args.coding, scheme=scheme, iterations=args.iterations,
                  k=args.k, faults=faults, seed=args.seed, progress=progress,
                  shares=args.shares, **options)
 
