@@ -145,19 +145,22 @@ def compute(job, out):
     """Run one task, its shares in order, handing each message to out(header, frames);
     returns early on a stop."""
     F, op = operation(job.task)
-    if job.shares is None:
+    held = job.shares                   # read once: an unload may clear it meanwhile
+    if held is None:
+        if job.stop.is_set():
+            return                      # stopped, then unloaded, before it started: no work
         raise ValueError(f"this worker holds no resident data {job.data} (never loaded, or "
                          f"unloaded)")
     shares = job.task.shares
-    if len(job.shares) != shares:
+    if len(held) != shares:
         raise ValueError(f"the task names {shares} shares of resident data {job.data}, this "
-                         f"worker holds {len(job.shares)}")
+                         f"worker holds {len(held)}")
     delays = job.faults.delays
     work = len(delays) // shares            # pieces of work per share, a pause each
     corrupt = job.faults.corrupt
     rng = np.random.default_rng() if corrupt else None     # fresh entropy costs 30 us
     seeds = job.task.seeds or [None] * shares
-    for k, share in enumerate(job.shares):
+    for k, share in enumerate(held):
         if not compute_share(job, F, op, share, k, delays[k * work:(k + 1) * work],
                              seeds[k], rng, out):
             return

@@ -193,13 +193,17 @@ def test_bad_loads_refused(bounded, cluster):
 
 def test_worker_without_the_data_fails_the_job():
     """A task naming resident data the worker does not hold fails, saying so (the master
-    reports it as the job's WorkerError)."""
+    reports it as the job's WorkerError), unless it was stopped before it started: the
+    master unloads after its last job, whose stop may reach a worker first."""
     header = Header(Kind.JOB, 1, 1, 0)
     meta = Task(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1,
                 data=3, faults=Faults().for_worker(0, 1), max_message=1 << 20).to_meta()
     job = Job(header, meta, [xs(1)[0]], store={})
     with pytest.raises(ValueError, match="holds no resident data 3"):
         compute(job, lambda header, frames: None)
+    stopped = Job(header, meta, [xs(1)[0]], store={})
+    stopped.stop.set()                  # stopped, then its data unloaded, before it started
+    compute(stopped, lambda header, frames: pytest.fail("a stopped job sent a message"))
     held = Job(header, meta, [xs(1)[0]], store={3: [[A]]})
     sent = []
     compute(held, lambda header, frames: sent.append(frames))
