@@ -867,7 +867,7 @@ def test_uncoded_splits_the_data_only():
         signed.arguments(signed.uncoded(big), F.from_real(np.full(5, 2.0**14), 1))
 
 
-@pytest.mark.parametrize("params", itertools.product(range(1, 4), repeat=3),
+@pytest.mark.parametrize("params", list(itertools.product(range(1, 4), repeat=3)),
                          ids=lambda v: "-".join(map(str, v)))
 def test_threshold_for_is_the_codes_recovery_threshold(params):
     """Each code's threshold_for(its parameters) is the R of the code they make (which
