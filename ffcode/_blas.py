@@ -13,6 +13,7 @@ ffcode[threads]``); without it every product keeps the BLAS's own thread count.
 import functools
 import os
 import threading
+from typing import Literal, Optional
 
 try:
     from threadpoolctl import ThreadpoolController
@@ -27,11 +28,15 @@ class _OneThread:
     shared by threads: the first to enter saves the settings, the last to leave restores
     them."""
 
-    def __init__(self):
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """Start afresh: no lock held, no library asked for."""
         self._lock = threading.Lock()
         self._depth = 0
-        self._libraries = None
-        self._saved = ()
+        self._libraries: Optional[list] = None
+        self._saved: list = []
 
     def libraries(self) -> list:
         """The BLAS libraries loaded when first asked (none without threadpoolctl)."""
@@ -41,7 +46,7 @@ class _OneThread:
             self._libraries = list(found.lib_controllers) if found else []
         return self._libraries
 
-    def __enter__(self):
+    def __enter__(self) -> "_OneThread":
         with self._lock:
             if self._depth == 0:
                 libraries = self.libraries()
@@ -51,18 +56,18 @@ class _OneThread:
             self._depth += 1
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         with self._lock:
             self._depth -= 1
             if self._depth == 0:
-                for lib, threads in zip(self._libraries, self._saved):
+                for lib, threads in zip(self.libraries(), self._saved):
                     lib.set_num_threads(threads)
         return False
 
 
 one_thread = _OneThread()
 # A child forked while a thread held the lock would wait for it forever: it starts afresh.
-os.register_at_fork(after_in_child=one_thread.__init__)
+os.register_at_fork(after_in_child=one_thread._reset)
 
 
 def threads() -> int:

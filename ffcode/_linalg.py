@@ -31,7 +31,7 @@ def _triangle(p: int) -> int:
     return TRIANGLE_31 if p < 2**31 else TRIANGLE_WIDE
 
 
-def _lu(p: int, M: np.ndarray, r0: int, c0: int, c1: int):
+def _lu(p: int, M: np.ndarray, r0: int, c0: int, c1: int) -> tuple[int, np.ndarray, np.ndarray]:
     """LU of M[r0:, c0:c1] in place, those columns only: (rank, pivot columns, row order).
 
     The row order (indices into M[r0:]) is applied to the columns c0:c1 of M[r0:]; the
@@ -53,7 +53,7 @@ def _lu(p: int, M: np.ndarray, r0: int, c0: int, c1: int):
     return s1 + s2, np.concatenate([pc1, pc2]), order
 
 
-def _lu_all(p: int, M: np.ndarray, ncols: int):
+def _lu_all(p: int, M: np.ndarray, ncols: int) -> tuple[int, np.ndarray]:
     """LU of M in place with pivots in its first ncols columns, carried to all of M's
     columns: (rank, pivot columns). A small M is one kernel call."""
     m, n = M.shape
@@ -100,7 +100,7 @@ def solve_triangular(p: int, T: np.ndarray, B: np.ndarray, upper: bool) -> None:
     solve_triangular(p, T[then, then], B[then], upper)
 
 
-def echelon(p: int, M: np.ndarray, ncols: int, reduced: bool):
+def echelon(p: int, M: np.ndarray, ncols: int, reduced: bool) -> tuple[int, np.ndarray]:
     """An echelon form of a C-contiguous M in place, pivots in its first ncols columns.
 
     Returns (rank, pivot columns). The rows from rank on are the rows M's first ncols

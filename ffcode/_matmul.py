@@ -15,10 +15,12 @@ import itertools
 import math
 import os
 import threading
+from typing import Any, Callable, Optional, Sequence, Union
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ffcode import _blas
 from ffcode._ext import limbs, matvec, mul32, rowcomb
@@ -71,7 +73,7 @@ class Operand:
     def count(self) -> int:
         return self.nlimbs + len(self.pairs)
 
-    def split(self, p: int, X: np.ndarray, role: str = None) -> np.ndarray:
+    def split(self, p: int, X: np.ndarray, role: Optional[str] = None) -> np.ndarray:
         """The float64 operands of X; in the thread's scratch for role (reused!) if given."""
         shape = (self.count,) + X.shape
         out = np.empty(shape) if role is None else _scratch_array(role, shape)
@@ -108,8 +110,7 @@ def _digits(p: int, nlimbs: int) -> tuple:
 def _operand(p: int, nlimbs: int, with_pairs: bool) -> tuple:
     bits, bound = _digits(p, nlimbs)
     pairs = list(itertools.combinations(range(nlimbs), 2)) if with_pairs else []
-    pairs = np.array(pairs, np.intp).reshape(-1, 2)
-    return Operand(nlimbs, bits, pairs), bound
+    return Operand(nlimbs, bits, np.array(pairs, np.intp).reshape(-1, 2)), bound
 
 
 def _split_left(p: int) -> LimbPlan:
@@ -205,7 +206,8 @@ def _integer_product(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray,
               lambda r0, r1: mul32.mul_packed(A[r0:r1], packed, out[r0:r1], mode))
 
 
-def _in_parts(rows: int, work: int, job, least: int = 8) -> None:
+def _in_parts(rows: int, work: int, job: Callable[[int, int], object],
+              least: int = 8) -> None:
     """job(r0, r1) over row ranges that cover range(rows), each of at least ``least`` rows:
     one range per thread the BLAS may use for work of at least PARALLEL_WORK (the kernels
     release the GIL), else one range."""
@@ -272,7 +274,8 @@ def _plain_product(p: int, s: LimbPlan, A: np.ndarray, B: np.ndarray, out: np.nd
         prods[:, r0:r1], s.diagonals, s.bits, out[r0:r1], p, mode))
 
 
-def combine(p: int, W: np.ndarray, rows, dtype) -> np.ndarray:
+def combine(p: int, W: np.ndarray, rows: Union[np.ndarray, Sequence[np.ndarray]],
+            dtype: DTypeLike) -> np.ndarray:
     """W @ (the rows stacked) mod p for W (m, k) and k >= 1 arrays of one size L (flattened),
     without stacking them into one copy where rowcomb serves, or W @ rows for a (k, L)
     matrix rows: (m, L)."""
@@ -285,7 +288,8 @@ def combine(p: int, W: np.ndarray, rows, dtype) -> np.ndarray:
     return out
 
 
-def combine_into(p: int, W: np.ndarray, rows, out: np.ndarray, rowcomb: bool = False) -> None:
+def combine_into(p: int, W: np.ndarray, rows: Union[np.ndarray, Sequence[np.ndarray]],
+                 out: np.ndarray, rowcomb: bool = False) -> None:
     """out = W @ (rows stacked) mod p, for rows a list of contiguous 1-D arrays or a
     C-contiguous matrix, each out.shape[1] long, into a C-contiguous out. Short inner
     dimensions and a few output rows (or any, with rowcomb=True) by rowcomb without
@@ -344,7 +348,7 @@ def matmul_checking_left(p: int, A: np.ndarray, B: np.ndarray, out: np.ndarray) 
     return matvec.dot_rows(A, B, out, p, 0, True)
 
 
-def _combine_rows(p: int, A: np.ndarray, rows, out: np.ndarray, mode: int) -> None:
+def _combine_rows(p: int, A: np.ndarray, rows: Any, out: np.ndarray, mode: int) -> None:
     """The short-inner-dimension product in Cython (rowcomb) into any out: AVX2 Shoup
     products below 2**31, lazily reduced 128-bit sums from there."""
     kernel = rowcomb.combine_rows_31 if p < 2**31 else rowcomb.combine_rows_64

@@ -22,6 +22,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -37,23 +38,23 @@ def uniform(n_shares: int, n_workers: int) -> Assignment:
     return tuple(tuple(range(i, n_shares, n_workers)) for i in range(min(n_shares, n_workers)))
 
 
-def proportional(n_shares: int, speeds: Sequence[float]) -> tuple[int, ...]:
+def proportional(n_shares: int, speeds: Sequence[float] | np.ndarray) -> tuple[int, ...]:
     """How many of n_shares each worker holds, in proportion to its speed, every worker at
     least one: a worker whose proportional part is below one gets one and the rest are
     shared out again among the others; the counts are then those parts rounded by largest
     remainder, so each is within one share of its part."""
-    speeds = checked_speeds(speeds)
-    n_shares, n_workers = _counts(n_shares, len(speeds))
+    speed = checked_speeds(speeds)
+    n_shares, n_workers = _counts(n_shares, len(speed))
     if n_shares < n_workers:
         raise ValueError(f"Allocating {n_shares} shares to {n_workers} workers would leave "
                          f"{n_workers - n_shares} without one: give the code at least "
                          f"{n_workers} points.")
-    floor = set()                               # the workers held at one share
+    floor: set[int] = set()                     # the workers held at one share
     while True:
         rest = [i for i in range(n_workers) if i not in floor]
         left = n_shares - len(floor)
-        total = sum(speeds[i] for i in rest)
-        parts = {i: left * speeds[i] / total for i in rest}     # exact fractions
+        total = sum(speed[i] for i in rest)
+        parts = {i: left * speed[i] / total for i in rest}      # exact fractions
         low = {i for i, part in parts.items() if part < 1}
         if not low:
             break
@@ -73,7 +74,7 @@ def dealt(counts: Sequence[int]) -> Assignment:
     counts = [checks.integer(c, "counts", low=1) for c in counts]     # a share each
     if not counts:
         raise ValueError("Argument 'counts' must give at least one worker's count.")
-    held = [[] for _ in counts]
+    held: list[list[int]] = [[] for _ in counts]
     index = 0
     for round_ in range(max(counts)):
         for i, count in enumerate(counts):
@@ -83,7 +84,7 @@ def dealt(counts: Sequence[int]) -> Assignment:
     return tuple(tuple(h) for h in held)
 
 
-def checked(assignment, n_shares: int, n_workers: int) -> Assignment:
+def checked(assignment: Any, n_shares: int, n_workers: int) -> Assignment:
     """An explicit assignment, checked: one entry per worker used (at most n_workers), each
     non-empty, and every code index 0..n_shares-1 held by exactly one worker."""
     if isinstance(assignment, (str, bytes)) or not isinstance(assignment, Sequence):
@@ -102,7 +103,7 @@ def checked(assignment, n_shares: int, n_workers: int) -> Assignment:
     if empty:
         raise ValueError(f"The assignment leaves worker{'s' * (len(empty) > 1)} "
                          f"{', '.join(map(str, empty))} without shares.")
-    seen = {}
+    seen: dict[int, int] = {}
     for i, held in enumerate(out):
         for k in held:
             if not 0 <= k < n_shares:
@@ -120,7 +121,7 @@ def checked(assignment, n_shares: int, n_workers: int) -> Assignment:
     return tuple(out)
 
 
-def checked_speeds(speeds, name: str = "speeds") -> tuple[Fraction, ...]:
+def checked_speeds(speeds: Any, name: str = "speeds") -> tuple[Fraction, ...]:
     """Speeds, one per worker, checked to be finite positive numbers (TypeError, ValueError
     naming the argument ``name`` otherwise), as exact fractions: arithmetic on them neither
     overflows (1e308 + 1e308, or an int too large for a float) nor rounds."""
@@ -134,7 +135,7 @@ def checked_speeds(speeds, name: str = "speeds") -> tuple[Fraction, ...]:
     return tuple(out)
 
 
-def _speed(s, i: int, name: str) -> Fraction:
+def _speed(s: Any, i: int, name: str) -> Fraction:
     """Worker i's speed s as an exact fraction, checked."""
     if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Real):
         raise TypeError(f"Argument {name!r} must hold numbers, not {type(s).__name__} "
@@ -158,7 +159,7 @@ def owners(assignment: Assignment) -> dict[int, int]:
     return {k: i for i, held in enumerate(assignment) for k in held}
 
 
-def _counts(n_shares, n_workers):
+def _counts(n_shares: Any, n_workers: Any) -> tuple[int, int]:
     """The numbers of shares and of workers, checked: at least one of each."""
     return (checks.integer(n_shares, "n_shares", low=1),
             checks.integer(n_workers, "n_workers", low=1))

@@ -103,7 +103,7 @@ def choice(value: Any, name: str, options: Iterable[Any]) -> Any:
     return value
 
 
-def integer_array(x, name: str) -> np.ndarray:
+def integer_array(x: Any, name: str) -> np.ndarray:
     """x as a numpy array of a (non-bool) integer dtype."""
     a = np.asarray(x)
     if a.dtype.kind not in "iu":
@@ -111,7 +111,7 @@ def integer_array(x, name: str) -> np.ndarray:
     return a
 
 
-def ndim(a: np.ndarray, dims, name: str) -> None:
+def ndim(a: np.ndarray, dims: Iterable[int], name: str) -> None:
     if a.ndim not in dims:
         want = " or ".join(f"{d}-D" for d in dims)
         raise ValueError(f"Argument {name!r} must be {want}, not {a.ndim}-D "

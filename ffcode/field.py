@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -52,7 +52,7 @@ class PrimeField:
     def __repr__(self) -> str:
         return f"GF({self.p})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return GF, (self.p,)
 
     # -- creating elements -------------------------------------------------------------------
@@ -124,7 +124,7 @@ class PrimeField:
 
     # -- elementwise -------------------------------------------------------------------------
 
-    def _binary(self, kernel, a, b) -> np.ndarray:
+    def _binary(self, kernel: Callable[..., None], a: ArrayLike, b: ArrayLike) -> np.ndarray:
         a, b = self.elements(a, "a"), self.elements(b, "b")
         try:
             a, b = np.broadcast_arrays(a, b)
@@ -135,7 +135,7 @@ class PrimeField:
         kernel(_flat(a), _flat(b), out.reshape(-1), self.p)
         return out
 
-    def _unary(self, kernel, a) -> np.ndarray:
+    def _unary(self, kernel: Callable[..., None], a: ArrayLike) -> np.ndarray:
         a = self.elements(a, "a")
         out = np.empty(a.shape, self.dtype)
         kernel(_flat(a), out.reshape(-1), self.p)
@@ -178,7 +178,40 @@ class PrimeField:
         return a
 
     def matmul(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
-        """A @ B for a matrix A and a matrix or vector B, exactly (BLAS speed, see _matmul)."""
+        """A @ B over GF(p), exactly, for a matrix A and a matrix or vector B.
+
+        The product runs at BLAS speed: through float64 products of centred elements (split
+        into limbs for larger primes) or an integer kernel, whichever the cost model finds
+        cheapest for the prime and the shapes. It is exact for every prime and size.
+
+        Parameters
+        ----------
+        A : ArrayLike
+            An (n, k) matrix of field elements (integers in [0, p)).
+        B : ArrayLike
+            A (k, m) matrix, or a vector of k field elements.
+
+        Returns
+        -------
+        numpy.ndarray
+            The (n, m) product of the field's dtype, or its n elements if B is a vector.
+
+        Raises
+        ------
+        TypeError
+            If A or B is not an array of integers (a float, bool or object dtype).
+        ValueError
+            If an element is outside [0, p), A is not a matrix, B is neither a matrix nor a
+            vector, or the inner dimensions differ; the message names the argument.
+
+        Examples
+        --------
+        >>> F = GF(7)
+        >>> F.matmul([[1, 2], [3, 4]], [[5, 6], [0, 1]]).tolist()
+        [[5, 1], [1, 1]]
+        >>> F.matmul([[1, 2], [3, 4]], [5, 6]).tolist()      # a vector B gives a vector
+        [3, 4]
+        """
         a = self._integers(A, "A")
         # A product with few columns checks an A of the field's dtype as it reads it.
         fused = a.dtype == self.dtype and a.ndim == 2 and np.ndim(B) in (1, 2) and \
@@ -208,17 +241,17 @@ class PrimeField:
         [[1, 4], [3, 3]]
         """
         W = self.matrix(W, "W")
-        arrays = [self.elements(a, "arrays") for a in arrays]
-        if not arrays:
+        blocks = [self.elements(a, "arrays") for a in arrays]
+        if not blocks:
             raise ValueError("Argument 'arrays' must hold at least one array.")
-        if W.shape[1] != len(arrays):
-            raise ValueError(f"Argument 'W' has {W.shape[1]} columns for {len(arrays)} arrays.")
-        shapes = {a.shape for a in arrays}
+        if W.shape[1] != len(blocks):
+            raise ValueError(f"Argument 'W' has {W.shape[1]} columns for {len(blocks)} arrays.")
+        shapes = {a.shape for a in blocks}
         if len(shapes) > 1:
             raise ValueError(f"Argument 'arrays' must hold equally shaped arrays, not shapes "
                              f"{sorted(shapes)}.")
-        out = _matmul.combine(self.p, W, arrays, self.dtype)
-        return out.reshape((W.shape[0],) + arrays[0].shape)
+        out = _matmul.combine(self.p, W, blocks, self.dtype)
+        return out.reshape((W.shape[0],) + blocks[0].shape)
 
     def rank(self, A: ArrayLike) -> int:
         """The rank of matrix A."""
@@ -236,7 +269,43 @@ class PrimeField:
         return M
 
     def solve(self, A: ArrayLike, B: ArrayLike) -> np.ndarray:
-        """X with A @ X = B for a square A (numpy.linalg.LinAlgError if A is singular)."""
+        """X with A @ X = B over GF(p), for a square, invertible A.
+
+        Solved by a recursive LU decomposition of A, exactly.
+
+        Parameters
+        ----------
+        A : ArrayLike
+            An (n, n) matrix of field elements.
+        B : ArrayLike
+            An (n, m) matrix, or a vector of n field elements: the right-hand side.
+
+        Returns
+        -------
+        numpy.ndarray
+            X, of B's shape and the field's dtype.
+
+        Raises
+        ------
+        numpy.linalg.LinAlgError
+            If A is singular (the message gives its rank).
+        TypeError
+            If A or B is not an array of integers.
+        ValueError
+            If an element is outside [0, p), A is not square, or B's rows do not match A's.
+
+        Examples
+        --------
+        >>> F = GF(7)
+        >>> F.solve([[1, 2], [3, 4]], [5, 6]).tolist()
+        [3, 1]
+        >>> F.matmul([[1, 2], [3, 4]], [3, 1]).tolist()      # A @ X == B
+        [5, 6]
+        >>> F.solve([[1, 2], [2, 4]], [1, 1])
+        Traceback (most recent call last):
+            ...
+        numpy.linalg.LinAlgError: matrix is singular (rank 1 < 2)
+        """
         A = self.matrix(A, "A")
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"Argument 'A' must be square, not of shape {A.shape}.")
@@ -313,7 +382,7 @@ class PrimeField:
 
     @property
     def max_signed(self) -> int:
-        """(p - 1) // 2: the largest magnitude a signed integer can have and survive mod p."""
+        """The largest magnitude a signed integer can have and survive mod p, (p - 1) // 2."""
         return (self.p - 1) // 2
 
     def to_signed(self, y: ArrayLike) -> np.ndarray:

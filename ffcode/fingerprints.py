@@ -36,7 +36,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ffcode import _matmul
-from ffcode._types import Seed
+from ffcode._types import ArrayLike, Seed
 from ffcode.field import PrimeField
 
 FAILURE_BITS = 60           # a wrong array escapes with probability at most 2**-60
@@ -59,7 +59,7 @@ def bilinear_rounds(p: int) -> int:
     return math.ceil(FAILURE_BITS / math.log2(p / 2)) if p > 4 else FAILURE_BITS
 
 
-def product(F: PrimeField, A, B, C, seed: Seed = None) -> bool:
+def product(F: PrimeField, A: ArrayLike, B: ArrayLike, C: ArrayLike, seed: Seed = None) -> bool:
     """Whether C == A @ B (A, B matrices), by Freivalds' check: O(n**2) per round."""
     if not isinstance(F, PrimeField):
         raise TypeError(f"Argument 'F' must be a field from ffcode.GF, not "

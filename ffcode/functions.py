@@ -54,7 +54,7 @@ def load(path: str) -> Callable:
     return f
 
 
-def path_of(f: Callable) -> str:
+def path_of(f: Callable | None) -> str:
     """The import path of a module-level function, checked to lead back to f itself. A
     function of the user's script is "__main__:name": local worker processes find it by
     running the script again (as multiprocessing does), which an interactive session has

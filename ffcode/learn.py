@@ -70,7 +70,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 from scipy import sparse
@@ -287,7 +287,7 @@ class _CodedGradientDescent(BaseEstimator):
         self.faults, self.seed, self.resident = faults, seed, resident
         self.progress, self.shares, self.n_workers = progress, shares, n_workers
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True   # densified: the workers' coded shares are dense
         return tags
@@ -347,7 +347,8 @@ class _CodedGradientDescent(BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None, *, cluster: Any = None):
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, *,
+            cluster: Any = None) -> _CodedGradientDescent:
         """Train on X (n, d) real (a sparse X is densified) and y (n,), each sample weighed
         by ``sample_weight`` (n,) if given. The jobs run on ``cluster`` if given, else on
         the innermost ``using`` block's, else on a local Cluster of ``n_workers`` that the
@@ -410,7 +411,7 @@ class _CodedGradientDescent(BaseEstimator):
         """1 / L for the loss's curvature L: the largest eigenvalue of the (weighted)
         X^T X / n (by power iteration on the master), a quarter of it for the log-loss."""
         X1 = data.X1 if data.weights is None else data.X1 * np.sqrt(data.weights)[:, None]
-        v = np.random.default_rng(0).standard_normal(X1.shape[1])
+        v = np.random.default_rng(0).standard_normal((X1.shape[1],))
         largest = 1.0
         for _ in range(POWER_ITERATIONS):
             u = X1.T @ (X1 @ v) / data.total
@@ -499,7 +500,8 @@ class LinearRegression(RegressorMixin, _CodedGradientDescent):
     ``y_mean_`` and ``y_scale_``.
     """
 
-    def _targets(self, y: np.ndarray, kept: np.ndarray, weights: Optional[np.ndarray]):
+    def _targets(self, y: np.ndarray, kept: np.ndarray,
+                 weights: Optional[np.ndarray]) -> tuple[np.ndarray, dict[str, Any]]:
         y = np.asarray(y[kept], dtype=np.float64)
         mean = float(np.average(y, weights=weights))
         spread = float(np.sqrt(np.average((y - mean) ** 2, weights=weights)))
@@ -539,22 +541,22 @@ class LogisticRegression(ClassifierMixin, _CodedGradientDescent):
     """
     _logistic = True
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _targets(self, y: np.ndarray, kept: np.ndarray, weights: Optional[np.ndarray]):
+    def _targets(self, y: np.ndarray, kept: np.ndarray,
+                 weights: Optional[np.ndarray]) -> tuple[np.ndarray, dict[str, Any]]:
         check_classification_targets(y)     # "Unknown label type" for a continuous y
         kind = type_of_target(y[kept], input_name="y")     # weight 0: left out
         classes = np.unique(y[kept])
         if kind != "binary" or classes.shape[0] != 2:
-            raise ValueError(("Only binary classification is supported. The type of the "
-                              f"target is {kind}: a" if kind != "binary" else "A")
-                             + f"rgument 'y' must hold two classes for a logistic "
-                             f"regression, not {classes.shape[0]} ({_few(classes)})"
-                             + (" among the samples of positive weight." if not kept.all()
-                                else "."))
+            among = "" if kept.all() else " among the samples of positive weight"
+            raise ValueError(f"Only binary classification is supported: argument 'y' must "
+                             f"hold two classes for a logistic regression, not "
+                             f"{classes.shape[0]} ({_few(classes)}){among} (a {kind} "
+                             f"target).")
         return (y[kept] == classes[1]).astype(np.float64), {"classes_": classes}
 
     def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
@@ -595,8 +597,9 @@ class _Jobs:
     """The data of a fit's jobs, resident on the workers (or not), and the jobs; the fit
     sets ``cluster``, the one they run on."""
 
-    def __init__(self, s: Settings, data: list):
-        self.s, self.cluster = s, None
+    def __init__(self, s: Settings, data: list) -> None:
+        self.s = s
+        self.cluster: Any = None        # an ffcode.Cluster (or an object with its methods)
         self.data = data                # [(code, inputs)] the codes encode
         self.loaded: list = []
         self.loaded_bytes = 0
@@ -604,6 +607,10 @@ class _Jobs:
     @property
     def codes(self) -> tuple:
         return tuple(code for code, _ in self.data)
+
+    def gradient(self, w: np.ndarray) -> tuple:
+        """(the gradient at w, the jobs' reports)."""
+        raise NotImplementedError
 
     def load(self) -> None:
         for code, inputs in self.data:
@@ -616,7 +623,7 @@ class _Jobs:
         while self.loaded:
             self.cluster.unload(self.loaded.pop())
 
-    def run(self, which: int, *arguments) -> tuple:
+    def run(self, which: int, *arguments: np.ndarray) -> tuple:
         """(output, report) of a job on data ``which`` with these arguments."""
         options = dict(faults=self.s.faults, seed=self.s.seed)
         if self.loaded:
@@ -630,7 +637,8 @@ class _MDSGradient(_Jobs):
     """X^T (weights (h(X w) - y)): z = X w and g = X^T r as two MDS-coded products, h on
     the master."""
 
-    def __init__(self, s: Settings, Xq: np.ndarray, residual: Callable, weights):
+    def __init__(self, s: Settings, Xq: np.ndarray, residual: Callable[..., np.ndarray],
+                 weights: Optional[np.ndarray]) -> None:
         F, k, N = s.F, s.k, s.n_points
         super().__init__(s, [(MDS(F, k, N, signed=True), (Xq,)),
                              (MDS(F, k, N, signed=True), (np.ascontiguousarray(Xq.T),))])
@@ -687,7 +695,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return np.exp(-np.logaddexp(0.0, -z))       # 1 / (1 + e**-z) without overflow
 
 
-def _few(values: Sequence) -> str:
+def _few(values: Union[Sequence[Any], np.ndarray]) -> str:
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:5])
     return shown + (", ..." if len(values) > 5 else "")
 

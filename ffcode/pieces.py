@@ -29,6 +29,15 @@ class Packet:
     payload: np.ndarray
     rows: Optional[Int] = None
 
+    def __eq__(self, other: object) -> bool:
+        # The fields as one tuple, on every Python: an array field matches when it is the
+        # same array (Python 3.13's dataclasses compare field by field, where == of two
+        # arrays has no truth value).
+        if not isinstance(other, Packet) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.worker, self.index, self.coeffs, self.payload, self.rows) == \
+            (other.worker, other.index, other.coeffs, other.payload, other.rows)
+
 
 @dataclass(frozen=True)
 class PieceShare:
@@ -90,7 +99,8 @@ def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: Int, worker: I
     return _random_packets(F, split, worker, rows, np.random.default_rng(seed))
 
 
-def _random_packets(F, split, worker, rows, rng):
+def _random_packets(F: PrimeField, split: np.ndarray, worker: Int, rows: int,
+                    rng: np.random.Generator) -> Iterator[Packet]:
     m = split.shape[0]
     for j in range(m):
         coeffs = F.random(m, rng)

@@ -59,13 +59,13 @@ class Scheme(str, enum.Enum):
 
     @property
     def send(self) -> str:
-        """How a worker sends a result: "whole", "systematic" (plain pieces), "random"
+        """How a worker sends a result, one of "whole", "systematic" (plain pieces), "random"
         (random combinations of its pieces) or "pieces" (one per piece as computed)."""
         return _SEND[self]
 
     @property
     def holds(self) -> str:
-        """What its workers hold: "slices" (uncoded), "shares" (whole coded shares) or
+        """What its workers hold, one of "slices" (uncoded), "shares" (whole coded shares) or
         "pieces" (shares already combined into m pieces, for compfs)."""
         return _HOLDS[self]
 

@@ -52,7 +52,7 @@ import os
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, cast
 
 import numpy as np
 
@@ -113,7 +113,7 @@ class Replay:
     @classmethod
     def from_csv(cls, path: Union[str, os.PathLike]) -> Replay:
         """Rows ``worker,piece,seconds`` (a header line is skipped)."""
-        rows = {}
+        rows: dict[int, list[tuple[int, float]]] = {}
         with open(path) as f:
             for line in f:
                 fields = line.strip().split(",")
@@ -178,8 +178,8 @@ class Model:
                 raise ValueError(f"A code of {points} points cannot be dealt {each} shares "
                                  f"per worker.")
             n_workers = points // each
-        else:
-            n_workers = len(shares)
+        else:                           # a count per worker (np.ndim says a sequence)
+            n_workers = len(cast(Sequence[int], shares))
         return cls(n_workers, code.recovery_threshold, pieces, code=code, shares=shares,
                    **kwargs)
 
@@ -249,7 +249,7 @@ class Model:
         for i, held in enumerate(self.assignment):
             self.code_index[i, :len(held)] = held
 
-    def _per_worker(self, value, name, default):
+    def _per_worker(self, value: Any, name: str, default: float) -> np.ndarray:
         out = np.full(self.n_workers, float(default))
         if isinstance(value, Mapping):
             for worker, v in value.items():
@@ -282,9 +282,9 @@ def _share_counts(shares: Shares, n_workers: int) -> tuple[int, ...]:
         raise TypeError(f"Argument 'shares' must be a count, a mapping of worker to count or "
                         f"a count per worker, not {type(shares).__name__}.")
     elif np.ndim(shares) == 0:
-        counts = [shares] * n_workers
-    else:
-        counts = list(shares)
+        counts = [cast(int, shares)] * n_workers
+    else:                               # np.ndim says a sequence
+        counts = list(cast(Sequence[int], shares))
         if len(counts) != n_workers:
             raise ValueError(f"Argument 'shares' gives {len(counts)} counts for {n_workers} "
                              f"workers.")
@@ -292,7 +292,7 @@ def _share_counts(shares: Shares, n_workers: int) -> tuple[int, ...]:
     return tuple(checks.integer(c, "shares", low=1) for c in counts)
 
 
-def _draws(distribution, rng, model):
+def _draws(distribution: Distribution, rng: np.random.Generator, model: Model) -> np.ndarray:
     """Every worker's piece times for all its shares, NaN past its count. The first m are
     drawn as with one share each (so that such a model keeps its numbers); the rest are
     columns m.. of a draw of every piece position (a Replay continues its rows in order)."""
@@ -313,6 +313,7 @@ def simulate(model: Model, scheme: str) -> float:
     N, m, size = model.n_workers, model.pieces, model.piece_bytes
     if scheme is Scheme.UNCODED:            # N slices of uncoded_work of a share each
         work = model.uncoded_work
+        assert work is not None, "Model.__post_init__ sets it"
         ready = (model.compute[:, :m].sum(axis=1) * work +
                  model.pauses[:, :m].sum(axis=1))[:, None]
         sizes, held = np.full((N, 1), m * size * work), np.ones((N, 1), bool)
@@ -394,7 +395,7 @@ def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 
     speeds = 1 / np.maximum(means, 1e-300)
     allocations, expected = {}, {}             # by candidate: counts; by counts: seconds
 
-    def mean(counts, which):
+    def mean(counts: tuple[int, ...], which: Any) -> float:
         return statistics.fmean(simulate(replace(model, shares=counts, seed=model.seed + k),
                                          which) for k in range(seeds))
 
@@ -418,7 +419,7 @@ def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 
     return SharePlan(counts, best, expected[counts], mean(counts, IDEAL), seconds)
 
 
-def _means(distribution, n_workers):
+def _means(distribution: Distribution, n_workers: int) -> np.ndarray:
     """Each worker's mean seconds per draw (a Pareto's median if its mean is infinite)."""
     if isinstance(distribution, ShiftedExponential):
         return np.full(n_workers, distribution.shift + distribution.mean)
@@ -432,7 +433,7 @@ def _means(distribution, n_workers):
                       float).mean(axis=1)
 
 
-def _links(ready, sizes, rates):
+def _links(ready: np.ndarray, sizes: np.ndarray, rates: Any) -> np.ndarray:
     """Arrival times: each worker's packets cross its link one after another."""
     arrivals = np.empty_like(ready)
     free = np.zeros(ready.shape[0])
@@ -442,7 +443,7 @@ def _links(ready, sizes, rates):
     return arrivals
 
 
-def _master(arrivals, sizes, rate):
+def _master(arrivals: np.ndarray, sizes: np.ndarray, rate: float) -> np.ndarray:
     """When the master has taken each packet (in arrival order, rate bytes/s)."""
     if math.isinf(rate):
         return arrivals
@@ -453,7 +454,7 @@ def _master(arrivals, sizes, rate):
     return taken
 
 
-def _decodable(scheme, share, index, model):
+def _decodable(scheme: Scheme, share: np.ndarray, index: np.ndarray, model: Model) -> Any:
     """The position in arrival order of the packet after which the master can decode, the
     packets from these shares (code indices) with these piece indices."""
     R, m = model.recovery_threshold, model.pieces
@@ -465,7 +466,8 @@ def _decodable(scheme, share, index, model):
     return m * R - 1 if share.size >= m * R else None      # random: any m·R packets
 
 
-def _decodable_exact(scheme, share, index, model):
+def _decodable_exact(scheme: Scheme, share: np.ndarray, index: np.ndarray,
+                     model: Model) -> Any:
     """The same, by the decoder's own rank tracking on the vectors the runtime sends."""
     R, m, code = model.recovery_threshold, model.pieces, model.code
     if code is None:
@@ -487,7 +489,7 @@ def _decodable_exact(scheme, share, index, model):
     return None
 
 
-def _ideal(model):
+def _ideal(model: Model) -> Any:
     """The least T at which the workers, all computing from 0 (each cycling through its own
     piece times, all its shares'), have done m·R pieces of work between them;
     communication and share_cost free."""
@@ -499,7 +501,7 @@ def _ideal(model):
     cum = np.cumsum(times, axis=1)
     rows = np.arange(len(times))
 
-    def work(T):
+    def work(T: float) -> float:
         cycles = np.floor(np.divide(T, per_cycle, out=np.full_like(per_cycle, np.inf),
                                     where=per_cycle > 0))
         rest = T - cycles * per_cycle

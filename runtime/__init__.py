@@ -5,9 +5,22 @@ and ``ffcode.Faults`` re-export it lazily. The names below load on first use too
 worker process imports only the modules it runs.
 """
 import importlib
+from typing import TYPE_CHECKING
 
 from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
                            VerificationError, WorkerError)
+
+if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see it
+    from ffcode.runtime.cluster import Cluster
+    from ffcode.runtime.faults import Faults
+    from ffcode.runtime.jobs import Options, Plan
+    from ffcode.runtime.keys import authorise as authorise_key
+    from ffcode.runtime.keys import generate as generate_keys
+    from ffcode.runtime.keys import pair as key_pair
+    from ffcode.runtime.report import SCHEMA, Report, WorkerTimeline, utc_now
+    from ffcode.runtime.transport import reachable
+    from ffcode.runtime.wire import MAX_META_BYTES
+    from ffcode.runtime.worker import run as run_worker
 
 # name -> its module, or "module:attribute" where the module's own name says less
 _WHERE = {"Cluster": "cluster", "Faults": "faults", "Options": "jobs", "Plan": "jobs", "Report": "report",
@@ -21,7 +34,7 @@ __all__ = sorted([*_WHERE, "ClusterError", "JobFailed", "JobTimeout", "ProtocolE
                   "VerificationError", "WorkerError"])
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _WHERE:
         module, _, attribute = _WHERE[name].partition(":")
         return getattr(importlib.import_module(f"ffcode.runtime.{module}"), attribute or name)

@@ -111,15 +111,14 @@ class Cluster:
                                    session_keys=curve and key is None,
                                    max_message=self.max_message)
         tmpdir = pool.private_dir() if endpoint is None else None
-        self._owned = {"transport": self.transport, "tmpdir": tmpdir}
+        self._owned: dict[str, Any] = {"transport": self.transport, "tmpdir": tmpdir}
         self._finalizer = weakref.finalize(self, _shutdown, self._owned)
         try:
             started = self._owned["engine"] = engines.start(
                 engine, self.transport, endpoint, size=self.n_workers, address=address,
                 timeout=self.start_timeout, curve=curve, tmpdir=tmpdir)
             self.roster = Roster(self.transport, started, self.n_workers, self.lost_after)
-            for slot in range(self.n_workers if started is not None else 0):
-                started.spawn(slot)
+            self.roster.spawn_all()
         except BaseException:
             self.close()
             raise
@@ -176,7 +175,7 @@ class Cluster:
         return self.roster.speeds()
 
     @_exclusive
-    def run(self, code: Any, *inputs, **options) -> tuple:
+    def run(self, code: Any, *inputs, **options: Any) -> tuple:
         """Run one coded job on the cluster's workers; returns (output, report).
 
         ``run(code, *inputs)`` encodes the inputs' data and ships it with the job;
@@ -189,23 +188,23 @@ class Cluster:
         its check. Workers found wrong in a job whose output is returned are excluded from
         later jobs (``exclude``)."""
         start = time.monotonic()
-        options = Options(**options)
+        opts = Options(**options)
         data = code if isinstance(code, Resident) else None
         if data is not None:
             self.residents.check(data)
-            if options.assignment is not None or options.allocate is not None:
+            if opts.assignment is not None or opts.allocate is not None:
                 raise ValueError("Resident data keeps the assignment it was loaded with: "
                                  "give assignment or allocate to load, not to run.")
             code, assignment = data.code, data.assignment
-            options = options.resolved(data.scheme, data.pieces)
+            opts = opts.resolved(data.scheme, data.pieces)
         else:
-            assignment = options.assignment_for(code, self.n_workers, self.speeds(),
-                                                remote=not self.local)
-        options.faults.check_workers(len(assignment))
-        plan = Plan(code, inputs, options, assignment, data,
+            assignment = opts.assignment_for(code, self.n_workers, self.speeds(),
+                                             remote=not self.local)
+        opts.faults.check_workers(len(assignment))
+        plan = Plan(code, inputs, opts, assignment, data,
                     self._buffers.get(code.F.dtype), self.max_message)
         inputs = inputs if data is None else (*data.data, *inputs)
-        check = jobs.verification(options.verify, code, inputs, options.adversaries)
+        check = jobs.verification(opts.verify, code, inputs, opts.adversaries)
         encode = time.monotonic() - start
         workers = self._wait(len(assignment))   # replacing lost workers is not the job's time
         if data is not None:
@@ -213,7 +212,7 @@ class Cluster:
         self.epoch += 1
         job = JobRun(plan, workers, self.roster, self.epoch, plan.settings(inputs, check))
         log.info("job %d: %s on %d workers", self.epoch, plan.scheme, len(workers))
-        output, report = job.run(encode, options.timeout - encode)
+        output, report = job.run(encode, opts.timeout - encode)
         self.roster.record_speeds(workers, [t.speed for t in report.workers])
         log.info("job %d decoded in %.3f s", self.epoch, report.total)
         if plan.buffer is not None:             # reused: no fresh pages to fault in next time
@@ -245,11 +244,11 @@ class Cluster:
         jobs.check_data(code, data)
         assignment = options.assignment_for(code, self.n_workers, self.speeds(),
                                                 remote=not self.local)
-        compfs = options.scheme == Scheme.COMPFS
-        layout = Layout(code, data, options.scheme, options.pieces if compfs else None, seed,
+        held, m = Scheme.parse(options.scheme), options.pieces or pieces    # as checked
+        layout = Layout(code, data, held, m if held == Scheme.COMPFS else None, seed,
                         assignment)
         workers = self._wait(len(assignment))
-        resident = self.residents.add(layout, data, options.scheme, options.pieces)
+        resident = self.residents.add(layout, data, held, m)
         resident.shipped = sum(self.roster.give(handle, resident, i)
                                for i, handle in enumerate(workers))
         log.info("resident data %d: %.1f MiB shipped to %d workers", resident.ident,
@@ -284,9 +283,10 @@ class Cluster:
         self._closed = True
         if hasattr(self, "residents"):
             self.residents.clear()              # the workers' memory goes with them
-        roster = getattr(self, "roster", None)
-        for handle in roster.live() if roster is not None else ():
-            roster.shut_down(handle)
+        roster: Optional[Roster] = getattr(self, "roster", None)
+        if roster is not None:
+            for handle in roster.live():
+                roster.shut_down(handle)
         self.transport.linger = 0 if self._owned.get("engine") else 500  # SHUTDOWNs leave
         self._finalizer()
 

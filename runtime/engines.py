@@ -75,17 +75,17 @@ def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: i
         local = pool.LocalPool(transport.endpoint, tmpdir)
         transport.gate.processes = local.owns
         return local
-    if engine == "local":
+    if engine == "local" and endpoint is not None:
         transport.bind(endpoint)
         return None
     from ffcode.runtime import ray_pool
     ray = ray_pool.RayPool(address, size, timeout)
     try:
-        transport.bind(endpoint or f"tcp://{ray.host}:*")
+        bound = transport.bind(endpoint or f"tcp://{ray.host}:*")     # its first bind
         nearby = None
         if endpoint is None:            # actors on this node may use ipc, proving a token
             nearby = transport.bind(f"ipc://{tmpdir}/master", plaintext=True)
-        ray.serve_at(reachable(transport.endpoint, ray.host), transport.public_key,
+        ray.serve_at(reachable(bound, ray.host), transport.public_key,
                      transport.gate if curve else None, nearby)
     except BaseException:
         ray.close()

@@ -19,6 +19,7 @@ ValueError: Faults 'slowdown' needs workers >= 0 and values >= 1.0, not 0: 0.5.
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Union
 
 import numpy as np
 
@@ -36,22 +37,22 @@ _RANGES = {"slowdown": (1.0, MAX_SLOWDOWN), "link_rate": (1 / MAX_PAUSE, math.in
 
 @dataclass(frozen=True)
 class Faults:
-    """What to inject into a job, per worker (0-based code indices).
+    """What to inject into a job, per worker (0-based code indices)::
 
-    slowdown     {worker: k}: the worker computes k times slower (each piece's compute,
-                 its CPU time, is followed by (k - 1) times as long a pause) but keeps
-                 making progress.
-    delay        (shift, mean) seconds: every piece of every worker is followed by a pause
-                 shift + Exponential(mean), the shifted-exponential straggler model; or
-                 {worker: (shift, mean)} for pauses that differ between workers.
-    link_rate    {worker: bytes per second}: the worker's sends are paced by a token bucket.
-    crash_after  {worker: j}: the worker process dies right after sending j packets.
-    hang_after   {worker: j}: the worker freezes (SIGSTOP) right after sending j packets.
-    corrupt      {worker: "random" | "piece" | "shape"}: a malicious worker; "random" sends
-                 random field elements as every payload, "piece" adds 1 to one element of
-                 its first piece only (a targeted, well-formed corruption), "shape" claims a
-                 result with one random row too many.
-    seed         seeds the delays: worker w draws from (seed, w), the same in every job.
+        slowdown     {worker: k}: the worker computes k times slower (each piece's compute,
+                     its CPU time, is followed by (k - 1) times as long a pause) but keeps
+                     making progress.
+        delay        (shift, mean) seconds: every piece of every worker is followed by a pause
+                     shift + Exponential(mean), the shifted-exponential straggler model; or
+                     {worker: (shift, mean)} for pauses that differ between workers.
+        link_rate    {worker: bytes per second}: the worker's sends are paced by a token bucket.
+        crash_after  {worker: j}: the worker process dies right after sending j packets.
+        hang_after   {worker: j}: the worker freezes (SIGSTOP) right after sending j packets.
+        corrupt      {worker: "random" | "piece" | "shape"}: a malicious worker; "random" sends
+                     random field elements as every payload, "piece" adds 1 to one element of
+                     its first piece only (a targeted, well-formed corruption), "shape" claims a
+                     result with one random row too many.
+        seed         seeds the delays: worker w draws from (seed, w), the same in every job.
 
     Values a worker cannot honour are refused (ValueError): a slowdown above MAX_SLOWDOWN
     (1e6), a delay's shift or mean above MAX_PAUSE (1e6 s), a link_rate below 1 / MAX_PAUSE
@@ -61,7 +62,7 @@ class Faults:
     before sending; computation at full speed pauses after each piece.
     """
     slowdown: Mapping = field(default_factory=dict)
-    delay: tuple = None
+    delay: Union[tuple, Mapping, None] = None
     link_rate: Mapping = field(default_factory=dict)
     crash_after: Mapping = field(default_factory=dict)
     hang_after: Mapping = field(default_factory=dict)
@@ -120,7 +121,7 @@ class Faults:
 
     def to_dict(self) -> dict:
         """The faults as JSON-ready data (worker keys become strings in JSON)."""
-        out = {name: dict(getattr(self, name)) for name in (
+        out: dict[str, object] = {name: dict(getattr(self, name)) for name in (
             "slowdown", "link_rate", "crash_after", "hang_after", "corrupt")}
         delay = self.delay
         out["delay"] = ({w: list(pair) for w, pair in delay.items()}

@@ -22,6 +22,7 @@ A job run is made from its plan before any message moves (its report knows what 
 >>> run.report.scheme, run.report.needed
 ('classic', 2)
 """
+import math
 import time
 
 from collections import Counter
@@ -55,15 +56,15 @@ class JobRun:
         self.report = Report(plan.scheme.value, repr(code), len(workers), plan.pieces,
                              plan.needed)
         self.report.settings = settings
-        self.rejected = Counter()       # this job's own drops (its workers' bad packets)
+        self.rejected: Counter[str] = Counter()     # this job's own drops (bad packets)
         self.owner = allocation.owners(plan.assignment)
         self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
                           for i, h in enumerate(workers)]
         self.report.workers = self.timelines
-        self.finished = set()           # workers done sending (or idle, or lost)
-        self.unusable = set()           # when correcting: invalid packets or failed
-        self.failed = {}                # when correcting: worker -> its error
-        self.decodable = None
+        self.finished: set[int] = set()     # workers done sending (or idle, or lost)
+        self.unusable: set[int] = set()     # when correcting: invalid packets or failed
+        self.failed: dict[int, str] = {}    # when correcting: worker -> its error
+        self.decodable = math.nan           # when the output became decodable
 
     def header(self, kind, worker=-1):
         return Header(kind, self.roster.transport.session, self.epoch, worker)
@@ -181,10 +182,11 @@ class JobRun:
 
     def _message(self, handle, header, frames):
         i = self.index.get(handle.ident)
-        timeline = None if i is None else self.timelines[i]
         if i is None or header.worker != i:
             self.reject("unknown worker")
-        elif header.kind == Kind.PACKET:
+            return
+        timeline = self.timelines[i]
+        if header.kind == Kind.PACKET:
             self._packet(i, header, frames)
         elif header.kind == Kind.DONE:
             timeline.done = self.clock()

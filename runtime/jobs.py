@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from ffcode import allocation, checks, functions
-from ffcode.codes.base import Code
+from ffcode.codes.base import Code, Encoding, Split
 from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
 from ffcode.errors import VerificationError
@@ -149,7 +149,7 @@ class Options:
                 raise ValueError("allocate='speed' needs speeds measured in an earlier job "
                                  "on this cluster: run one first, or pass the speeds.")
             median = known[len(known) // 2]
-            measured = [median if s is None else s for s in speeds]
+            measured: Sequence[Any] = [median if s is None else s for s in speeds]
         else:
             measured = allocation.checked_speeds(allocate, "allocate")
             if len(measured) != size:
@@ -173,11 +173,13 @@ class Layout:
                  pieces: Optional[int], seed: Optional[int], assignment: tuple) -> None:
         self.code, self.holds, self.assignment = code, scheme.holds, assignment
         self.pieces = pieces if self.holds == "pieces" else None
+        self.encoding: Encoding | Split
         if self.holds == "slices":
             self.encoding = code.uncoded(*data)
         else:
-            self.encoding = code.encode(*data, pieces=self.pieces, seed=seed)
-            _check_rows(self.encoding.blocks)
+            encoding = code.encode(*data, pieces=self.pieces, seed=seed)
+            _check_rows(encoding.blocks)
+            self.encoding = encoding
         shares = [_arrays(share) for share in self.encoding]
         if self.holds == "slices":
             _check_rows(np.shape(a) for share in shares for a in share)
@@ -208,12 +210,14 @@ class Plan:
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
         options = options.resolved()
+        scheme, work_pieces = options.scheme, options.pieces
+        assert isinstance(scheme, Scheme) and work_pieces is not None, "resolved: set"
         self.code, self.F, self.options = code, code.F, options
-        self.scheme = scheme = options.scheme
+        self.scheme = scheme
         # The faults pause per piece of work, m pieces in every scheme (so that a comparison
         # meets the same delays); whole-result schemes send their m pieces as one packet.
-        self.work_pieces = options.pieces
-        self.pieces = scheme.packets(options.pieces)
+        self.work_pieces = work_pieces
+        self.pieces = scheme.packets(work_pieces)
         self.adversaries = options.adversaries
         if self.adversaries and not scheme.coded:
             raise ValueError("Correcting wrong results (adversaries > 0) needs redundancy, "
@@ -235,8 +239,10 @@ class Plan:
             self.held.append([k for k, _ in held])
             self.tasks.append(self._task(path, worker, held, args, max_message)
                               if held else None)
+        self.collector: collectors.Collector
         if scheme == Scheme.UNCODED:
             split = self.layout.encoding
+            assert isinstance(split, Split), "the uncoded scheme holds slices"
             self.collector = collectors.Gather(self.F, len(split.shares), split.assemble)
             self.needed = self.collector.needed
         else:   # enough packets for any A wrong workers (m·R when nobody may be wrong)
@@ -285,7 +291,7 @@ class Plan:
         shipped = [] if resident else [a for _, share in held for a in share]
         return task, [*shipped, *args]
 
-    def share_of(self, worker: int, index: int) -> Optional[tuple]:
+    def share_of(self, worker: int, index: int) -> Optional[tuple[int, int]]:
         """(code index, piece) of a worker's packet ``index`` (None: it has no such
         packet)."""
         k, j = share_piece(index, self.pieces)

@@ -33,6 +33,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from typing import IO, cast
 
 from ffcode.errors import ClusterError
 
@@ -103,8 +104,9 @@ class LocalPool:
         self.server = subprocess.Popen([sys.executable, "-c", _BOOT, endpoint, directory,
                                         str(os.getpid())],
                                        env=env, stdin=subprocess.PIPE, start_new_session=True)
-        self.requested = set()          # slots asked for whose HELLO is still due
-        self.members = set()            # pids admitted and not killed
+        self._orders = cast(IO[bytes], self.server.stdin)      # a pipe: stdin=PIPE
+        self.requested: set[int] = set()    # slots asked for whose HELLO is still due
+        self.members: set[int] = set()      # pids admitted and not killed
 
     def owns(self, pid: int) -> bool:
         """Whether pid is a worker of this pool: a process in the server's group, which only
@@ -139,8 +141,8 @@ class LocalPool:
             raise ClusterError(f"The local fork server exited with code "
                                f"{self.server.returncode}.")
         self.requested.add(slot)
-        self.server.stdin.write(f"{slot}\n".encode())
-        self.server.stdin.flush()
+        self._orders.write(f"{slot}\n".encode())
+        self._orders.flush()
 
     def check(self):
         """ClusterError when the fork server died."""
@@ -185,7 +187,7 @@ class LocalPool:
         """Close the server's stdin (it exits and takes its workers along), then make sure:
         kill the whole process group."""
         try:
-            self.server.stdin.close()
+            self._orders.close()
         except OSError:
             pass
         try:

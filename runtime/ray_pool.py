@@ -88,12 +88,12 @@ class Actor:
     slot: int
     handle: Any
     key: Any = None                 # the public_key() call, until the actor has started
-    public: bytes = None            # z85, as zmq makes keys
+    public: bytes | None = None     # z85, as zmq makes keys
     serving: Any = None             # the serve() call, once the key is admitted
-    endpoint: str = None            # where it was told to connect
-    token: str = None               # its one-time proof over ipc
-    node: str = None                # the Ray node ID of its bundle
-    ended: str = None               # why it ended, once it did
+    endpoint: str | None = None     # where it was told to connect
+    token: str | None = None        # its one-time proof over ipc
+    node: str | None = None         # the Ray node ID of its bundle
+    ended: str | None = None        # why it ended, once it did
 
 
 def admits(actor, meta, user_id) -> bool:

@@ -54,18 +54,18 @@ class WorkerTimeline:
     worker: int
     host: str = ""
     pid: int = 0
-    node: str = None                                # the Ray node ID (Ray workers only)
+    node: str | None = None                         # the Ray node ID (Ray workers only)
     shares: list = field(default_factory=list)      # the code indices it held
-    share_sent: float = None
+    share_sent: float | None = None
     shipped: int = 0                                # bytes sent for the job
     reloaded: int = 0                               # of them, its resident share again
     packets: list = field(default_factory=list)    # {index, sent, received, compute,
                                                     #  innovative}
     compute: float = 0.0                            # seconds computing, as reported
-    speed: float = None                             # pieces of work per second delivered
-    done: float = None                              # sent every packet
-    stopped: float = None                           # acknowledged the stop
-    lost: str = None                                # why it was given up on
+    speed: float | None = None                      # pieces of work per second delivered
+    done: float | None = None                       # sent every packet
+    stopped: float | None = None                    # acknowledged the stop
+    lost: str | None = None                         # why it was given up on
 
     @property
     def used(self) -> int:
@@ -125,10 +125,10 @@ class Report:
     decode: float = 0.0         # from decodable to the output
     total: float = 0.0          # the whole run, encode and verification included
     verify: float = 0.0         # checking the output (Freivalds), after decoding
-    verified: bool = None       # the check's verdict (None: not checked)
+    verified: bool | None = None  # the check's verdict (None: not checked)
     wrong: list = field(default_factory=list)           # found wrong (or failed)
     stop_latency: list = field(default_factory=list)   # per worker: decodable -> ack
-    quiet: float = None         # decodable -> the job's last message left its worker
+    quiet: float | None = None  # decodable -> the job's last message left its worker
     wasted_after_stop: int = 0  # packets that arrived after the output was decodable
     stale: int = 0              # messages of earlier jobs dropped
     rejected: dict = field(default_factory=dict)       # reason -> count
@@ -177,6 +177,23 @@ class Report:
         return text
 
     def summary(self) -> str:
+        """The report in one line, as ``ffcode run`` prints it.
+
+        The scheme and its seconds (total, then encode, compute, decode and, where the
+        output was checked, verify), the MiB shipped to the workers, the packets used of
+        those needed and the ones wasted, and the packets used per worker; then, where
+        there are any, the shares per worker, the lost workers and why, the workers that
+        resident shares were reloaded to, the wrong workers corrected, and the messages
+        rejected and stale.
+
+        >>> report = Report("cfs", "MDS(n=3, k=2)", n_workers=2, pieces=1, needed=2,
+        ...                 workers=[WorkerTimeline(0, packets=[{"innovative": True}]),
+        ...                          WorkerTimeline(1, packets=[{"innovative": True},
+        ...                                                     {"innovative": False}])])
+        >>> print(report.summary())    # doctest: +NORMALIZE_WHITESPACE
+        cfs: 0.000 s (encode 0.000, compute 0.000, decode 0.000); shipped 0.0 MiB;
+        packets used 2/2, wasted 1, per worker [1, 1]
+        """
         lost = [f"{w.worker} ({w.lost})" for w in self.workers if w.lost]
         rejected = sum(self.rejected.values())
         return (f"{self.scheme}: {self.total:.3f} s (encode {self.encode:.3f}, compute "

@@ -69,6 +69,12 @@ class Roster:
         self.arrivals = 0                   # hand-started workers admitted so far
         self.measured: dict = {}            # order -> speed in the latest job measuring any
 
+    def spawn_all(self) -> None:
+        """Ask the engine (if any: none for hand-started workers) for every worker."""
+        if self.engine is not None:
+            for slot in range(self.size):
+                self.engine.spawn(slot)
+
     def live(self) -> list:
         """The connected workers not given up on, in order."""
         return sorted((h for h in list(self.handles.values()) if h.lost is None),
@@ -128,7 +134,7 @@ class Roster:
                                                             self.engine, member)
         log.info("%r connected", handle)
 
-    def wait(self, count: int, timeout: float, endpoint: str) -> list:
+    def wait(self, count: int, timeout: float, endpoint: Optional[str]) -> list:
         """The first ``count`` live workers, once connected; lost started workers are
         replaced first. ClusterError after timeout seconds."""
         if self.engine is not None:
@@ -152,6 +158,8 @@ class Roster:
         return self.live()[:count]
 
     def replace_lost(self) -> None:
+        if self.engine is None:                  # hand-started: none to replace
+            return
         now = time.monotonic()
         for handle in self.handles.values():     # one heard from lately is alive: a job
             if handle.lost is None and now - handle.last_seen > WATCH_EVERY:

@@ -83,7 +83,7 @@ class Task:
     counts: Tuple[int, ...] = ()
     operand: Optional[int] = None
     data: Optional[int] = None
-    seeds: Optional[Tuple[Tuple[int, int], ...]] = None
+    seeds: Optional[Tuple[Tuple[int, ...], ...]] = None
     faults: FaultPlan = field(default_factory=FaultPlan)
     max_message: int = 256 << 20
 

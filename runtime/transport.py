@@ -21,7 +21,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from typing import Iterator, NamedTuple, Optional
+from typing import Iterator, NamedTuple, Optional, cast
 from urllib.parse import urlsplit
 
 import zmq
@@ -67,9 +67,10 @@ class Transport:
         self.router.maxmsgsize = max_message            # also bounds a handshake's frames
         self.poller = zmq.Poller()                      # made once: a poll per receive
         self.poller.register(self.router, zmq.POLLIN)
-        self.public_key = None
-        admitted = frozenset()
+        self.public_key: Optional[bytes] = None
+        admitted: frozenset = frozenset()
         if key is not None:
+            assert clients is not None, "check_settings pairs key with clients"
             public, secret = keys.load_secret(key)
             admitted = keys.load_clients(clients)
             keys.server(self.router, public, secret)
@@ -77,9 +78,11 @@ class Transport:
             self.public_key, secret = zmq.curve_keypair()
             keys.server(self.router, self.public_key, secret)
         self.gate = Gate(self.context, keys=admitted, insecure=insecure)
-        self.endpoint = None
+        self.endpoint: Optional[str] = None
         # Messages dropped since the last report (which takes them), and in all.
-        self.rejected, self.stale, self.rejected_total = Counter(), 0, Counter()
+        self.rejected: Counter[str] = Counter()
+        self.stale = 0
+        self.rejected_total: Counter[str] = Counter()
         self._refused = 0                   # the gate's refusals counted so far
         self.linger = 0
         self.closing = False                # set from any thread: receiving then raises
@@ -93,7 +96,7 @@ class Transport:
             Gate.bind(self.router, endpoint)
         except zmq.ZMQError as e:
             raise ClusterError(f"Cannot listen on {endpoint}: {e}") from None
-        bound = self.router.last_endpoint.decode()
+        bound = self.router.get_string(zmq.LAST_ENDPOINT)
         self.endpoint = self.endpoint or bound
         log.info("master listening on %s", bound)
         return bound
@@ -107,9 +110,10 @@ class Transport:
         if refused > self._refused:
             self.reject("refused", refused - self._refused)
             self._refused = refused
-        if not self.poller.poll(max(timeout, 0) * 1000):
+        if not self.poller.poll(int(max(timeout, 0) * 1000)):
             return
-        while self.router.getsockopt(zmq.EVENTS) & zmq.POLLIN:     # cheaper than poll(0)
+        # EVENTS is an int option (pyzmq types every option int | bytes); cheaper than poll(0)
+        while cast(int, self.router.get(zmq.EVENTS)) & zmq.POLLIN:
             self._check_open()
             frames = _whole_message(self.router)
             ident = frames[0].bytes

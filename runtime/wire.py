@@ -118,12 +118,13 @@ def read_packet(header: Header, frames: list, dtype: np.dtype):
     if header.itemsize != dtype.itemsize:
         raise ProtocolError(f"payload of {header.itemsize}-byte elements, expected "
                             f"{dtype.itemsize}")
-    coeffs, payload = (memoryview(f.buffer if hasattr(f, "buffer") else f) for f in frames)
+    views = (memoryview(f.buffer if hasattr(f, "buffer") else f) for f in frames)
+    coeff_bytes, payload_bytes = views
     size = math.prod(header.shape) * dtype.itemsize      # Python ints: no overflow
-    if payload.nbytes != size or coeffs.nbytes % dtype.itemsize:
-        raise ProtocolError(f"payload frame of {payload.nbytes} bytes, header says "
+    if payload_bytes.nbytes != size or coeff_bytes.nbytes % dtype.itemsize:
+        raise ProtocolError(f"payload frame of {payload_bytes.nbytes} bytes, header says "
                             f"shape {header.shape}")
-    coeffs, payload = np.frombuffer(coeffs, dtype), np.frombuffer(payload, dtype)
+    coeffs, payload = np.frombuffer(coeff_bytes, dtype), np.frombuffer(payload_bytes, dtype)
     coeffs.flags.writeable = payload.flags.writeable = False    # views of zmq's buffers
     return coeffs, payload.reshape(header.shape)
 
@@ -135,7 +136,7 @@ def control(header: Header, meta=None, arrays=()) -> list:
     return [header.pack(), json.dumps(meta).encode()] + arrays
 
 
-def read_control(frames: list):
+def read_control(frames: list) -> tuple[dict, list]:
     """(meta, arrays) of a control message; the arrays are read-only views of the frames."""
     if not frames:
         return {}, []

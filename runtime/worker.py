@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import NoReturn
+from typing import Iterable, NoReturn, Optional
 
 import numpy as np
 import zmq
@@ -177,9 +177,9 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
         blocks, G, *rest = share
         piece_share = PieceShare(job.worker, G, blocks, (*rest, *job.args),
                                  job.task.operand)
-        packets = piece_results(op, piece_share)
+        computed = piece_results(op, piece_share)
         for j in range(m):
-            packet, spent, work = _timed(next, packets)
+            packet, spent, work = _timed(next, computed)
             if _paused(job, (slowdown - 1) * work + delays[j]):
                 return False
             header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
@@ -190,6 +190,7 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
     if _paused(job, (slowdown - 1) * work + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
+    packets: Iterable[Packet]
     if send == "whole":
         packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
     else:
@@ -198,7 +199,7 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
     for packet in packets:
         if job.stop.is_set():
             return False
-        header = job.header(Kind.PACKET, packet_index(k, packet.index, m), y.shape[0],
+        header = job.header(Kind.PACKET, packet_index(k, int(packet.index), m), y.shape[0],
                             spent)
         out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
         spent = 0.0
@@ -238,11 +239,11 @@ class Worker:
         self.pipe.rcvhwm = 2
         self.pipe.bind(PIPE)
         self.slot, self.buffer, self.parent = slot, buffer, parent
-        self.tasks = queue.Queue()
-        self.job = None
-        self.store = {}                 # resident data id -> the arrays of this worker's share
-        self.handoff = deque()          # (header, frames) from the compute thread
-        self.outbox = deque()           # [header, frames, bytes]; header None: control
+        self.tasks: queue.Queue = queue.Queue()
+        self.job: Optional[Job] = None
+        self.store: dict = {}           # resident data id -> the arrays of this worker's share
+        self.handoff: deque = deque()   # (header, frames) from the compute thread
+        self.outbox: deque = deque()    # [header, frames, bytes]; header None: control
         self.queued = 0                 # bytes in the outbox
         self.head_due = None            # when the outbox's first message may leave
         threading.Thread(target=self._compute_loop, daemon=True).start()
@@ -323,7 +324,7 @@ class Worker:
                 wait = min(wait, self.head_due - now)
             poller.register(self.dealer, zmq.POLLIN | (zmq.POLLOUT if sending else 0))
             poller.register(self.pipe, zmq.POLLIN if self.queued < self.buffer else 0)
-            events = dict(poller.poll(max(wait, 0) * 1000))
+            events = dict(poller.poll(int(max(wait, 0) * 1000)))
             event = recv_monitor_message(self.monitor)["event"] if self.monitor in events \
                 else None
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:      # said before the messages it
@@ -369,6 +370,12 @@ class Worker:
                 log.warning("ignored a bad message from the master: %s", e)
         return True
 
+    @property
+    def current(self) -> Job:
+        """The job under way (or stopped last): where one must be."""
+        assert self.job is not None, "no job yet"
+        return self.job
+
     def _start(self, job):
         if self.job:
             self._stop(ack=False)
@@ -381,7 +388,7 @@ class Worker:
         self.tasks.put(job)
 
     def _stop(self, ack=True):
-        job = self.job
+        job = self.current
         if not job.stop.is_set():
             log.info("job %d stopped after %d packets sent", job.epoch, job.sent)
         job.stop.set()
@@ -412,7 +419,7 @@ class Worker:
     def _schedule_head(self, now):
         header, frames, size = self.outbox[0]
         packet = header is not None and header.kind == Kind.PACKET
-        self.head_due = self.job.link.due(size, now) if packet else now
+        self.head_due = self.current.link.due(size, now) if packet else now
 
     def _send_head(self):
         if not self.outbox or self.head_due is None or self.head_due > time.monotonic():
@@ -429,10 +436,10 @@ class Worker:
         self.outbox.popleft()
         self.queued -= size
         if kind == Kind.PACKET:
-            self.job.link.sent(self.head_due)
-            self.job.sent += 1
+            self.current.link.sent(self.head_due)
+            self.current.sent += 1
         elif kind == Kind.DONE:
-            log.info("job %d done: %d packets sent", self.job.epoch, self.job.sent)
+            log.info("job %d done: %d packets sent", self.current.epoch, self.current.sent)
         self.head_due = None
         if self.outbox:
             self._schedule_head(time.monotonic())
@@ -441,10 +448,10 @@ class Worker:
 
     def _fault_point(self):
         """Inject a crash or a hang once the job's packet count reaches its mark."""
-        faults = self.job.faults
+        faults = self.current.faults
         for name, act in (("crash_after", lambda: os._exit(17)),
                           ("hang_after", lambda: os.kill(os.getpid(), signal.SIGSTOP))):
-            if getattr(faults, name) == self.job.sent:
+            if getattr(faults, name) == self.current.sent:
                 time.sleep(0.2)         # let zmq deliver what was already sent
                 act()
 
@@ -473,7 +480,8 @@ def run(endpoint: str, *, key: str | None = None, server_key: str | None = None,
     if (key is None) != (server_key is None):
         raise ValueError("A worker's CURVE key and the master's public key go together.")
     try:
-        curve = None if key is None else keys.load_client(key, server_key)
+        curve = None if key is None or server_key is None else \
+            keys.load_client(key, server_key)
         worker = Worker(endpoint, slot, curve, buffer, parent, connect_timeout=timeout)
     except zmq.ZMQError as e:
         raise ValueError(f"cannot connect to {endpoint!r}: {e} (an endpoint looks like "

@@ -90,7 +90,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         raise TypeError("Argument 'argv' must be a sequence of str.")
     parser, commands = build()
     args = parser.parse_args(argv)
-    command = commands[args.command]        # its lines are named 'ffcode run', ...
+    command: argparse.ArgumentParser = commands[args.command]   # lines: 'ffcode run', ...
     configure_logging(command.prog, args.verbose)
     try:
         return COMMANDS[args.command][0].main(args)

@@ -58,9 +58,9 @@ def field_checks(F, n: int, seed: int) -> bool:
 
     x_true = F.random(n, seed=seed + 3)
     t = time.perf_counter()
-    x = F.solve(A, F.matmul(A, x_true))
+    x_solved = F.solve(A, F.matmul(A, x_true))
     elapsed = time.perf_counter() - t
-    solved = np.array_equal(x, x_true)
+    solved = np.array_equal(x_solved, x_true)
     print(f"  solve A x = b  {elapsed * 1e3:8.1f} ms  recovers x exactly: "
           f"{'ok' if solved else 'FAILED'}; rank(A) = {F.rank(A)}")
     return freivalds and entries and solved

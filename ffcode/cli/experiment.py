@@ -31,7 +31,7 @@ from ffcode.schemes import NAMES, Scheme
 # With more shares per worker each is still a whole share (the code has more points).
 BASE = dict(pieces=4, shift=0.008, mean=0.002, stragglers=0.1, slowdown=5.0,
             link_rate=100e6, shares=1)
-SWEEPS = {
+SWEEPS: dict[str, tuple[str, list[float]]] = {
     "stragglers": ("fraction of stragglers", [0.0, 0.05, 0.1, 0.2, 0.4, 0.6, 0.79]),
     "slowdown": ("straggler slowdown (x)", [1, 2, 3, 5, 8, 12, 20]),
     "pieces": ("pieces m", [1, 2, 4, 8, 16, 32]),
@@ -73,7 +73,7 @@ def model(n_workers: int, seed: int = 0, **changes: float) -> sim.Model:
     p = dict(BASE, **changes)
     scale = BASE["pieces"] / p["pieces"]
     slow = range(n_workers - round(p["stragglers"] * n_workers), n_workers)
-    return sim.Model(n_workers, max(1, n_workers // 5), p["pieces"],
+    return sim.Model(n_workers, max(1, n_workers // 5), int(p["pieces"]),
                      piece_time=sim.ShiftedExponential(p["shift"] * scale, p["mean"] * scale),
                      slowdown={w: p["slowdown"] for w in slow},
                      link_rate={w: p["link_rate"] for w in slow},
@@ -84,7 +84,7 @@ def sweep(n_workers: int, name: str, seeds: int = 3) -> dict[str, list[float]]:
     """{scheme: [mean seconds over seeds, per value]} with the values varied."""
     seeds = checks.integer(seeds, "seeds", low=1)
     _, values = SWEEPS[checks.choice(name, "name", SWEEPS)]
-    out = {}
+    out: dict[str, list[float]] = {}
     base = SWEEP_BASE.get(name, {})
     for value in values:
         runs = [sim.compare(model(n_workers, seed, **dict(base, **{name: value})))
@@ -117,7 +117,7 @@ def _ratio(a, b):
 # regime the simulator describes, bench_simulator.py); a straggler k times slower pauses k
 # times as long. 2 stragglers 4x slower; one parameter varies.
 MEASURED = dict(pieces=4, stragglers=2, slowdown=4.0, link_rate=math.inf, shares=1)
-MEASURED_SWEEPS = {
+MEASURED_SWEEPS: dict[str, tuple[str, list[float]]] = {
     "stragglers": ("stragglers (of 6)", [0, 1, 2, 3, 4]),
     "slowdown": ("straggler slowdown (x)", [1, 2, 4, 8]),
     "pieces": ("pieces m", [1, 2, 4, 8]),
@@ -140,17 +140,18 @@ def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = 
     _, calibration = cluster.run(one, A, B, scheme="compfs", pieces=4)
     quarter = statistics.median(p["compute"] for w in calibration.workers for p in w.packets)
     share, slice_ = (_SIZE // 2) ** 2, -(-_SIZE // _N) * _SIZE
-    measured, predicted = {}, {}
+    measured: dict[str, list[float]] = {}
+    predicted: dict[str, list[float]] = {}
     for value in values or MEASURED_SWEEPS[name][1]:
         p = dict(MEASURED, **MEASURED_SWEEP_BASE.get(name, {}), **{name: value})
-        m, scale = p["pieces"], 4 / p["pieces"]
-        slow = range(_N - p["stragglers"], _N)
+        m, scale = int(p["pieces"]), 4 / p["pieces"]
+        slow = range(_N - int(p["stragglers"]), _N)
         pause = {w: (0.02 * scale * (p["slowdown"] if w in slow else 1),
                      0.01 * scale * (p["slowdown"] if w in slow else 1)) for w in range(_N)}
         faults = Faults(slowdown={w: p["slowdown"] for w in slow}, delay=pause,
                         link_rate={w: p["link_rate"] for w in slow
                                    if math.isfinite(p["link_rate"])}, seed=seed)
-        w = p["shares"]         # uncoded keeps a slice per worker, as the simulator's
+        w = int(p["shares"])    # uncoded keeps a slice per worker, as the simulator's
         code = PolynomialCode(F, 2, 2, _N * w)
         model = sim.Model.from_faults(_N, _R, m, quarter * scale, faults, shares=w,
                                       piece_bytes=4 * share / m, uncoded_work=slice_ / share)
@@ -195,7 +196,7 @@ def fixed_parameters(n_workers: int, name: str, measured: bool = False,
 
 def merged(results: dict[str, list[float]]) -> dict[str, list[float]]:
     """The series with those equal at every point merged: {"classic = cfs": times, ...}."""
-    groups = []
+    groups: list[list] = []
     for scheme, times in results.items():
         for group in groups:
             if _same(results[group[0]], times):

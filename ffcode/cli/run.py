@@ -225,9 +225,9 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     if args.allocate == "speed" and args.shares == 1:
         raise ValueError("--allocate speed shares out --shares W per worker on average: give "
                          "--shares 2 or more.")
-    for name, value in DEFAULTS.items():
+    for name, default in DEFAULTS.items():
         if getattr(args, name) is None:
-            setattr(args, name, value)
+            setattr(args, name, default)
     if args.k is None:
         args.k = {"matvec": 4, "lcc": 2}.get(args.job)
     return args

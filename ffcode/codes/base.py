@@ -64,7 +64,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice
-from typing import Any, Optional
+from typing import Any, Literal, Optional, overload
 
 import numpy as np
 
@@ -97,8 +97,11 @@ class Encoding(Sequence):
     def __len__(self) -> int:
         return len(self.shares)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: Any) -> Any:
         return self.shares[i]
+
+    def __iter__(self) -> Iterator:
+        return iter(self.shares)
 
     def __repr__(self) -> str:
         return (f"Encoding({self.code!r}, shapes={self.shapes}, blocks={self.blocks}, "
@@ -108,7 +111,7 @@ class Encoding(Sequence):
 @dataclass(frozen=True, eq=False)
 class Split:
     """The data of a job without redundancy: ``shares[j]`` for worker j (a tuple of arrays;
-    workers beyond them idle), who computes function(F, *shares[j], *arguments); the local
+    workers beyond them idle), who computes ``function(F, *shares[j], *arguments)``; the local
     results, in order, ``assemble`` turns into the output. They must share one shape (pad
     the slabs, as ProductCode does): the master refuses a result shaped unlike the first.
     ``shapes`` and ``magnitude`` describe the data as an Encoding's do, for ``arguments``
@@ -123,8 +126,11 @@ class Split:
     def __len__(self) -> int:
         return len(self.shares)
 
-    def __getitem__(self, j):
+    def __getitem__(self, j: int) -> Any:
         return self.shares[j]
+
+    def __iter__(self) -> Iterator:
+        return iter(self.shares)
 
 
 class Code:
@@ -132,29 +138,31 @@ class Code:
     set once, in ``__init__``; afterwards setting one raises AttributeError."""
     inputs: tuple = ("data",)
     encodes = 1
+    # Each code's encode takes its own data (``inputs``); every one returns an Encoding.
+    encode: Callable[..., Encoding]
     row_linear_operand: Optional[int] = 0
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
         if init is None:
             return
 
         @functools.wraps(init)
-        def frozen_init(self, *args, **kw):
+        def frozen_init(self: Code, *args: Any, **kw: Any) -> None:
             init(self, *args, **kw)
             if type(self).__init__ is frozen_init:         # the outermost __init__ is done
                 object.__setattr__(self, "_frozen", True)
 
-        cls.__init__ = frozen_init
+        setattr(cls, "__init__", frozen_init)   # wraps the class's own __init__
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         if getattr(self, "_frozen", False):
             raise AttributeError(f"{type(self).__name__} is immutable: make a new code "
                                  f"instead of setting {name!r}.")
         object.__setattr__(self, name, value)
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}.")
 
     def __init__(self, F: PrimeField, n_workers: Int, support: Sequence[Int],
@@ -194,7 +202,7 @@ class Code:
         return (f"{type(self).__name__}({self.F!r}, n_workers={self.n_workers}, "
                 f"recovery_threshold={self.recovery_threshold})")
 
-    def _check_subsets(self):
+    def _check_subsets(self) -> None:
         """Refuse points at which some R results would not determine h (a singular
         generalized Vandermonde): every R-subset up to SUBSETS_CHECKED of them."""
         R, N = self.recovery_threshold, self.n_workers
@@ -210,11 +218,11 @@ class Code:
     # -- the contract's defaults -----------------------------------------------------------
 
     outputs: Optional[np.ndarray] = None
-    function: Callable = None
+    function: Optional[Callable] = None
 
     @property
     def dense(self) -> bool:
-        """Whether the support is 0..R-1: h is any polynomial of degree < R, its
+        """Whether the support is 0..R-1, so that h is any polynomial of degree < R, its
         evaluations a Vandermonde system (inverted in O(R**2), Reed-Solomon correctable)."""
         return self.support == tuple(range(self.recovery_threshold))
 
@@ -231,7 +239,7 @@ class Code:
                             f"{len(inputs)} argument{'s' if len(inputs) != 1 else ''}.")
         return inputs
 
-    def arguments(self, encoding: Encoding, *args: ArrayLike) -> tuple:
+    def arguments(self, encoding: Encoding | Split, *args: ArrayLike) -> tuple:
         """A job's arguments, checked against the encoding or split (none by default)."""
         self.check_encoding(encoding, split=True)
         if args:
@@ -240,10 +248,12 @@ class Code:
         return ()
 
     def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
-        """The worker's local result: function(F, *share, *args), checked to be elements."""
+        """The worker's local result: ``function(F, *share, *args)``, checked to be elements."""
         if not isinstance(share, tuple):
             raise TypeError(f"Argument 'share' must be a share from encode (a tuple of "
                             f"arrays), not {type(share).__name__}.")
+        if self.function is None:
+            raise TypeError(f"{type(self).__name__} defines no function for its workers.")
         return self.F.elements(self.function(self.F, *share, *args), "local result")
 
     def compute_pieces(self, share: PieceShare, *args: ArrayLike) -> Iterator[Packet]:
@@ -309,33 +319,49 @@ class Code:
     def make_encoding(self, shares: Sequence[tuple], shapes: tuple, blocks: tuple,
                       pieces: Optional[int] = None, seed: Seed = None,
                       rng: Optional[np.random.Generator] = None,
-                      coeffs: Optional[Sequence[np.ndarray]] = None, **layout) -> Encoding:
+                      coeffs: Optional[Sequence[np.ndarray]] = None, **layout: Any) -> Encoding:
         """The Encoding of these shares; with pieces=m (checked by pieces_for) each share's
         row-linear operand becomes m random combinations of its row pieces, drawn from rng
         (default: a generator seeded by seed, fresh entropy for None). Given ``coeffs`` (what
         piece_coefficients drew), the row-linear operand of share i already is those
         combinations, (m, ceil(rows / m), ...) as encode_rows makes them with coeffs[i]."""
-        shares = [tuple(s) for s in shares]
+        made: list = [tuple(s) for s in shares]
         if pieces is not None:
             if coeffs is None:
                 rng = np.random.default_rng(seed) if rng is None else rng
-                shares = [self._piece_share(w, share, pieces, rng)
-                          for w, share in enumerate(shares)]
+                made = [self._piece_share(w, share, pieces, rng)
+                        for w, share in enumerate(made)]
             else:
-                o = self.row_linear_operand
-                shares = [PieceShare(w, G, share[o], share[:o] + share[o + 1:], o)
-                          for w, (G, share) in enumerate(zip(coeffs, shares))]
+                o = self._operand()
+                made = [PieceShare(w, G, share[o], share[:o] + share[o + 1:], o)
+                        for w, (G, share) in enumerate(zip(coeffs, made))]
         if isinstance(seed, np.random.Generator):
             seed = None                     # a generator's state is not a seed to record
-        return Encoding(self, tuple(shares), shapes, blocks, pieces, seed, **layout)
+        return Encoding(self, tuple(made), shapes, blocks, pieces, seed, **layout)
 
-    def _piece_share(self, worker, share, m, rng) -> PieceShare:
-        o = self.row_linear_operand
+    def _operand(self) -> int:
+        """The row-linear operand, which a code that computes in pieces has."""
+        if self.row_linear_operand is None:
+            raise TypeError(f"{type(self).__name__} has no row-linear operand to split "
+                            "into pieces.")
+        return self.row_linear_operand
+
+    def _piece_share(self, worker: int, share: tuple, m: int,
+                     rng: np.random.Generator) -> PieceShare:
+        o = self._operand()
         G = self.F.random((m, m), rng)
         blocks = encode_rows(self.F, np.ones((1, 1), self.F.dtype), [share[o]], [G])
         return PieceShare(worker, G, blocks[0], share[:o] + share[o + 1:], o)
 
-    def check_encoding(self, encoding: Encoding, split: bool = False) -> Encoding:
+    @overload
+    def check_encoding(self, encoding: Encoding, split: Literal[False] = ...) -> Encoding: ...
+
+    @overload
+    def check_encoding(self, encoding: Encoding | Split,
+                       split: bool = ...) -> Encoding | Split: ...
+
+    def check_encoding(self, encoding: Encoding | Split,
+                       split: bool = False) -> Encoding | Split:
         """The encoding, checked to be this code's (or, with split=True, also a Split that
         this code's uncoded made or that names no code)."""
         if split and isinstance(encoding, Split):
@@ -385,7 +411,7 @@ class Code:
         out = _matmul.combine(self.F.p, self.outputs, list(flat), self.F.dtype)
         return out.reshape((self.outputs.shape[0],) + H.shape[1:])
 
-    def worker_index(self, w) -> int:
+    def worker_index(self, w: Any) -> int:
         w = checks.integer(w, "worker index")
         if not 0 <= w < self.n_workers:
             raise ValueError(f"Worker index {w} is out of range: this code has workers "
@@ -417,7 +443,7 @@ class Code:
         R = self.recovery_threshold
         if self.dense:
             return list(workers[:R])
-        chosen = []
+        chosen: list = []
         for w in workers:
             if self.F.rank(self.evaluations[chosen + [w]]) > len(chosen):
                 chosen.append(w)
@@ -451,7 +477,7 @@ class Code:
                              f"Use a larger prime or a smaller fixed-point scale.")
 
 
-def powers(F: PrimeField, points: np.ndarray, exponents: Sequence[int]) -> np.ndarray:
+def powers(F: PrimeField, points: np.ndarray, exponents: Sequence[Int]) -> np.ndarray:
     """(len(points), len(exponents)): points[i] ** exponents[j] in F."""
     p = F.p
     return np.array([[pow(int(a), int(e), p) for e in exponents] for a in points],

@@ -119,7 +119,7 @@ class GASP(ProductCode):
     def _check_privacy(self, stride: int) -> None:
         """Refuse points at which some t workers' masks would not hide the data: two points
         with the same x**stride."""
-        seen = {}
+        seen: dict[int, int] = {}
         for i, a in enumerate(self.points.tolist()):
             power = pow(int(a), stride, self.F.p)
             if power in seen:

@@ -3,13 +3,14 @@ t-privacy from uniformly random masks."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ffcode import checks, fingerprints, functions
 from ffcode._blocks import rows_of
 from ffcode.field import PrimeField
-from ffcode._types import ArrayLike, Int, Seed
+from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, read_only,
                                 secure_random)
 
@@ -22,15 +23,16 @@ class LCC(Code):
     (the k + t smallest nonzero elements that are not worker points, unless given); worker i
     computes f(u(points[i])), and f(X_j) = f(u(betas[j])) is read off by interpolation.
 
-    f is called as f(F, X, *args) and must use exact ffcode operations; it may be given by
+    f is called as ``f(F, X, *args)`` and must use exact ffcode operations; it may be given by
     its import path ("package.module:function"), which is how worker processes find it.
     ``arguments`` names the job's arguments: every worker receives them unchanged in every
     job (as MDS's x), so the data can stay on the workers while they change (an
     iteration's weights); f's degree counts X only, the arguments are constants. With
     ``signed=True`` elements are read as signed integers (see ``F.from_real``), and
-    ``result_bound(M, *magnitudes)`` must bound |f(X, *args)| for inputs with |X| <= M and
-    arguments of those largest magnitudes (``result_bound(M)`` without arguments): encode
-    refuses data whose result could wrap, ``arguments`` each job's arguments.
+    ``result_bound(M, *magnitudes)`` must bound ``|f(X, *args)|`` for inputs with
+    ``|X| <= M`` and arguments of those largest magnitudes (``result_bound(M)`` without
+    arguments): encode refuses data whose result could wrap, ``arguments`` each job's
+    arguments.
     ``row_linear=True`` declares that f is linear in the rows of X: f(G @ X) = G @ f(X) for
     every matrix G that mixes the rows (as for f(X) = X @ W). Computation at full speed
     (``pieces=``) and the cheap check of the output need it. Rows that do not interact are
@@ -108,7 +110,7 @@ class LCC(Code):
         """
         return (k + t - 1) * degree + 1
 
-    def _betas(self, betas) -> np.ndarray:
+    def _betas(self, betas: ArrayLike | None) -> np.ndarray:
         count = self.k + self.t
         if betas is None:
             free = np.setdiff1d(np.arange(1, self.n_workers + count + 1), self.points)
@@ -142,9 +144,9 @@ class LCC(Code):
         size = int(np.prod(shape)) * self.t
         rng = None if seed is None else np.random.default_rng(seed)
         masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
-        masks = list(masks.reshape((self.t,) + shape))
+        mask_blocks = list(masks.reshape((self.t,) + shape))
         coeffs = self.piece_coefficients(m, seed, rng)     # drawn after the masks
-        coded = encode_rows(self.F, self.encoding_matrix, X + masks, coeffs)
+        coded = encode_rows(self.F, self.encoding_matrix, X + mask_blocks, coeffs)
         shares = [(y,) for y in rows_of(coded)]
         return self.make_encoding(shares, (shape,), (shape,), m, seed, rng, coeffs,
                                   masks=self.t, magnitude=self._magnitude(X))
@@ -162,7 +164,7 @@ class LCC(Code):
         if len(shapes) > 1:
             raise ValueError(f"Argument 'blocks' must hold equally shaped arrays, not shapes "
                              f"{sorted(shapes)}.")
-        if self.signed and not self.argument_names:
+        if self.signed and self.result_bound is not None and not self.argument_names:
             self.check_magnitude(int(self.result_bound(self._magnitude(X))),
                                  "result_bound(|X|)")
         return X
@@ -178,7 +180,7 @@ class LCC(Code):
             return super().arguments(encoding, *args)
         encoding = self.check_encoding(encoding, split=True)
         values = self._checked_arguments(args)
-        if self.signed:
+        if self.signed and self.result_bound is not None:
             if encoding.magnitude is None:
                 raise ValueError("The split does not say its data's magnitude, which a signed "
                                  "LCC needs to bound the result: use this code's uncoded.")
@@ -195,7 +197,7 @@ class LCC(Code):
         return tuple(self.F.elements(a, name) for a, name in zip(args, names))
 
     def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
-        """The worker's f(F, share, *args), checked to be field elements."""
+        """The worker's ``f(F, share, *args)``, checked to be field elements."""
         if not isinstance(share, tuple) or len(share) != 1:
             raise TypeError(f"Argument 'share' must be an LCC share from encode (a 1-tuple), "
                             f"not {type(share).__name__}.")
@@ -213,7 +215,7 @@ class LCC(Code):
     def assemble(self, encoding: Encoding, blocks: np.ndarray) -> list[np.ndarray]:
         return rows_of(blocks)
 
-    def check(self, inputs: Sequence, output: Sequence, seed: Seed = None) -> bool:
+    def check(self, inputs: Sequence, output: Output, seed: Seed = None) -> bool:
         """Whether output[j] == f(X_j) for every block, on a random projection of the rows:
         R f(X) = f(R X) for a row-linear f (0-d blocks are recomputed)."""
         if not self.row_linear:
@@ -245,7 +247,8 @@ class LCC(Code):
             return fingerprints.RECOMPUTE
         return fingerprints.linear_rounds(self.F.p) / rows
 
-    def uncoded(self, blocks: Sequence[ArrayLike]) -> Split:
+    # Each code's uncoded takes its own data (here a list of blocks): not Code.uncoded's.
+    def uncoded(self, blocks: Sequence[ArrayLike]) -> Split:  # type: ignore[override]
         """Block X_j to worker j (k workers; the rest idle)."""
         X = self.checked_blocks(blocks)
         if self.k > self.n_workers:
@@ -273,7 +276,7 @@ def is_row_linear(F: PrimeField, f: Callable, trailing: tuple = (), seed: Seed =
     return np.array_equal(mixed.reshape(2, -1), F.matmul(G, Y.reshape(3, -1)))
 
 
-def _argument_names(arguments) -> tuple:
+def _argument_names(arguments: Any) -> tuple:
     """The names of an LCC's per-job arguments, checked: distinct identifiers other than
     the data's."""
     if isinstance(arguments, str) or not isinstance(arguments, Sequence):
@@ -289,7 +292,7 @@ def _argument_names(arguments) -> tuple:
     return names
 
 
-def _name(f) -> str:
+def _name(f: Any) -> str:
     """f's import path when it has one, else its repr."""
     try:
         return functions.path_of(f)

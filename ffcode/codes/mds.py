@@ -39,8 +39,9 @@ class MDS(ProductCode):
         """The recovery threshold of an MDS code of k row blocks: any k results."""
         return k
 
-    def encode(self, A: ArrayLike, pieces: Optional[Int] = None,
-               seed: Seed = None) -> Encoding:
+    # An MDS code encodes A alone: no B between A and pieces as ProductCode.encode has.
+    def encode(self, A: ArrayLike,  # type: ignore[override]
+               pieces: Optional[Int] = None, seed: Seed = None) -> Encoding:
         """The n_workers shares (A~(a_i),), each a (ceil(rows / k), cols) matrix; with
         pieces=m, PieceShares for computation at full speed (random combinations from
         seed)."""

@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import product
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from ffcode import checks, fingerprints, functions
 from ffcode.field import PrimeField
-from ffcode._types import ArrayLike, Int, Seed
+from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode._blocks import rows_of
 from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, powers,
                                 read_only, secure_random)
@@ -134,7 +134,7 @@ class ProductCode(Code):
                                   tuple(grid[0].shape for _, grid in grids), m, seed, rng,
                                   coeffs, masks=self.masks, magnitude=size_A)
 
-    def arguments(self, encoding: Encoding, *args: ArrayLike) -> tuple:
+    def arguments(self, encoding: Encoding | Split, *args: ArrayLike) -> tuple:
         """(x,) checked: a vector or matrix that chains with the encoded A, refused if signed
         data could wrap (B not encoded); () otherwise."""
         if self.encodes == 2:
@@ -202,7 +202,7 @@ class ProductCode(Code):
 
     # -- checks and the uncoded split ---------------------------------------------------------
 
-    def check(self, inputs: Sequence, output: np.ndarray, seed: Seed = None) -> bool:
+    def check(self, inputs: Sequence, output: Output, seed: Seed = None) -> bool:
         """Freivalds' check of output == A @ B (A @ x recomputed for a vector x)."""
         A, B = self.check_inputs(inputs)
         if np.ndim(B) == 1:
@@ -223,7 +223,9 @@ class ProductCode(Code):
             return fingerprints.RECOMPUTE
         return fingerprints.linear_rounds(self.F.p) * (n * inner + inner * c + n * c) / work
 
-    def uncoded(self, A: ArrayLike, B: Optional[ArrayLike] = None) -> Split:
+    # Each code's uncoded takes its own data (here A, and B unless it is an argument).
+    def uncoded(self, A: ArrayLike,  # type: ignore[override]
+                B: Optional[ArrayLike] = None) -> Split:
         """The rows of A split over the n_workers workers, B whole to each (x, when B is not
         encoded, is the job's argument: ``arguments(split, x)``)."""
         if (B is None) != (self.encodes == 1):
@@ -232,6 +234,7 @@ class ProductCode(Code):
         A = self.F.matrix(A, "A")
         slabs = list(_split(A, self.n_workers, 1))
         rows = A.shape[0]
+        shares: tuple
         if B is None:
             shares = tuple((slab,) for slab in slabs)
         else:
@@ -245,7 +248,7 @@ class ProductCode(Code):
                      magnitude(self.F, A) if self.signed else None, self)
 
 
-def _chain(A, B, name):
+def _chain(A: np.ndarray, B: np.ndarray, name: str) -> None:
     if A.shape[1] != B.shape[0]:
         raise ValueError(f"Arguments 'A' and {name!r} do not chain: shapes {A.shape} and "
                          f"{B.shape} (inner dimensions {A.shape[1]} != {B.shape[0]}).")
@@ -262,7 +265,7 @@ def _split(X: np.ndarray, r: int, q: int) -> list:
     return [np.ascontiguousarray(grid[u, v]) for u in range(r) for v in range(q)]
 
 
-def _grid(exponents, name) -> np.ndarray:
+def _grid(exponents: Any, name: str) -> np.ndarray:
     try:
         grid = np.array(exponents, dtype=object)
     except ValueError:
@@ -274,11 +277,12 @@ def _grid(exponents, name) -> np.ndarray:
     return np.array(values, np.int64).reshape(grid.shape)
 
 
-def _masks(exponents, name) -> tuple:
+def _masks(exponents: Any, name: str) -> tuple:
     return tuple(checks.integer(e, name, low=0) for e in exponents)
 
 
-def _output_exponents(a, b, a_masks, b_masks) -> np.ndarray:
+def _output_exponents(a: np.ndarray, b: np.ndarray, a_masks: tuple,
+                      b_masks: tuple) -> np.ndarray:
     """(r, c): the exponent of each output block C_uw, checked to be one exponent that no
     term of the product but A_uv B_vw reaches."""
     r, q = a.shape
@@ -291,27 +295,28 @@ def _output_exponents(a, b, a_masks, b_masks) -> np.ndarray:
                              f"coefficient of one exponent, but its terms reach "
                              f"{sorted(sums)}.")
         out[u, w] = sums.pop()
-    owner = {}
+    owner: dict = {}                    # exponent -> the output block it is the coefficient of
     for (u, w), e in np.ndenumerate(out):
         if e in owner:
             raise ValueError(f"Output blocks {owner[e]} and {(u, w)} are both the coefficient "
                              f"of x**{e}.")
         owner[int(e)] = (u, w)
-    a_terms = [(int(e), ("A", u, v)) for (u, v), e in np.ndenumerate(a)] + \
-              [(e, ("mask",)) for e in a_masks]
-    b_terms = [(int(e), ("B", v, w)) for (v, w), e in np.ndenumerate(b)] + \
-              [(e, ("mask",)) for e in b_masks]
+    Terms = list[tuple[int, tuple]]     # (exponent, ("A", u, v) or ("B", v, w) or ("mask",))
+    a_terms: Terms = [(int(e), ("A", u, v)) for (u, v), e in np.ndenumerate(a)] + \
+        [(e, ("mask",)) for e in a_masks]
+    b_terms: Terms = [(int(e), ("B", v, w)) for (v, w), e in np.ndenumerate(b)] + \
+        [(e, ("mask",)) for e in b_masks]
     for (ea, ta), (eb, tb) in product(a_terms, b_terms):
-        e = ea + eb
-        if e in owner:
+        reached = ea + eb
+        if reached in owner:
             wanted = ta[0] == "A" and tb[0] == "B" and ta[2] == tb[1] and \
-                (ta[1], tb[2]) == owner[e]
+                (ta[1], tb[2]) == owner[reached]
             if not wanted:
-                raise ValueError(f"The term {_term(ta)} * {_term(tb)} reaches x**{e}, the "
-                                 f"exponent of output block {owner[e]}: choose exponents "
+                raise ValueError(f"The term {_term(ta)} * {_term(tb)} reaches x**{reached}, the "
+                                 f"exponent of output block {owner[reached]}: choose exponents "
                                  f"that keep the outputs' coefficients apart.")
     return out
 
 
-def _term(t) -> str:
+def _term(t: tuple) -> str:
     return "a mask" if t[0] == "mask" else f"{t[0]}_{t[1]}{t[2]}"

@@ -90,7 +90,7 @@ def for_job(encoding: Encoding, pieces: int, adversaries: int = 0, whole: bool =
     if adversaries:                 # refused now rather than at the first packet
         check_correctable(code.recovery_threshold, code.n_workers, adversaries)
 
-    def make(shape, first):
+    def make(shape: Optional[tuple], first: bool) -> Collector:
         if not adversaries:
             return Decoder(encoding, pieces, shape, defer=True, buffer=buffer if first else None)
         if whole:
@@ -110,7 +110,8 @@ class WholeResults:
     buffer = None           # and kept as it came: no payload storage to hand on
 
     def __init__(self, needed: int) -> None:
-        self.needed, self._results = needed, {}
+        self.needed = needed
+        self._results: dict = {}    # sender -> its result
 
     @property
     def rank(self) -> int:
@@ -166,12 +167,12 @@ class Gather(WholeResults):
         super().__init__(needed)
         self.F, self._assemble = F, assemble
 
-    def _checked(self, packet):
+    def _checked(self, packet: Packet) -> np.ndarray:
         if not 0 <= packet.worker < self.needed:
             raise ValueError(f"Worker {packet.worker} has no uncoded task.")
         return self.F.elements(packet.payload, "packet payload")
 
-    def result(self):
+    def result(self) -> Any:
         if not self.complete:
             raise ValueError(f"Not assembled yet: {self.rank}/{self.needed} results.")
         return self._assemble([self._results[w] for w in range(self.needed)])
@@ -189,8 +190,11 @@ class Robust(WholeResults):
         check_correctable(code.recovery_threshold, code.n_workers, A)
         super().__init__(code.recovery_threshold + 2 * A)
         self.encoding, self.code, self.adversaries = encoding, code, A
-        self._found, self._excluded = [], set()
-        self._projected, self._pairs, self._good = {}, None, None
+        self._found: list[int] = []
+        self._excluded: set[int] = set()
+        self._projected: dict = {}
+        self._pairs: Optional[tuple[np.ndarray, np.ndarray]] = None
+        self._good: Optional[list[int]] = None
 
     @property
     def complete(self) -> bool:
@@ -200,7 +204,7 @@ class Robust(WholeResults):
     def wrong(self) -> list:
         return sorted(set(self._found) | self._excluded)
 
-    def _checked(self, packet):
+    def _checked(self, packet: Packet) -> np.ndarray:
         y = self.code.F.elements(packet.payload, "packet payload")
         expected = self.code.result_shape(self.encoding, y.shape)
         if y.shape != expected:
@@ -229,7 +233,7 @@ class Robust(WholeResults):
             del self._projected[share]
             self._decide()              # the rest may agree now
 
-    def _decide(self):
+    def _decide(self) -> None:
         R, A = self.code.recovery_threshold, self.adversaries
         errors = min(A, len(self._results) - R - A)
         found = wrong_among(self.code, self._projected, errors) if errors >= 0 else None
@@ -240,8 +244,8 @@ class Robust(WholeResults):
     def counted(self, share: int, piece: int) -> bool:
         return share not in self.wrong
 
-    def result(self):
-        if not self.complete:
+    def result(self) -> Any:
+        if not self.complete or self._good is None:
             raise ValueError(f"Not decided yet: {self.rank} results.")
         return self.code.decode(self.encoding, {w: self._results[w] for w in self._good})
 
@@ -260,14 +264,15 @@ class ShapeVote:
     such a sender is excluded (``exclude``), and the wrong workers include those that
     claimed a shape that lost the vote and those excluded."""
 
-    def __init__(self, make, pieces: int, rows: Optional[int] = None,
+    def __init__(self, make: Callable[[tuple, bool], Collector], pieces: int,
+                 rows: Optional[int] = None,
                  correcting: bool = False) -> None:
         self._make, self.pieces, self._rows = make, pieces, rows    # rows: if known
         self.correcting = correcting
-        self.collectors = {}        # claimed shape -> its collector
-        self.claims = {}            # sender -> the shape it claimed
-        self.excluded = set()       # senders whose packets no longer count
-        self._leader = None         # the claimed shape furthest on
+        self.collectors: dict[tuple, Any] = {}  # claimed shape -> its collector
+        self.claims: dict = {}                  # sender -> the shape it claimed
+        self.excluded: set = set()              # senders whose packets no longer count
+        self._leader: Optional[tuple] = None    # the claimed shape furthest on
 
     def add(self, packet: Packet) -> bool:
         worker = packet.worker
@@ -277,7 +282,7 @@ class ShapeVote:
         claimed = self.claims.get(worker)
         if claimed is not None and claimed != key:
             if self.correcting:
-                self.exclude(worker)
+                self.exclude(int(worker))
             raise ValueError(f"Worker {worker} claims a local result of shape {key}, having "
                              f"claimed {claimed}.")
         collector = self.collectors.get(key)
@@ -320,13 +325,16 @@ class ShapeVote:
                 and self.leader.counted(worker, index))
 
     @property
-    def leader_shape(self):
+    def leader_shape(self) -> Optional[tuple]:
         """The shape of the complete collector, else of the one furthest on."""
         return self._leader
 
     @property
-    def leader(self):
-        return self.collectors[self._leader] if self.collectors else None
+    def leader(self) -> Collector:
+        """The collector of the leading shape (ValueError before the first packet)."""
+        if self._leader is None:
+            raise ValueError("Not decodable yet: no packet.")
+        return self.collectors[self._leader]
 
     @property
     def needed(self) -> int:
@@ -358,10 +366,10 @@ class ShapeVote:
         others = {w for w, key in self.claims.items() if key != self._leader}
         return sorted(set(self.leader.wrong) | others | self.excluded)
 
-    def result(self):
+    def result(self) -> Any:
         return self.leader.result()
 
 
-def _progress(collector) -> tuple:
+def _progress(collector: Collector) -> tuple:
     """How far on a collector is: complete first, then by rank."""
     return collector.complete, collector.rank

@@ -28,7 +28,7 @@ import numpy as np
 
 from ffcode import checks
 from ffcode._ext import rankbasis
-from ffcode._types import Int, Output
+from ffcode._types import ArrayLike, Int, Output
 from ffcode.codes.base import Encoding
 from ffcode.pieces import Packet, pieces_count
 
@@ -81,19 +81,19 @@ class Decoder:
                                  for s in result_shape)
             if not result_shape:
                 raise ValueError("Argument 'result_shape' must be a non-empty shape, not ().")
-            self._rows = result_shape[0]
+            self._rows: Optional[int] = result_shape[0]
         else:
             self._rows = code.result_rows(encoding)     # None: the first innovative packet's
         self._result_shape = result_shape
-        self._piece_shape = None        # fixed by the first innovative packet
+        self._piece_shape: Optional[tuple] = None   # fixed by the first innovative packet
         powers = code.evaluations.astype(np.uint64)
         self._basis = rankbasis.RankBasis(powers, self.pieces, code.F.p)
         self._defer = bool(defer)
-        self._pending = deque()         # (row, multipliers) of staged payload rows
+        self._pending: deque = deque()  # (row, multipliers) of staged payload rows
         self._reduced = 0               # payload rows reduced so far (defer=True)
         self._buffer = buffer if defer else None
-        self._seen = set()
-        self._output = None
+        self._seen: set = set()
+        self._output: Optional[Output] = None
         self.received = 0
 
     def __repr__(self) -> str:
@@ -106,7 +106,7 @@ class Decoder:
 
     @property
     def wrong(self) -> list:
-        """Always empty: a Decoder trusts every worker."""
+        """Always empty, as a Decoder trusts every worker."""
         return []
 
     def counted(self, worker: int, index: int) -> bool:
@@ -191,7 +191,7 @@ class Decoder:
 
     @property
     def result_shape(self) -> Optional[tuple[int, ...]]:
-        """One local result's shape: as given, else once the code or the first innovative
+        """One local result's shape, as given, else once the code or the first innovative
         packet tells it (None before)."""
         if self._result_shape is not None:
             return self._result_shape
@@ -219,7 +219,7 @@ class Decoder:
             done += 1
         return done
 
-    def _in_field(self, x, shape: tuple, name: str) -> np.ndarray:
+    def _in_field(self, x: ArrayLike, shape: tuple, name: str) -> np.ndarray:
         """x as a C-contiguous array of the field's dtype and the given shape; a packet off
         the wire usually is one already, and then the range check is left to the kernel."""
         if not (isinstance(x, np.ndarray) and x.dtype is self.F.dtype and
@@ -231,7 +231,7 @@ class Decoder:
                                 else "."))
         return x
 
-    def _check_shape(self, shape: tuple, rows) -> tuple:
+    def _check_shape(self, shape: tuple, rows: Optional[Int]) -> tuple:
         """The expected piece shape, checked against a payload's and against the rows of
         the local result its packet claims (None: no claim)."""
         if len(shape) < 1:
@@ -248,7 +248,7 @@ class Decoder:
                              f"{rows} rows).")
         return expected
 
-    def _claimed_rows(self, rows, shape: tuple) -> int:
+    def _claimed_rows(self, rows: Optional[Int], shape: tuple) -> int:
         """The rows of a packet's local result: its claim (checked against what is known)
         or, when it makes none, what is known, else what its piece's rows imply (all of
         them when m = 1)."""
@@ -280,21 +280,24 @@ class Decoder:
             self._output = self._read_output()
         return self._output
 
-    def _read_output(self):
+    def _read_output(self) -> Output:
         m, R = self.pieces, self.code.recovery_threshold
         # Basis row j is the unit vector of unknown pivots[j] = l * R + d: payload row j is
         # the block H_d of piece l. Gathered in the order (d, l), the m pieces of each H_d
         # are adjacent and form its rows.
+        payloads, shape, rows = self._basis.payloads, self._piece_shape, self._rows
+        assert payloads is not None and shape is not None and rows is not None, \
+            "complete: the first innovative packet fixed the shapes"
         row_of = np.empty(self.needed, np.intp)
         row_of[self._basis.pivots] = np.arange(self.needed)
         order = row_of.reshape(m, R).T              # (R, m): payload row of H_d's piece l
         picked = self.code.output_selection
         if picked is not None:                      # read only the output's coefficients
-            H = self._basis.payloads[order[picked].reshape(-1)]
-            return output_of(self.encoding, H.reshape(len(picked), m, -1),
-                             self._piece_shape, self._rows, selected=True)
-        H = self._basis.payloads[order.reshape(-1)]
-        return output_of(self.encoding, H.reshape(R, m, -1), self._piece_shape, self._rows)
+            H = payloads[order[picked].reshape(-1)]
+            return output_of(self.encoding, H.reshape(len(picked), m, -1), shape, rows,
+                             selected=True)
+        H = payloads[order.reshape(-1)]
+        return output_of(self.encoding, H.reshape(R, m, -1), shape, rows)
 
 
 def output_of(encoding: Encoding, H: np.ndarray, piece_shape: tuple, rows: int,

@@ -37,7 +37,8 @@ wrong output. Only checking the output (ffcode.decoding.verify) catches that.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from itertools import combinations
 from typing import Optional
 
@@ -49,7 +50,7 @@ from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes.base import Code, Encoding
 from ffcode.decoding.decoder import Decoder, output_of
 from ffcode.errors import DecodingError
-from ffcode.field import GF
+from ffcode.field import GF, PrimeField
 from ffcode.fingerprints import project, projections
 from ffcode.pieces import Packet
 
@@ -139,7 +140,8 @@ def locate(code: Code, workers: Sequence[int], projected: Sequence[Sequence[int]
     return None
 
 
-def _berlekamp_welch(p, points, values, R, A):
+def _berlekamp_welch(p: int, points: Sequence[int], values: Sequence[int], R: int,
+                     A: int) -> Optional[list[int]]:
     """The coefficients of the polynomial h of degree < R that agrees with all but at most A
     of (points, values), or None: Q = h * E with E monic of degree A, from the linear system
     Q(a_i) = y_i * E(a_i)."""
@@ -163,7 +165,7 @@ def _berlekamp_welch(p, points, values, R, A):
     return h if errors <= A else None
 
 
-def _any_solution(F, M, b):
+def _any_solution(F: PrimeField, M: np.ndarray, b: np.ndarray) -> Optional[np.ndarray]:
     """One solution of M x = b over F (free unknowns 0), or None if there is none."""
     reduced = F.rref(np.hstack([M, b[:, None]]))
     n = M.shape[1]
@@ -178,7 +180,7 @@ def _any_solution(F, M, b):
     return x
 
 
-def _divide(num, den, p):
+def _divide(num: list[int], den: list[int], p: int) -> tuple[list[int], list[int]]:
     """(quotient, remainder) of polynomials over GF(p), coefficients lowest first."""
     num = list(num)
     inverse = pow(den[-1], p - 2, p)
@@ -191,7 +193,7 @@ def _divide(num, den, p):
     return quotient, num[:len(den) - 1]
 
 
-def _eval(coeffs, a, p):
+def _eval(coeffs: Sequence[int], a: int, p: int) -> int:
     value = 0
     for c in reversed(coeffs):
         value = (value * a + c) % p
@@ -248,15 +250,17 @@ class RobustDecoder:
         self.needed = self.pieces * (R + 2 * A)
         self._powers = code.evaluations
         self._rng = np.random.default_rng(seed)
-        self._pairs = self._shape = None
-        self._kept = {}         # worker -> [(index, coeffs, payload, equation row)]
-        self._own = {}          # worker -> RankBasis of its coefficient vectors
-        self._seen = set()
-        self._disagree, self._full = set(), set()   # verdicts on sets of removed workers
-        self._good = None       # the workers decoded from, once complete
-        self._found = []        # the workers found wrong, once complete
-        self._excluded = set()  # the workers whose packets no longer count
-        self._output = None
+        self._pairs: Optional[tuple[np.ndarray, np.ndarray]] = None
+        self._shape: Optional[tuple] = None
+        self._kept: dict[int, list] = {}    # worker -> [(index, coeffs, payload, equation row)]
+        self._own: dict[int, RankBasis] = {}    # worker -> RankBasis of its coefficients
+        self._seen: set = set()
+        self._disagree: set = set()     # verdicts on sets of removed workers
+        self._full: set = set()
+        self._good: Optional[list[int]] = None  # the workers decoded from, once complete
+        self._found: list[int] = []     # the workers found wrong, once complete
+        self._excluded: set[int] = set()    # the workers whose packets no longer count
+        self._output: Optional[Output] = None
 
     def __repr__(self) -> str:
         return (f"RobustDecoder({self.code!r}, pieces={self.pieces}, adversaries="
@@ -333,7 +337,7 @@ class RobustDecoder:
         self._decide()
         return True
 
-    def _decide(self):
+    def _decide(self) -> None:
         """Complete if removing at most A workers (the fewest) leaves packets that agree and
         have full rank with any A more removed. More packets never make packets that
         disagree agree, nor lower a rank, so both verdicts are remembered."""
@@ -355,17 +359,17 @@ class RobustDecoder:
                     self._good, self._found = rest, sorted(removed)
                     return
 
-    def _equations(self, workers) -> np.ndarray:
+    def _equations(self, workers: Iterable[int]) -> np.ndarray:
         return np.array([e[3] for w in workers for e in self._kept[w]], self.F.dtype)
 
-    def _agree(self, workers) -> bool:
+    def _agree(self, workers: Iterable[int]) -> bool:
         """Whether the workers' packets are consistent: with the equations in echelon form
         on the unknowns, the projections of the dependent ones reduce to zero."""
         M = self._equations(workers)
         rank, _ = _linalg.echelon(self.F.p, M, self._unknowns, reduced=False)
         return not M[rank:, self._unknowns:].any()
 
-    def _full_rank(self, removed, workers) -> bool:
+    def _full_rank(self, removed: AbstractSet[int], workers: Iterable[int]) -> bool:
         """Whether the packets of the workers not removed decide all m·R unknowns."""
         if removed not in self._full:
             M = np.ascontiguousarray(
@@ -390,17 +394,20 @@ class RobustDecoder:
         """The output from m·R independent kept packets of the good workers: their
         equations inverted, applied to their payloads in one pass."""
         F, n, m = self.F, self._unknowns, self.pieces
-        E = np.ascontiguousarray(self._equations(self._good)[:, :n])
-        payloads = [e[2].reshape(-1) for w in self._good for e in self._kept[w]]
-        _, rows = _linalg.echelon(F.p, np.ascontiguousarray(E.T), E.shape[0], reduced=False)
-        rows = list(rows[:n])                   # independent equations: pivots of E^T
+        good, shape, result_shape = self._good, self._shape, self._check.result_shape
+        assert good is not None and shape is not None and result_shape is not None, \
+            "complete: the good workers are known and their packets fixed the shapes"
+        E = np.ascontiguousarray(self._equations(good)[:, :n])
+        payloads = [e[2].reshape(-1) for w in good for e in self._kept[w]]
+        _, pivots = _linalg.echelon(F.p, np.ascontiguousarray(E.T), E.shape[0], reduced=False)
+        rows = list(pivots[:n])                 # independent equations: pivots of E^T
         H = _matmul.combine(F.p, F.matinv(E[rows]), [payloads[r] for r in rows], F.dtype)
         R = self.code.recovery_threshold        # unknown l * R + d is piece l of H_d
         H = H.reshape(m, R, -1).transpose(1, 0, 2)
-        return output_of(self.encoding, H, self._shape, self._check.result_shape[0])
+        return output_of(self.encoding, H, shape, result_shape[0])
 
 
-def _least_left(counts, removed) -> int:
+def _least_left(counts: Iterable[int], removed: int) -> int:
     """The packets left after removing the ``removed`` workers that sent the most."""
-    counts = sorted(counts)
-    return sum(counts[:max(len(counts) - removed, 0)])
+    ordered = sorted(counts)
+    return sum(ordered[:max(len(ordered) - removed, 0)])

@@ -27,9 +27,9 @@ False
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
-from ffcode._types import Seed
+from ffcode._types import Output, Seed
 from ffcode.codes.base import Code, Encoding
 # The check's rows, and the cost a check that recomputes reports: named here too, where a
 # job's verification is looked for.
@@ -69,14 +69,15 @@ def by_default(code: Union[Code, Encoding], inputs: Sequence, adversaries: int =
     return share <= CHEAP or bool(adversaries) and share < RECOMPUTE
 
 
-def output(code: Union[Code, Encoding], inputs: Sequence, out, seed: Seed = None) -> bool:
+def output(code: Union[Code, Encoding], inputs: Sequence, out: Output,
+           seed: Seed = None) -> bool:
     """Whether ``out`` is the exact output of ``code`` (or of an encoding's code) on
     ``inputs`` (the arguments of Cluster.run: (A, B), (A, x) or (blocks,)); ValueError when
     the code's output has no check (LCC with an f that is not row-linear)."""
     return _code(code).check(inputs, out, seed)
 
 
-def _code(code) -> Code:
+def _code(code: Any) -> Code:
     if isinstance(code, Encoding):
         return code.code
     if not isinstance(code, Code):

@@ -359,8 +359,8 @@ def test_bad_data_refused_before_any_job(bounded, cluster):
         (LogisticRegression, X, np.where(y == 1, np.nan, 0.0), ValueError,
          "Input y contains NaN"),
         (LogisticRegression, X, y * np.arange(len(y)) % 3, ValueError,
-         "Only binary classification is supported. The type of the target is multiclass: "
-         "argument 'y' must hold two classes for a logistic regression, not 3 \\(0, 1, 2\\)"),
+         "Only binary classification is supported: argument 'y' must hold two classes for "
+         "a logistic regression, not 3 \\(0, 1, 2\\) \\(a multiclass target\\)"),
         (LogisticRegression, X, np.zeros(len(y)), ValueError, "two classes.*not 1"),
         (LogisticRegression, X, X[:, 0], ValueError, "Unknown label type: continuous"),
         (LogisticRegression, X, y[:-1], ValueError,
