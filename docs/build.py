@@ -24,7 +24,9 @@ def sphinx(builder: str) -> int:
     command = [sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-b", builder,
                str(DOCS), str(BUILD / builder)]
     print("$", " ".join(command), flush=True)
-    return subprocess.run(command).returncode
+    # From docs/: run from the repository's root, python -m would put the source tree's
+    # ffcode (without its compiled kernels) ahead of the installed package.
+    return subprocess.run(command, cwd=DOCS).returncode
 
 
 def doctest_counts(output: pathlib.Path) -> tuple:
