@@ -265,6 +265,12 @@ class _Data:
     scale: np.ndarray
     fitted: dict
 
+    @functools.cached_property
+    def rooted(self) -> np.ndarray:
+        """X1 with each row scaled by the root of its weight: X1^T X1 of it is the weighted
+        X1^T W X1 (X1 itself when unweighted)."""
+        return self.X1 if self.weights is None else self.X1 * np.sqrt(self.weights)[:, None]
+
 
 # -- the estimators --------------------------------------------------------------------------
 
@@ -410,7 +416,7 @@ class _CodedGradientDescent(BaseEstimator):
     def _default_rate(self, data: _Data) -> float:
         """1 / L for the loss's curvature L: the largest eigenvalue of the (weighted)
         X^T X / n (by power iteration on the master), a quarter of it for the log-loss."""
-        X1 = data.X1 if data.weights is None else data.X1 * np.sqrt(data.weights)[:, None]
+        X1 = data.rooted
         v = np.random.default_rng(0).standard_normal((X1.shape[1],))
         largest = 1.0
         for _ in range(POWER_ITERATIONS):
@@ -422,8 +428,7 @@ class _CodedGradientDescent(BaseEstimator):
     def _coded(self, s: Settings, data: _Data) -> "_Jobs":
         """The coded jobs of the gradient. Weights: mds multiplies the residual by them on
         the master; lcc scales each row by the root of its weight (exact for z itself)."""
-        rows = data.X1 if data.weights is None or s.coding == "mds" else \
-            data.X1 * np.sqrt(data.weights)[:, None]
+        rows = data.X1 if s.coding == "mds" else data.rooted
         try:
             Xq = s.F.from_real(rows, 2.0 ** s.precision)
         except ValueError as e:

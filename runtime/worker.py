@@ -435,11 +435,12 @@ class Worker:
             return
         self.outbox.popleft()
         self.queued -= size
+        job = self.current
         if kind == Kind.PACKET:
-            self.current.link.sent(self.head_due)
-            self.current.sent += 1
+            job.link.sent(self.head_due)
+            job.sent += 1
         elif kind == Kind.DONE:
-            log.info("job %d done: %d packets sent", self.current.epoch, self.current.sent)
+            log.info("job %d done: %d packets sent", job.epoch, job.sent)
         self.head_due = None
         if self.outbox:
             self._schedule_head(time.monotonic())
@@ -448,10 +449,10 @@ class Worker:
 
     def _fault_point(self):
         """Inject a crash or a hang once the job's packet count reaches its mark."""
-        faults = self.current.faults
+        job = self.current
         for name, act in (("crash_after", lambda: os._exit(17)),
                           ("hang_after", lambda: os.kill(os.getpid(), signal.SIGSTOP))):
-            if getattr(faults, name) == self.current.sent:
+            if getattr(job.faults, name) == job.sent:
                 time.sleep(0.2)         # let zmq deliver what was already sent
                 act()
 

@@ -276,3 +276,10 @@ def shared_cluster(n_workers, **options):
             c.wait()
             yield c
     return cluster
+
+
+def section(text: str, title: str, stop: str = "\n## ") -> str:
+    """The part of a Markdown text from the heading line ``title`` to the next ``stop``."""
+    start = text.index(f"\n{title}\n")
+    end = text.find(stop, start + 1)
+    return text[start:end if end >= 0 else len(text)]

@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from helpers import section
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
@@ -30,12 +32,6 @@ def _toctree_entries() -> set:
     return entries
 
 
-def _section(text: str, title: str, stop: str = "\n## ") -> str:
-    start = text.index(f"\n{title}\n")
-    end = text.find(stop, start + 1)
-    return text[start:end if end >= 0 else len(text)]
-
-
 def test_the_site_has_its_parts():
     names = {_name(page) for page in PAGES}
     assert {"index", "getting-started", "guide/index", "guide/learning", "api/index",
@@ -55,9 +51,9 @@ def test_every_page_is_in_a_toctree():
 def test_quick_start_is_the_readmes():
     """The getting-started page's quick start is the README's, word for word: the two
     commands, the measured table and the measured ranges."""
-    readme = _section(README.read_text(), "## Quick start")
+    readme = section(README.read_text(), "## Quick start")
     readme = readme[:readme.index("\nThe [getting started]")]
-    docs = _section((DOCS / "getting-started.md").read_text(), "## Quick start")
+    docs = section((DOCS / "getting-started.md").read_text(), "## Quick start")
     assert docs.strip() == readme.strip()
     assert "pip install . && ffcode run matmul --compare --shares 2" in docs
     assert "compfs x2      0.622       2.69x" in docs
@@ -103,21 +99,21 @@ ENGINES = DOCS / "guide" / "engines.md"
 def test_across_hosts_has_redundancy_and_keys():
     """The across-hosts master has more workers than the code's R = 4, and its workers are
     started with the CURVE key files the master makes."""
-    section = _section(ENGINES.read_text(), "## Across hosts")
-    assert "ffcode run matmul --compare --workers 6 --endpoint tcp://127.0.0.1:5555" in section
+    part = section(ENGINES.read_text(), "## Across hosts")
+    assert "ffcode run matmul --compare --workers 6 --endpoint tcp://127.0.0.1:5555" in part
     assert ("ffcode worker --connect tcp://127.0.0.1:5555 --key ffcode-keys/worker.key_secret "
-            "--server-key ffcode-keys/master.key") in section
-    assert "--insecure" in section
+            "--server-key ffcode-keys/master.key") in part
+    assert "--insecure" in part
 
 
 def test_ray_section_has_the_three_commands():
     """A real Ray cluster takes three commands: the head, each other node, the master."""
-    section = _section(ENGINES.read_text(), "## On a Ray cluster")
-    assert "ray start --head --port=6379" in section
-    assert "ray start --address=HEAD:6379" in section
+    part = section(ENGINES.read_text(), "## On a Ray cluster")
+    assert "ray start --head --port=6379" in part
+    assert "ray start --address=HEAD:6379" in part
     assert "ffcode run matmul --compare --workers 16 --engine ray --address HEAD:6379" in \
-        section
-    assert "#SBATCH" in section and 'pip install "ffcode[ray]"' in section
+        part
+    assert "#SBATCH" in part and 'pip install "ffcode[ray]"' in part
 
 
 @pytest.mark.parametrize("phrase", ["issue", "DESIGN", "shared with the team",
@@ -129,9 +125,8 @@ def test_written_for_users(page, phrase):
 
 
 def test_sphinx_configuration_loads():
-    """Where Sphinx is installed, conf.py loads and names the extensions the build needs."""
-    pytest.importorskip("sphinx")
-    pytest.importorskip("myst_parser")
+    """conf.py loads (Sphinx and MyST are in the test extra) and names the extensions the
+    build needs."""
     namespace = {"__file__": str(DOCS / "conf.py")}
     exec(compile((DOCS / "conf.py").read_text(), str(DOCS / "conf.py"), "exec"), namespace)
     assert {"myst_parser", "sphinx.ext.autodoc", "sphinx.ext.doctest"} <= \

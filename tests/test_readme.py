@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from helpers import section
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
@@ -37,10 +39,7 @@ def test_block_runs(line, source, bounded, tmp_path, monkeypatch):
 
 
 def _section(title: str) -> str:
-    text = README.read_text()
-    start = text.index(f"\n{title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else len(text)]
+    return section(README.read_text(), title)
 
 
 def test_quick_start_is_two_commands():
