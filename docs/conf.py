@@ -67,6 +67,7 @@ nitpick_ignore_regex = [
     ("py:(class|exc)", r"numpy(\.[\w.]+)?"),   # numpy.ndarray, numpy.linalg.LinAlgError, ...
     ("py:class", r"(collections\.abc|typing|os|pathlib|threading|logging)\.\w+"),  # stdlib
     ("py:class", r"zmq\.[\w.]+"),                         # pyzmq's sockets and contexts
+    ("py:class", r"concurrent\.futures\.[\w.]+"),          # JobFuture's base, Future
     ("py:class", r"sklearn\.[\w.]+"),                     # the estimators' scikit-learn bases
     # Private base classes (shown by show-inheritance) have no page: their public members
     # are documented on the public subclasses.
@@ -81,7 +82,9 @@ nitpick_ignore = [("py:class", name) for name in autodoc_type_aliases]
 # program never builds one, so they are not part of the API reference.
 nitpick_ignore += [("py:class", "ffcode.runtime.roster.WorkerHandle"),
                    ("py:class", "ffcode.runtime.jobs.Layout"),
-                   ("py:class", "ffcode.runtime.task.FaultPlan")]
+                   ("py:class", "ffcode.runtime.task.FaultPlan"),
+                   ("py:class", "ffcode.runtime.driver.Driver"),
+                   ("py:class", "ffcode.runtime.jobrun.JobRun")]
 
 # Sphinx renders an alias nested in a generic (Sequence[ArrayLike]) by the repr of its
 # placeholder, "TypeAliasForwardRef('ArrayLike')"; its name is what a reader should see.

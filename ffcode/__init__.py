@@ -43,21 +43,22 @@ from ffcode.decoding.robust import RobustDecoder
 from ffcode.codes import (GASP, LCC, MDS, Code, Encoding, EntangledPolynomialCode, MatDot,
                           PolynomialCode, ProductCode)
 from ffcode.decoding.decoder import Decoder
-from ffcode.errors import (ClusterError, DecodingError, FFCodeError, JobFailed, JobTimeout,
-                           VerificationError, WorkerError)
+from ffcode.errors import (ClusterBusy, ClusterError, DecodingError, FFCodeError, JobFailed,
+                           JobTimeout, VerificationError, WorkerError)
 from ffcode.pieces import Packet, PieceShare, piece_packets
 
 from ffcode.version import __version__  # noqa: F401 (the package's version)
 
 if _typing.TYPE_CHECKING:   # what __getattr__ loads at run time, as type checkers see it
-    from ffcode.runtime import Cluster, Faults, Report
+    from ffcode.runtime import Cluster, Faults, JobFuture, Report
 
 # The runtime (and zmq) load only when one of its names is asked for: the core never
 # imports it.
-_RUNTIME = ("Cluster", "Faults", "Report")
+_RUNTIME = ("Cluster", "Faults", "JobFuture", "Report")
 
-__all__ = ["Cluster", "ClusterError", "Code", "Decoder", "DecodingError", "Encoding",
-           "EntangledPolynomialCode", "FFCodeError", "Faults", "GASP", "GF", "JobFailed", "JobTimeout", "LCC", "MDS", "MatDot",
+__all__ = ["Cluster", "ClusterBusy", "ClusterError", "Code", "Decoder", "DecodingError",
+           "Encoding", "EntangledPolynomialCode", "FFCodeError", "Faults", "GASP", "GF",
+           "JobFailed", "JobFuture", "JobTimeout", "LCC", "MDS", "MatDot",
            "Packet", "PieceShare", "PolynomialCode", "PrimeField", "ProductCode", "Report",
            "RobustDecoder", "VerificationError", "WorkerError", "piece_packets"]
 

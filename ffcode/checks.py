@@ -94,6 +94,13 @@ def non_negative(value: Any, name: str, what: str = "a number") -> float:
     return value
 
 
+def flag(value: Any, name: str) -> bool:
+    """value, a bool (True or False, not 1 or "yes")."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"Argument {name!r} must be True or False, not {value!r}.")
+    return bool(value)
+
+
 def choice(value: Any, name: str, options: Iterable[Any]) -> Any:
     """value, if it is one of options."""
     options = tuple(options)

@@ -31,6 +31,10 @@ class ClusterError(FFCodeError, RuntimeError):
         self.report = report
 
 
+class ClusterBusy(ClusterError):
+    """A submit with ``block=False`` found the cluster's ``max_in_flight`` jobs in flight."""
+
+
 class JobFailed(ClusterError):
     """The job cannot complete; the message names what is missing and why."""
 

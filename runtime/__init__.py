@@ -7,11 +7,12 @@ worker process imports only the modules it runs.
 import importlib
 from typing import TYPE_CHECKING
 
-from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
+from ffcode.errors import (ClusterBusy, ClusterError, JobFailed, JobTimeout, ProtocolError,
                            VerificationError, WorkerError)
 
 if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see it
     from ffcode.runtime.cluster import Cluster
+    from ffcode.runtime.driver import JobFuture
     from ffcode.runtime.faults import Faults
     from ffcode.runtime.jobs import Options, Plan
     from ffcode.runtime.keys import authorise as authorise_key
@@ -23,14 +24,14 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
     from ffcode.runtime.worker import run as run_worker
 
 # name -> its module, or "module:attribute" where the module's own name says less
-_WHERE = {"Cluster": "cluster", "Faults": "faults", "Options": "jobs", "Plan": "jobs", "Report": "report",
+_WHERE = {"Cluster": "cluster", "JobFuture": "driver", "Faults": "faults", "Options": "jobs", "Plan": "jobs", "Report": "report",
           "WorkerTimeline": "report",
           # for the command line: reports, key files and the worker process
           "SCHEMA": "report", "utc_now": "report", "MAX_META_BYTES": "wire",
           "generate_keys": "keys:generate", "key_pair": "keys:pair",
           "authorise_key": "keys:authorise", "run_worker": "worker:run",
           "reachable": "transport"}
-__all__ = sorted([*_WHERE, "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
+__all__ = sorted([*_WHERE, "ClusterBusy", "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])
 
 

@@ -2,10 +2,11 @@
 
 It composes the parts: a transport (the socket, runtime/transport.py), an engine that starts
 the workers (runtime/engines.py: local processes or Ray actors; none for hand-started
-workers), a roster that admits and watches them (runtime/roster.py), and for each job a
-plan (runtime/jobs.py) that a job run carries out (runtime/jobrun.py). Every wait is
-bounded, and closing (also on an exception, Ctrl-C, or garbage collection) kills every
-process the cluster started.
+workers), a roster that admits and watches them (runtime/roster.py), the master's thread,
+alone on the socket (runtime/driver.py), and per job a plan (runtime/jobs.py), encoded in
+the caller's thread, that a job run carries out (runtime/jobrun.py), several in flight at
+once. Every wait is bounded, and closing (also on an exception, Ctrl-C, or garbage
+collection) kills every process the cluster started.
 
 Arguments are checked before any worker starts or any socket opens:
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import shutil
 import threading
 import time
 import weakref
@@ -27,43 +27,22 @@ from typing import Any, Optional, Sequence
 
 from ffcode import checks
 from ffcode.codes.base import Code
-from ffcode.errors import ClusterError
+from ffcode.errors import ClusterBusy, ClusterError
 from ffcode.runtime import engines, pool, wire
+from ffcode.runtime.driver import Driver, JobFuture, shutdown
 from ffcode.runtime.jobrun import JobRun
 from ffcode.runtime import jobs
-from ffcode.runtime.jobs import Layout, Options, Plan
+from ffcode.runtime.jobs import Options
 from ffcode.runtime.resident import Resident, Residents
 from ffcode.runtime.roster import Roster, WorkerHandle
 from ffcode.runtime.transport import Transport
-from ffcode.schemes import Scheme
 
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
 MAX_STARTED = 1024          # worker processes one cluster may start (local or Ray)
 MAX_REMOTE = 1 << 16        # workers one master may wait for
+MAX_IN_FLIGHT = 16          # jobs a master holds at once, by default
 
 log = logging.getLogger(__name__)
-
-
-def _exclusive(method):
-    """For the methods that use the socket: one thread at a time (another waits its turn),
-    and none from inside a job on the cluster (its progress callback), which is refused."""
-    @functools.wraps(method)
-    def one_at_a_time(self, *args, **kwargs):
-        if self._holder == threading.get_ident():
-            raise ClusterError(f"Cluster.{method.__name__} cannot be called from inside a job "
-                               f"on the same cluster (its progress callback): call it after "
-                               f"the job returns, or from another thread (it waits its turn).")
-        with self._lock:
-            if self._closed or self.transport.closing:
-                raise ClusterError("This cluster is closed.")
-            self._holder = threading.get_ident()
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                self._holder = None
-                if self.transport.closing:      # close() was called inside the job
-                    self._shut()
-    return one_at_a_time
 
 
 class Cluster:
@@ -85,14 +64,17 @@ class Cluster:
     ``lost_after`` seconds is given up on; ``start_timeout`` bounds waiting for workers.
     ``max_message`` (bytes) is the largest message part the master takes: a peer
     announcing a larger one is disconnected before it is read, and a job whose packets
-    would be larger fails with a clear error.
+    would be larger fails with a clear error. ``max_in_flight`` bounds the jobs submitted
+    and not yet ended (the master holds their encoded shares and decoders): a submit
+    beyond it waits for one to end.
     """
 
     def __init__(self, n_workers: int = 4, endpoint: Optional[str] = None, *,
                  engine: str = "local", address: Optional[str] = None,
                  key: Optional[str] = None, clients: Optional[str] = None,
                  insecure: bool = False, start_timeout: float = 60.0,
-                 lost_after: float = 2.0, max_message: int = MAX_MESSAGE) -> None:
+                 lost_after: float = 2.0, max_message: int = MAX_MESSAGE,
+                 max_in_flight: int = MAX_IN_FLIGHT) -> None:
         engines.check_settings(endpoint, engine, address, key, clients, insecure)
         ray = engine == "ray"
         most = MAX_STARTED if endpoint is None or ray else MAX_REMOTE
@@ -100,25 +82,30 @@ class Cluster:
         self.start_timeout = checks.seconds(start_timeout, "start_timeout")
         self.lost_after = checks.seconds(lost_after, "lost_after")
         self.max_message = checks.integer(max_message, "max_message", low=wire.MAX_META_BYTES)
+        self.max_in_flight = checks.integer(max_in_flight, "max_in_flight", low=1,
+                                            high=1 << 16)
         self.engine, self.local = engine, endpoint is None and not ray
-        self.epoch = 0                      # jobs started so far (a job's number)
-        self._buffers: dict = {}            # dtype -> payload storage of the last job
-        self._closed = False
-        self._lock = threading.Lock()       # one caller on the socket at a time
-        self._holder: Optional[int] = None  # the thread that holds it
+        self.epoch = 0                      # jobs submitted so far (a job's number)
+        self._buffers: dict = {}            # dtype -> payload storage a job may reuse
+        self._numbers = threading.Lock()    # numbers the jobs of several threads
+        self._slots = threading.BoundedSemaphore(self.max_in_flight)
         curve = key is not None or ray and not insecure
         self.transport = Transport(key=key, clients=clients, insecure=insecure,
                                    session_keys=curve and key is None,
                                    max_message=self.max_message)
         tmpdir = pool.private_dir() if endpoint is None else None
         self._owned: dict[str, Any] = {"transport": self.transport, "tmpdir": tmpdir}
-        self._finalizer = weakref.finalize(self, _shutdown, self._owned)
+        self._finalizer = weakref.finalize(self, shutdown, self._owned)
         try:
             started = self._owned["engine"] = engines.start(
                 engine, self.transport, endpoint, size=self.n_workers, address=address,
                 timeout=self.start_timeout, curve=curve, tmpdir=tmpdir)
             self.roster = Roster(self.transport, started, self.n_workers, self.lost_after)
             self.roster.spawn_all()
+            driver = self._owned["driver"] = Driver(self.roster, self.transport.endpoint,
+                                                    self.start_timeout, self._slots)
+            driver.on_exit = weakref.WeakMethod(self._shut)     # closed from inside it
+            self._owned["roster"] = self.roster
         except BaseException:
             self.close()
             raise
@@ -127,9 +114,24 @@ class Cluster:
         self.public_key = self.transport.public_key
 
     def __repr__(self) -> str:
-        live = len(self.live()) if hasattr(self, "roster") else 0
+        live = len(self.live()) if hasattr(self, "roster") and not self.closed else 0
         return (f"Cluster({getattr(self, 'endpoint', None)!r}, workers "
-                f"{live}/{self.n_workers}{', closed' if self._closed else ''})")
+                f"{live}/{self.n_workers}{', closed' if self.closed else ''})")
+
+    @property
+    def closed(self) -> bool:
+        """Whether the cluster is closed (or closing)."""
+        finalizer = getattr(self, "_finalizer", None)
+        return finalizer is None or not finalizer.alive or self.transport.closing
+
+    @property
+    def _driver(self) -> Driver:
+        if self.closed:
+            raise ClusterError("This cluster is closed.")
+        return self._owned["driver"]
+
+    def _outside(self, name: str) -> Driver:
+        return self._driver.outside(f"Cluster.{name}")
 
     def __enter__(self) -> "Cluster":
         return self
@@ -146,35 +148,50 @@ class Cluster:
         the order they connected."""
         return self.roster.live()
 
-    @_exclusive
     def wait(self, count: Optional[int] = None,
              timeout: Optional[float] = None) -> list:
         """Block until ``count`` workers (default n_workers) are connected; local workers
         that were lost are replaced first. ClusterError after ``timeout`` seconds."""
-        return self._wait(count, timeout)
-
-    def _wait(self, count=None, timeout=None) -> list:
-        count = self.n_workers if count is None else checks.integer(count, "count", low=0)
-        if self.roster.engine is not None and count > self.n_workers:
-            raise ValueError(f"This cluster has {self.n_workers} {self.engine} workers, "
-                             f"not {count}.")
+        driver = self._outside("wait")
+        count = self.roster.count(self.n_workers if count is None else count)
         timeout = self.start_timeout if timeout is None else \
             checks.seconds(timeout, "timeout")
-        return self.roster.wait(count, timeout, self.endpoint)
+        return driver.when_ready(count, timeout, lambda workers: workers).result()
 
-    @_exclusive
     def exclude(self, handle: WorkerHandle, reason: str) -> None:
         """Never give this worker another job: one the cluster started is replaced by a
         fresh one before the next job, a remote one is told to exit (the cluster then waits
-        for another to connect)."""
-        self.roster.exclude(handle, reason)
+        for another to connect). Jobs in flight on it go on without it."""
+        self._driver.call(self.roster.exclude, handle, reason)
 
     def speeds(self) -> list:
         """Each worker's speed (pieces of work per second) as measured in the latest job
         that measured any, in the order jobs place the workers; None where unknown."""
         return self.roster.speeds()
 
-    @_exclusive
+    def submit(self, code: Any, *inputs, block: bool = True,
+               **options: Any) -> JobFuture:
+        """Start one coded job and return at once: a JobFuture (a
+        ``concurrent.futures.Future``) that resolves to (output, report), or raises the
+        job's error. Takes ``run``'s arguments; the data is encoded here, in the calling
+        thread. Several jobs run in flight together on the same workers, which interleave
+        their tasks fairly (each job's ``priority`` option changes that); packets, stops,
+        faults, lost and wrong workers and verification are each job's own, so one job's
+        failure leaves the others exact. With ``max_in_flight`` jobs in flight, a submit
+        waits for one to end, or with ``block=False`` raises ClusterBusy. Works from any
+        thread, with ``concurrent.futures.as_completed`` and ``wait``, and with
+        ``asyncio.wrap_future``; ``future.cancel()`` stops the job on its workers."""
+        self._outside("submit")
+        if not self._slots.acquire(blocking=checks.flag(block, "block")):
+            raise ClusterBusy(f"This cluster has {self.max_in_flight} jobs in flight "
+                              f"(max_in_flight): wait for one, or submit with block=True.")
+        try:
+            run = self._prepare(code, inputs, options)
+        except BaseException:
+            self._slots.release()
+            raise
+        return self._driver.submit(run)     # the job frees its slot as it ends
+
     def run(self, code: Any, *inputs, **options: Any) -> tuple:
         """Run one coded job on the cluster's workers; returns (output, report).
 
@@ -182,48 +199,42 @@ class Cluster:
         ``run(data, *arguments)`` runs on data that ``load`` left on the workers and ships
         only the job's arguments (MDS's x), scheme and pieces defaulting to the load's.
         The keyword arguments are ``Options``' (ffcode.runtime.jobs.Options): scheme,
-        pieces, faults, timeout, seed, progress, verify, adversaries, assignment, allocate.
-        Raises JobFailed (the report attached as .report) when the remaining work cannot
-        decode, JobTimeout after timeout seconds, VerificationError when the output fails
-        its check. Workers found wrong in a job whose output is returned are excluded from
-        later jobs (``exclude``)."""
-        start = time.monotonic()
-        opts = Options(**options)
-        data = code if isinstance(code, Resident) else None
-        if data is not None:
-            self.residents.check(data)
-            if opts.assignment is not None or opts.allocate is not None:
-                raise ValueError("Resident data keeps the assignment it was loaded with: "
-                                 "give assignment or allocate to load, not to run.")
-            code, assignment = data.code, data.assignment
-            opts = opts.resolved(data.scheme, data.pieces)
-        else:
-            assignment = opts.assignment_for(code, self.n_workers, self.speeds(),
-                                             remote=not self.local)
-        opts.faults.check_workers(len(assignment))
-        plan = Plan(code, inputs, opts, assignment, data,
-                    self._buffers.get(code.F.dtype), self.max_message)
-        inputs = inputs if data is None else (*data.data, *inputs)
-        check = jobs.verification(opts.verify, code, inputs, opts.adversaries)
-        encode = time.monotonic() - start
-        workers = self._wait(len(assignment))   # replacing lost workers is not the job's time
-        if data is not None:
-            workers = self.roster.in_place(workers, data)
-        self.epoch += 1
-        job = JobRun(plan, workers, self.roster, self.epoch, plan.settings(inputs, check))
-        log.info("job %d: %s on %d workers", self.epoch, plan.scheme, len(workers))
-        output, report = job.run(encode, opts.timeout - encode)
-        self.roster.record_speeds(workers, [t.speed for t in report.workers])
-        log.info("job %d decoded in %.3f s", self.epoch, report.total)
-        if plan.buffer is not None:             # reused: no fresh pages to fault in next time
-            self._buffers[code.F.dtype] = plan.buffer
-        if check:
-            jobs.verify_output(code, inputs, output, report)
-        for i in report.wrong:                  # known wrong once the output is trusted
-            self.roster.exclude(workers[i], f"sent a wrong result in job {self.epoch}")
-        return output, report
+        pieces, faults, timeout, seed, progress, verify, adversaries, assignment, allocate,
+        priority. Raises JobFailed (the report attached as .report) when the remaining
+        work cannot decode, JobTimeout after timeout seconds, VerificationError when the
+        output fails its check. Workers found wrong in a job whose output is returned are
+        excluded from later jobs (``exclude``). The same as ``submit(...).result()``;
+        Ctrl-C while it waits cancels every job in flight on the cluster."""
+        self._outside("run")
+        try:
+            return self.submit(code, *inputs, **options).result()
+        except KeyboardInterrupt:
+            self.cancel()
+            raise
 
-    @_exclusive
+    def cancel(self) -> int:
+        """Cancel every job in flight on the cluster (each stopped on its workers); how
+        many were."""
+        futures = self._driver.call(lambda: [run.future for run in self._driver.jobs()])
+        return sum(future.cancel() for future in futures)
+
+    def _prepare(self, code: Any, inputs: tuple, options: dict) -> JobRun:
+        """The job, its data encoded (in the calling thread)."""
+        start = time.monotonic()
+        resident = isinstance(code, Resident)
+        if resident:
+            self.residents.check(code)
+        plan, inputs, check = jobs.prepare(code, inputs, Options(**options), self.n_workers,
+                                           self.speeds(), not self.local, self._buffers,
+                                           self.max_message, resident)
+        self.roster.count(len(plan.assignment))
+        with self._numbers:
+            self.epoch += 1
+            number = self.epoch
+        return JobRun(plan, self.roster, number, plan.settings(inputs, check),
+                      encode=time.monotonic() - start, inputs=inputs, check=check,
+                      buffers=self._buffers)
+
     def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
              seed: Optional[int] = None,
              assignment: Optional[Sequence[Sequence[int]]] = None,
@@ -239,61 +250,50 @@ class Cluster:
         worker holds, as for ``run``; every run on the data keeps it. A worker lost and
         replaced gets its share again before its next job (its timeline's ``reloaded``
         bytes). ``unload`` (or closing the cluster) frees the workers' memory."""
+        driver = self._outside("load")
         options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
                           allocate=allocate)
         jobs.check_data(code, data)
         assignment = options.assignment_for(code, self.n_workers, self.speeds(),
-                                                remote=not self.local)
-        held, m = Scheme.parse(options.scheme), options.pieces or pieces    # as checked
-        layout = Layout(code, data, held, m if held == Scheme.COMPFS else None, seed,
-                        assignment)
-        workers = self._wait(len(assignment))
-        resident = self.residents.add(layout, data, held, m)
-        resident.shipped = sum(self.roster.give(handle, resident, i)
-                               for i, handle in enumerate(workers))
+                                            remote=not self.local)
+        resident = self.residents.add(code, data, options, assignment)
+        try:
+            resident.shipped = driver.when_ready(
+                self.roster.count(len(assignment)), self.start_timeout,
+                functools.partial(self.roster.give_all, resident)).result()
+        except BaseException:
+            self.residents.drop(resident)
+            raise
         log.info("resident data %d: %.1f MiB shipped to %d workers", resident.ident,
-                 resident.shipped / 2**20, len(workers))
+                 resident.shipped / 2**20, len(assignment))
         return resident
 
-    @_exclusive
     def unload(self, data: Resident) -> None:
-        """Free the workers' memory of resident data (nothing for data already unloaded)."""
+        """Free the workers' memory of resident data (nothing for data already unloaded);
+        jobs in flight on it finish first, and no new one may start on it."""
         self.residents.check(data, unloaded=True)
         if self.residents.drop(data):
-            self.roster.forget(data)
+            self._driver.call(self._driver.unload, data)
 
     def holds(self, data: Resident) -> bool:
         """Whether this open cluster holds this resident data."""
-        return not self._closed and self.residents.holds(data)
+        return not self.closed and self.residents.holds(data)
 
     def close(self) -> None:
         """Shut every worker down (remote ones are told to exit) and release the socket.
-        From another thread while a job runs, the job ends with ClusterError first; from
-        inside a job (its progress callback), the cluster closes as the job ends."""
+        Every job in flight ends with ClusterError first (its future fails); from inside a
+        job (its progress callback), the cluster closes as that call returns."""
         if hasattr(self, "transport"):
             self.transport.closing = True
-        if self._holder == threading.get_ident():
+            self.transport.wake()
+        driver = self._owned.get("driver") if hasattr(self, "_owned") else None
+        if driver is not None and driver.inside():
+            driver.closed_inside = True         # the master's thread closes it as it ends
             return
-        with self._lock:
-            self._shut()
+        self._shut()
 
     def _shut(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
         if hasattr(self, "residents"):
             self.residents.clear()              # the workers' memory goes with them
-        roster: Optional[Roster] = getattr(self, "roster", None)
-        if roster is not None:
-            for handle in roster.live():
-                roster.shut_down(handle)
-        self.transport.linger = 0 if self._owned.get("engine") else 500  # SHUTDOWNs leave
         self._finalizer()
 
-
-def _shutdown(owned) -> None:
-    if owned.get("engine") is not None:
-        owned["engine"].close()
-    owned["transport"].close()
-    if owned["tmpdir"]:
-        shutil.rmtree(owned["tmpdir"], ignore_errors=True)

@@ -1,7 +1,10 @@
 """The master's side of one job: send the tasks, ingest packets as they arrive (reducing
-payloads whenever the socket is idle), watch the workers, stop them all the moment the
-output is decodable, and account for everything in the report. A job run owns its state
-(its epoch, its report, what it rejected) and reaches the workers through the roster only.
+payloads whenever the socket is idle), stop every worker the moment the output is
+decodable, decode, collect the stops' acknowledgements, verify, and account for
+everything in the report. A job run owns its state (its epoch, its report, what it
+rejected) and reaches the workers through the roster only. It is driven by events: the
+master's thread (runtime/driver.py) hands it the messages of its epoch and the clock, with
+other jobs in flight beside it, and it ends by resolving its future.
 
 Workers are the job's places (processes); a packet is filed under the share (code index)
 it belongs to, so that every share is its own sender to the decoder, and a worker found
@@ -18,19 +21,23 @@ A job run is made from its plan before any message moves (its report knows what 
 >>> F = GF(65521)
 >>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)),
 ...             Options(scheme="classic"), assignment=((0,), (1,), (2,)))
->>> run = JobRun(plan, workers=[], roster=None, epoch=1, settings={})
->>> run.report.scheme, run.report.needed
-('classic', 2)
+>>> run = JobRun(plan, roster=None, epoch=1, settings={})
+>>> run.report.scheme, run.report.needed, run.state
+('classic', 2, 'waiting')
 """
+import logging
 import math
 import time
-
 from collections import Counter
+from concurrent.futures import Future
+from typing import Any, Callable, Optional
 
 from ffcode import allocation
-from ffcode.errors import JobFailed, JobTimeout, ProtocolError, VerificationError, WorkerError
+from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
+                           VerificationError, WorkerError)
 from ffcode.pieces import Packet
 from ffcode.runtime import wire
+from ffcode.runtime import jobs
 from ffcode.runtime.jobs import Plan
 from ffcode.runtime.report import Report, WorkerTimeline
 from ffcode.runtime.roster import WATCH_EVERY, Roster
@@ -39,32 +46,59 @@ from ffcode.runtime.wire import Header, Kind
 STOP_GRACE = 0.25           # seconds to send the stops, and again to collect their acks
 STOP_PATIENCE = 0.1         # seconds a stop may wait for room at one worker
 TASK_PATIENCE = 2.0         # seconds a task may wait for room at one worker
-IDLE = 0.001                # a socket silent this long is idle: time to reduce a payload
+WAITING, RUNNING, DRAINING, ENDED = "waiting", "running", "draining", "ended"
+
+log = logging.getLogger(__name__)
 
 
 class JobRun:
-    """One job of a plan on its workers (place -> WorkerHandle), numbered ``epoch`` among
-    its master's jobs; ``settings`` go into its report as they are."""
+    """One job of a plan, numbered ``epoch`` among its master's jobs; ``settings`` go into
+    its report as they are. ``inputs`` and ``check``: what verifying the output needs
+    (``check`` False: it is not verified). ``future`` resolves to (output, report) or to
+    the job's error; ``ended(run)`` is called once as it ends, whichever way. ``state``:
+    waiting (for its workers), running (its tasks sent), draining (decoded, collecting the
+    stops' acknowledgements), ended."""
 
-    def __init__(self, plan: Plan, workers: list, roster: Roster, epoch: int,
-                 settings: dict) -> None:
-        self.plan, self.roster, self.epoch = plan, roster, epoch
+    def __init__(self, plan: Plan, roster: Roster, epoch: int, settings: dict, *,
+                 encode: float = 0.0, inputs: tuple = (), check: bool = False,
+                 future: Optional[Future] = None,
+                 ended: Optional[Callable[["JobRun"], None]] = None,
+                 buffers: Optional[dict] = None) -> None:
+        self.plan: Any = plan
+        self.roster, self.epoch = roster, epoch
         self.progress = plan.options.progress
-        self.workers = workers
-        self.index = {h.ident: i for i, h in enumerate(workers)}
-        code = plan.code
-        self.report = Report(plan.scheme.value, repr(code), len(workers), plan.pieces,
+        self.timeout = plan.options.timeout
+        self.wait_for = math.inf            # seconds it may wait for its workers
+        self.until = math.inf               # and until when
+        self.count = len(plan.assignment)           # the workers it needs
+        self.inputs: Any = inputs
+        self.check = check
+        self.future = future if future is not None else Future()
+        self.ended, self.buffers = ended, buffers
+        self.state = WAITING
+        self.workers: list = []
+        self.index: dict = {}
+        self.report = Report(plan.scheme.value, repr(plan.code), self.count, plan.pieces,
                              plan.needed)
         self.report.settings = settings
+        self.report.job = epoch
+        self.report.encode = encode
         self.rejected: Counter[str] = Counter()     # this job's own drops (bad packets)
         self.owner = allocation.owners(plan.assignment)
-        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
-                          for i, h in enumerate(workers)]
-        self.report.workers = self.timelines
+        self.timelines: list = []
         self.finished: set[int] = set()     # workers done sending (or idle, or lost)
         self.unusable: set[int] = set()     # when correcting: invalid packets or failed
         self.failed: dict[int, str] = {}    # when correcting: worker -> its error
         self.decodable = math.nan           # when the output became decodable
+        self.deadline = math.inf            # of the job, once its tasks are sent
+        self.drained = math.inf             # when collecting acknowledgements ends
+        self.waiting: set[int] = set()      # draining: acknowledgements still due
+        self.last_rank = -1
+        self.output: Any = None
+        self.last_sent: Optional[float] = None  # draining: the latest message's send time
+
+    def __repr__(self) -> str:
+        return f"JobRun({self.epoch}, {self.report.scheme}, {self.state})"
 
     def header(self, kind, worker=-1):
         return Header(kind, self.roster.transport.session, self.epoch, worker)
@@ -74,64 +108,49 @@ class JobRun:
         self.roster.transport.rejected_total[reason] += 1
 
     def clock(self):
-        return time.monotonic() - self.start
-
-    def run(self, encode, timeout):
-        """Send the tasks, ingest until decodable or failed, stop everyone, decode; the
-        total counts the encoding plus this, not the bookkeeping after the output. The
-        report counts what was dropped meanwhile, also when the job fails."""
-        try:
-            return self._run(encode, timeout)
-        finally:
-            rejected, self.report.stale = self.roster.transport.take_rejected()
-            self.report.rejected = dict(Counter(rejected) + self.rejected)
-
-    def _run(self, encode, timeout):
-        self.start, self.wall = time.monotonic(), time.time()
-        deadline = self.start + timeout
-        self.report.encode = encode
-        plan = self.plan
-        try:
-            self._send_tasks(deadline)
-            sent = time.monotonic()
-            self._ingest(deadline)
-            self.decodable = time.monotonic()
-            self.report.compute = self.decodable - sent
-        finally:
-            self._stop_all()
-        self._reduce(deadline)
-        if self.progress is not None:
-            self.progress(self.collector.rank, self.plan.needed)
-        output = self.collector.result()
-        wrong = {self.owner[k] for k in self.collector.wrong} | self.unusable
-        self.report.wrong = sorted(wrong)       # their kept packets did not count either
-        for i, timeline in enumerate(self.timelines):
-            for record in timeline.packets:
-                record["innovative"] = record["innovative"] and i not in wrong and \
-                    self.collector.counted(record["share"], record["piece"])
-            timeline.speed = _speed(timeline, plan.work_pieces / plan.pieces,
-                                    self.decodable - self.start)
-        done = time.monotonic()
-        self.report.decode = done - self.decodable
-        self.report.total = encode + done - self.start
-        self._drain()
-        self.report.rank = self.collector.rank
-        return output, self.report
+        return time.monotonic() - self.started
 
     @property
     def collector(self):
         return self.plan.collector
 
-    def _send_tasks(self, deadline):
+    @property
+    def pending(self) -> bool:
+        """Payloads wait to be reduced (the master does so while its socket is idle)."""
+        return self.state == RUNNING and bool(self.collector.pending)
+
+    @property
+    def due(self) -> float:
+        """When the job next needs the clock looked at (its deadline, or the end of its
+        draining)."""
+        return self.drained if self.state == DRAINING else self.deadline
+
+    def uses(self, data) -> bool:
+        """Whether the job runs on this resident data."""
+        return self.plan is not None and self.plan.resident is data
+
+    # -- the steps, as the master's thread calls them --------------------------------------
+
+    def start(self, workers: list) -> None:
         """Send every worker its task (an idle one is finished at once), each send waiting
-        for room no longer than the time left."""
+        for room no longer than the time left; the job's clock starts here, its timeout
+        counting the encoding too."""
         plan, roster = self.plan, self.roster
-        for i, handle in enumerate(self.workers):
+        self.state = RUNNING
+        self.started, self.wall = time.monotonic(), time.time()
+        self.deadline = self.started + self.timeout - self.report.encode
+        self.workers = workers
+        self.index = {h.ident: i for i, h in enumerate(workers)}
+        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
+                          for i, h in enumerate(workers)]
+        self.report.workers = self.timelines
+        log.info("job %d: %s on %d workers", self.epoch, plan.scheme, len(workers))
+        for i, handle in enumerate(workers):
             task = plan.tasks[i]
             if task is None:
                 self.finished.add(i)
                 continue
-            left = deadline - time.monotonic()
+            left = self.deadline - time.monotonic()
             if left < 0:
                 raise self._failure(JobTimeout, "no output within the timeout (sending "
                                                 "the tasks)")
@@ -145,42 +164,23 @@ class JobRun:
                 timeline.share_sent = self.clock()
                 timeline.shipped = timeline.reloaded + \
                     sum(memoryview(f).nbytes for f in message)
+        self.sent = time.monotonic()
+        self.watch()                        # a worker lost while sending
+        self._progress()
 
-    def _ingest(self, deadline):
-        """Handle messages until the output is decodable: JobTimeout past the deadline,
-        JobFailed (VerificationError) once no live worker is left at the job. The clock and
-        the workers are looked at every WATCH_EVERY seconds even while messages keep
-        coming (a collector can be slower than the wire), and only then is the socket
-        idle enough to reduce a payload."""
-        last_rank, watched = -1, 0.0
-        collector = self.collector
-        while not collector.complete:
-            now = time.monotonic()
-            if now > deadline:
-                raise self._failure(JobTimeout, "no output within the timeout")
-            if now - watched > WATCH_EVERY:
-                self._watch(now)
-                watched = now
-            if len(self.finished) == len(self.workers):
-                unexplained = self.plan.adversaries and collector.rank >= self.plan.needed
-                raise self._failure(VerificationError if unexplained else JobFailed,
-                                    "after every live worker finished")
-            busy, until = False, min(deadline, now + WATCH_EVERY)
-            for handle, header, frames in self.roster.receive(
-                    IDLE if collector.pending else min(0.05, deadline - now), self.epoch):
-                busy = True
-                self._message(handle, header, frames)
-                if collector.complete:
-                    return                          # decodable: stop everyone at once
-                if time.monotonic() > until:
-                    break                           # time to look at the clock again
-            if not busy and collector.pending:
-                collector.eliminate()               # the socket is idle: reduce a payload
-            if self.progress is not None and collector.rank != last_rank:
-                last_rank = collector.rank
-                self.progress(last_rank, self.plan.needed)
+    def _progress(self) -> None:
+        """progress(rank, needed) as the rank grows (and once at the start)."""
+        if self.progress is not None and self.collector.rank != self.last_rank:
+            self.last_rank = self.collector.rank
+            self.progress(self.last_rank, self.plan.needed)
 
-    def _message(self, handle, header, frames):
+    def message(self, handle, header, frames) -> None:
+        """One message of this job's epoch from one of the master's workers."""
+        if self.state == DRAINING:
+            self._drain(handle, header)
+            return
+        if self.state != RUNNING:
+            return
         i = self.index.get(handle.ident)
         if i is None or header.worker != i:
             self.reject("unknown worker")
@@ -188,6 +188,10 @@ class JobRun:
         timeline = self.timelines[i]
         if header.kind == Kind.PACKET:
             self._packet(i, header, frames)
+            if self.collector.complete:
+                self._decoded()
+            else:
+                self._progress()
         elif header.kind == Kind.DONE:
             timeline.done = self.clock()
             self.finished.add(i)
@@ -204,6 +208,154 @@ class JobRun:
             self.failed[i] = str(meta.get("error"))   # its results are unusable: as if wrong
             self._unusable(i)
 
+    def tick(self, now: float) -> None:
+        """Look at the clock: JobTimeout past the deadline, JobFailed (VerificationError)
+        once no live worker is left at the job; a draining job ends when its time is up."""
+        if self.state == DRAINING:
+            if now >= self.drained:
+                self._finish()
+            return
+        if self.state != RUNNING:
+            return
+        if now > self.deadline:
+            raise self._failure(JobTimeout, "no output within the timeout")
+        if len(self.finished) == len(self.workers):
+            unexplained = self.plan.adversaries and self.collector.rank >= self.plan.needed
+            raise self._failure(VerificationError if unexplained else JobFailed,
+                                "after every live worker finished")
+
+    def reduce(self) -> None:
+        """Reduce one pending payload (the socket is idle)."""
+        self.collector.eliminate()
+        self._progress()
+
+    def at_work(self) -> list:
+        """The job's workers still at it (not finished, not lost)."""
+        return [h for i, h in enumerate(self.workers) if i not in self.finished and
+                h.lost is None]
+
+    def watch(self) -> None:
+        """The job's workers that the master gave up on are finished for it."""
+        for i, handle in enumerate(self.workers):
+            if i not in self.finished and handle.lost is not None:
+                self.timelines[i].lost = handle.lost
+                self.finished.add(i)
+
+    def fail(self, error: BaseException, stop: bool = True) -> None:
+        """End the job with this error (its workers told to stop unless not ``stop``: the
+        cluster is closing)."""
+        if self.state == ENDED:
+            return
+        if self.state == RUNNING and stop:
+            self._stop_all()
+        if isinstance(error, ClusterError) and error.report is None:
+            error.report = self.report
+        self._end()
+        if self.future.set_running_or_notify_cancel():
+            self.future.set_exception(error)
+
+    def cancel(self) -> bool:
+        """Stop the job on every worker that holds it and free what it holds (its future is
+        cancelled by the caller); False once it has ended."""
+        if self.state == ENDED:
+            return False
+        if self.state == RUNNING:
+            self._stop_all()
+        self.report.cancelled = True
+        self._end()
+        return True
+
+    # -- inside ---------------------------------------------------------------------------
+
+    def _decoded(self) -> None:
+        """Decodable: stop everyone at once, reduce what is pending, decode, and start
+        collecting the stops' acknowledgements."""
+        self.decodable = time.monotonic()
+        self.report.compute = self.decodable - self.sent
+        self._stop_all()
+        while self.collector.pending:
+            if time.monotonic() > self.deadline:
+                raise self._failure(JobTimeout, "decodable, but its payloads were not "
+                                                "reduced within the timeout")
+            self.collector.eliminate()
+        if self.progress is not None:
+            self.progress(self.collector.rank, self.plan.needed)
+        self.output = self.collector.result()
+        plan = self.plan
+        wrong = {self.owner[k] for k in self.collector.wrong} | self.unusable
+        self.report.wrong = sorted(wrong)       # their kept packets did not count either
+        for i, timeline in enumerate(self.timelines):
+            for record in timeline.packets:
+                record["innovative"] = record["innovative"] and i not in wrong and \
+                    self.collector.counted(record["share"], record["piece"])
+            timeline.speed = _speed(timeline, plan.work_pieces / plan.pieces,
+                                    self.decodable - self.started)
+        done = time.monotonic()
+        self.report.decode = done - self.decodable
+        self.report.total = self.report.encode + done - self.started
+        self.report.rank = self.collector.rank
+        # Collect the acknowledgements, briefly. A worker heard from lately is alive.
+        self.waiting = {i for i in self._stopping()
+                        if done - self.workers[i].last_seen < WATCH_EVERY or
+                        not self.workers[i].gone()}
+        self.state = DRAINING
+        self.drained = done + STOP_GRACE
+        if not self.waiting:
+            self._finish()
+
+    def _drain(self, handle, header) -> None:
+        """Stop latency and quiet time use the workers' send times (one clock on one
+        host): a stop takes effect in the worker, and the master is quiet once the last
+        message of the job has left its sender."""
+        i = self.index.get(handle.ident)
+        if i is None:
+            return
+        decodable = self.wall + (self.decodable - self.started)
+        self.last_sent = max(self.last_sent or header.sent, header.sent)
+        if header.kind == Kind.STOPPED:
+            self.timelines[i].stopped = header.sent - self.wall
+            self.report.stop_latency.append(header.sent - decodable)
+            self.waiting.discard(i)
+        elif header.kind == Kind.PACKET:
+            self.report.wasted_after_stop += 1
+        elif header.kind in (Kind.DONE, Kind.FAILED):   # it ended before the stop came
+            self.waiting.discard(i)
+        if not self.waiting:
+            self._finish()
+
+    def _finish(self) -> None:
+        """The output, checked where asked, to the future; workers found wrong in a job
+        whose output is returned are excluded from later jobs."""
+        if self.last_sent is not None:
+            decodable = self.wall + (self.decodable - self.started)
+            self.report.quiet = max(self.last_sent - decodable, 0.0)
+        plan, report = self.plan, self.report
+        output = self.output
+        self.roster.record_speeds(self.workers, [t.speed for t in report.workers])
+        log.info("job %d decoded in %.3f s", self.epoch, report.total)
+        if plan.buffer is not None and self.buffers is not None:
+            self.buffers[plan.F.dtype] = plan.buffer    # reused: no fresh pages next time
+        try:
+            if self.check:
+                jobs.verify_output(plan.code, self.inputs, output, report)
+        except VerificationError as e:
+            self.fail(e)
+            return
+        for i in report.wrong:                  # known wrong once the output is trusted
+            self.roster.exclude(self.workers[i], f"sent a wrong result in job {self.epoch}")
+        self._end()
+        if self.future.set_running_or_notify_cancel():
+            self.future.set_result((output, report))
+
+    def _end(self) -> None:
+        """What the job rejected into its report; what it holds let go."""
+        self.state = ENDED
+        rejected, self.report.stale = self.roster.transport.take_rejected()
+        self.report.rejected = dict(Counter(rejected) + self.rejected)
+        self.plan = self.inputs = self.output = None    # the shares, decoder and inputs
+        if self.ended is not None:
+            self.ended(self)
+
     def _unusable(self, i):
         """When correcting: worker i sent an invalid packet or its computation failed. It is
         finished and named wrong, and its shares' packets no longer count."""
@@ -216,7 +368,7 @@ class JobRun:
         if i in self.unusable:                      # nothing more of its counts: not read
             self.reject("wrong worker")
             return
-        filed = self.plan.share_of(i, header.index)
+        filed: Optional[tuple[int, int]] = self.plan.share_of(i, header.index)
         try:
             if filed is None:
                 raise ValueError(f"worker {i} has no packet {header.index}")
@@ -238,16 +390,6 @@ class JobRun:
                                           "compute": header.compute,
                                           "innovative": bool(innovative)})
         self.timelines[i].compute += header.compute
-
-    def _watch(self, now):
-        """Give up on workers whose process died or that fell silent. A worker heard from
-        since the last look is alive: its process (a /proc read, a Ray call) is not asked."""
-        for i, handle in enumerate(self.workers):
-            if i in self.finished:
-                continue
-            if self.roster.watch(handle, now) is not None:
-                self.timelines[i].lost = handle.lost
-                self.finished.add(i)
 
     def _failure(self, kind, why):
         rank, needed = self.collector.rank, self.plan.needed
@@ -283,44 +425,6 @@ class JobRun:
             patience = max(0.0, min(STOP_PATIENCE, until - time.monotonic()))
             self.roster.send(self.workers[i], [self.header(Kind.STOP, i).pack()],
                               patience=patience)
-
-    def _reduce(self, deadline):
-        """Reduce the payloads still pending (the output reads them all), one at a time
-        within the deadline."""
-        while self.collector.pending:
-            if time.monotonic() > deadline:
-                raise self._failure(JobTimeout, "decodable, but its payloads were not "
-                                                "reduced within the timeout")
-            self.collector.eliminate()
-
-    def _drain(self):
-        """Collect the stop acknowledgements (briefly). Stop latency and quiet time use the
-        workers' send times (one clock on one host): a stop takes effect in the worker, and
-        the master is quiet once the last message of the job has left its sender."""
-        now = time.monotonic()
-        waiting = {i for i in self._stopping()     # a worker heard from lately is alive
-                   if now - self.workers[i].last_seen < WATCH_EVERY or
-                   not self.workers[i].gone()}
-        decodable = self.wall + (self.decodable - self.start)
-        last = None
-        deadline = time.monotonic() + STOP_GRACE
-        while waiting and time.monotonic() < deadline:
-            for handle, header, frames in self.roster.receive(deadline - time.monotonic(),
-                                                             self.epoch):
-                i = self.index.get(handle.ident)
-                if i is None:
-                    continue
-                last = max(last or header.sent, header.sent)
-                if header.kind == Kind.STOPPED:
-                    self.timelines[i].stopped = header.sent - self.wall
-                    self.report.stop_latency.append(header.sent - decodable)
-                    waiting.discard(i)
-                elif header.kind == Kind.PACKET:
-                    self.report.wasted_after_stop += 1
-                if time.monotonic() > deadline:
-                    break                   # acknowledgements still coming: enough
-        if last is not None:
-            self.report.quiet = max(last - decodable, 0.0)
 
 
 def _speed(timeline, work, decodable):

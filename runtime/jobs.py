@@ -40,6 +40,7 @@ from ffcode.runtime.task import Task, share_piece
 from ffcode.schemes import Scheme
 
 ALLOCATE = ("uniform", "speed")
+MAX_PRIORITY = 1 << 31
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,10 @@ class Options:
     More shares cost more encoding and bytes shipped (the report's ``encode`` and
     ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
 
+    priority: with several jobs in flight (``Cluster.submit``), each worker runs the tasks
+    of the highest priority first, and those of equal priority in turn, a piece of work
+    each (default 0, for all).
+
     verify: check the output before returning it (ffcode.decoding.verify: Freivalds' check for
     products, a random projection for row-linear LCC), raising VerificationError if a
     worker's wrong result got into it. "auto" (the default) checks where the check costs
@@ -100,6 +105,7 @@ class Options:
     adversaries: int = 0
     assignment: Optional[Sequence[Sequence[int]]] = None
     allocate: Optional[Union[str, Sequence[float]]] = None
+    priority: int = 0
 
     def __post_init__(self) -> None:
         if self.scheme is not None:
@@ -121,6 +127,8 @@ class Options:
                            checks.integer(self.adversaries, "adversaries", low=0))
         if self.assignment is not None and self.allocate is not None:
             raise ValueError("Give either 'assignment' or 'allocate', not both.")
+        object.__setattr__(self, "priority", checks.integer(
+            self.priority, "priority", low=-MAX_PRIORITY, high=MAX_PRIORITY))
 
     def assignment_for(self, code: Code, size: int, speeds: Sequence[Any],
                        remote: bool = False) -> tuple:
@@ -287,7 +295,7 @@ class Plan:
                     data=None if resident is None else resident.ident, seeds=seeds,
                     faults=self.options.faults.for_worker(worker,
                                                           self.work_pieces * len(held)),
-                    max_message=max_message)
+                    max_message=max_message, priority=self.options.priority)
         shipped = [] if resident else [a for _, share in held for a in share]
         return task, [*shipped, *args]
 
@@ -318,7 +326,32 @@ class Plan:
                 "coefficient_seed": self.coefficient_seed,
                 "adversaries": self.adversaries, "verify": verify,
                 "resident": None if self.resident is None else self.resident.ident,
-                "assignment": [list(held) for held in self.assignment]}
+                "assignment": [list(held) for held in self.assignment],
+                "priority": options.priority}
+
+
+def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: list,
+            remote: bool, buffers: dict, max_message: int, resident: bool = False) -> tuple:
+    """(plan, inputs, check) of a job on a cluster of n_workers: ``code`` is a code, or
+    resident data (runtime.resident.Resident, checked to be the cluster's) whose
+    assignment, scheme and pieces it keeps; ``inputs`` come back with the resident data in
+    front; check: whether to verify the output. The decoder takes payload storage that
+    an earlier job left in ``buffers`` (dtype -> storage; a job returns it as it ends)."""
+    data = None
+    if resident:
+        data = code
+        if options.assignment is not None or options.allocate is not None:
+            raise ValueError("Resident data keeps the assignment it was loaded with: "
+                             "give assignment or allocate to load, not to run.")
+        code, assignment = data.code, data.assignment
+        options = options.resolved(data.scheme, data.pieces)
+    else:
+        assignment = options.assignment_for(code, n_workers, speeds, remote=remote)
+    options.faults.check_workers(len(assignment))
+    buffer = buffers.pop(code.F.dtype, None)    # one job's at a time
+    plan = Plan(code, inputs, options, assignment, data, buffer, max_message)
+    inputs = inputs if data is None else (*data.data, *inputs)
+    return plan, inputs, verification(options.verify, code, inputs, options.adversaries)
 
 
 def _arrays(share) -> list:

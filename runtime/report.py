@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 
 from ffcode.version import __version__
 
-SCHEMA = 5                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 6                  # the version of the JSON layout below; raised when it changes
 
 
 def utc_now() -> str:
@@ -85,7 +85,7 @@ class Report:
     ``shares``, ``speed``, packets' ``share`` and ``piece`` and ``settings.assignment``; 2
     no ``reloaded`` and ``settings.resident``, 1 no ``node`` and ``shipped``):
 
-    - ``schema`` (int, 5), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+    - ``schema`` (int, 6), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
     - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
       input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``
@@ -93,7 +93,10 @@ class Report:
       coefficients came from: the given one, or one drawn for this job), ``adversaries``
       (wrong workers corrected), ``verify``, ``resident`` (the id of the resident data the
       job ran on, or null), ``assignment`` (per worker, the code
-      indices of its shares);
+      indices of its shares), ``priority`` (its workers run the tasks of higher priority
+      first, those of equal priority in turn);
+    - ``job`` (the job's number on its cluster), ``cancelled`` (true for a job cancelled
+      before it ended: what happened until then);
     - ``scheme``, ``code`` (repr), ``n_workers`` (the job's worker processes; the code's
       points may be more), ``pieces`` (m as run: 1 for uncoded and
       classic), ``needed`` (the rank that decodes: R, or m·R, or m·(R + A)), ``rank`` (reached);
@@ -119,6 +122,8 @@ class Report:
     n_workers: int
     pieces: int
     needed: int
+    job: int = 0                # its number on its cluster
+    cancelled: bool = False     # cancelled before it ended
     rank: int = 0
     encode: float = 0.0         # encoding the shares
     compute: float = 0.0        # from the first share sent until decodable

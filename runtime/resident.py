@@ -5,8 +5,8 @@ and ships only each job's arguments (an iteration's vector).
 A cluster's residents take only what its own ``load`` returned:
 
 >>> residents = Residents(session=7)
->>> residents.held, residents.count
-({}, 0)
+>>> residents.held
+{}
 >>> residents.check(object())
 Traceback (most recent call last):
 ...
@@ -14,9 +14,10 @@ TypeError: Argument 'data' must be what Cluster.load returned, not object.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from ffcode.runtime.jobs import Layout
+from ffcode.runtime.jobs import Layout, Options
 from ffcode.schemes import Scheme
 
 
@@ -62,11 +63,19 @@ class Residents:
         self.session = session
         self.held: dict = {}                # id -> Resident, loaded and not unloaded
         self.count = 0                      # resident data loaded so far (their ids)
+        self.lock = threading.Lock()        # loads from several threads count in turn
 
-    def add(self, layout: Layout, data: tuple, scheme: Scheme, pieces: int) -> Resident:
-        self.count += 1
-        resident = self.held[self.count] = Resident(self.session, self.count, layout, data,
-                                                    scheme, pieces)
+    def add(self, code: Any, data: tuple, options: Options, assignment: tuple) -> Resident:
+        """The code's data encoded as ``Cluster.load``'s (checked) options say, each
+        worker's shares by the assignment, to be held."""
+        held, m = Scheme.parse(options.scheme), options.pieces
+        assert m is not None, "load always gives pieces"
+        layout = Layout(code, data, held, m if held == Scheme.COMPFS else None, options.seed,
+                        assignment)
+        with self.lock:
+            self.count += 1
+            ident = self.count
+        resident = self.held[ident] = Resident(self.session, ident, layout, data, held, m)
         return resident
 
     def holds(self, data: Resident) -> bool:

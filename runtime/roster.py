@@ -18,7 +18,8 @@ import logging
 import time
 from typing import Iterator, Optional
 
-from ffcode.errors import ClusterError, ProtocolError
+from ffcode import checks
+from ffcode.errors import ProtocolError
 from ffcode.runtime import wire
 from ffcode.runtime.engines import Engine
 from ffcode.runtime.gate import Peer
@@ -68,6 +69,13 @@ class Roster:
         self.handles: dict = {}             # routing id -> WorkerHandle
         self.arrivals = 0                   # hand-started workers admitted so far
         self.measured: dict = {}            # order -> speed in the latest job measuring any
+
+    def count(self, count: int) -> int:
+        """A number of workers to wait for, checked: at most the size of an engine's."""
+        count = checks.integer(count, "count", low=0)
+        if self.engine is not None and count > self.size:
+            raise ValueError(f"This cluster has {self.size} workers, not {count}.")
+        return count
 
     def spawn_all(self) -> None:
         """Ask the engine (if any: none for hand-started workers) for every worker."""
@@ -133,29 +141,6 @@ class Roster:
         handle = self.handles[message.ident] = WorkerHandle(message.ident, meta, order,
                                                             self.engine, member)
         log.info("%r connected", handle)
-
-    def wait(self, count: int, timeout: float, endpoint: Optional[str]) -> list:
-        """The first ``count`` live workers, once connected; lost started workers are
-        replaced first. ClusterError after timeout seconds."""
-        if self.engine is not None:
-            self.replace_lost()
-        deadline = time.monotonic() + timeout
-        for _ in self.receive(0):           # what the last job's workers sent after it
-            self.transport.reject("stale")
-        if len(self.live()) < count:
-            log.info("waiting for %d of %d workers at %s (up to %g s)",
-                     count - len(self.live()), count, endpoint, timeout)
-        while len(self.live()) < count:
-            if self.engine is not None:
-                self.engine.check()
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ClusterError(f"Only {len(self.live())} of {count} workers connected to "
-                                   f"{endpoint} within {timeout:g} s." +
-                                   (self.engine.missing() if self.engine is not None else ""))
-            for _ in self.receive(min(left, 0.1)):
-                self.transport.reject("stale")
-        return self.live()[:count]
 
     def replace_lost(self) -> None:
         if self.engine is None:                  # hand-started: none to replace
@@ -225,6 +210,10 @@ class Roster:
             return 0
         handle.resident[data.ident] = place
         return sum(memoryview(f).nbytes for f in message)
+
+    def give_all(self, data: Resident, workers: list) -> int:
+        """Ship each worker the shares of its place (bytes sent)."""
+        return sum(self.give(handle, data, i) for i, handle in enumerate(workers))
 
     def forget(self, data: Resident) -> None:
         """Free the workers' memory of resident data."""

@@ -74,7 +74,8 @@ class Task:
     through; counts: each shipped share's number of arrays (empty for resident data);
     operand: the row-linear operand's place (full speed); data: the resident data holding
     the shares (None: shipped); seeds: each share's packet-coefficient seed (random);
-    faults: what it injects; max_message: the largest message part the master takes."""
+    faults: what it injects; max_message: the largest message part the master takes;
+    priority: the job's (a worker runs the tasks of its highest priority first, in turn)."""
     f: str
     p: int
     send: str
@@ -86,6 +87,7 @@ class Task:
     seeds: Optional[Tuple[Tuple[int, ...], ...]] = None
     faults: FaultPlan = field(default_factory=FaultPlan)
     max_message: int = 256 << 20
+    priority: int = 0
 
     @property
     def work(self) -> int:
@@ -116,7 +118,8 @@ class Task:
                    operand=_optional(meta["operand"], "operand", _count),
                    data=_optional(meta["data"], "data", _count), seeds=seeds,
                    faults=FaultPlan.from_meta(meta["faults"]),
-                   max_message=_count(meta["max_message"], "max_message", low=1))
+                   max_message=_count(meta["max_message"], "max_message", low=1),
+                   priority=_signed(meta["priority"], "priority"))
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,13 @@ def _count(value, name, high=MAX_COUNT, low=0) -> int:
     if type(value) is not int or not low <= value <= high:
         raise ProtocolError(f"a task's {name} must be an integer from {low} to {high}, "
                             f"not {value!r}")
+    return value
+
+
+def _signed(value, name) -> int:
+    if type(value) is not int or not -MAX_COUNT <= value <= MAX_COUNT:
+        raise ProtocolError(f"a task's {name} must be an integer from {-MAX_COUNT} to "
+                            f"{MAX_COUNT}, not {value!r}")
     return value
 
 

@@ -18,6 +18,7 @@ ValueError: Refusing to listen on loopback, where any process of this host could
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import time
 from collections import Counter
@@ -67,6 +68,10 @@ class Transport:
         self.router.maxmsgsize = max_message            # also bounds a handshake's frames
         self.poller = zmq.Poller()                      # made once: a poll per receive
         self.poller.register(self.router, zmq.POLLIN)
+        self._woken, self._waker = os.pipe()            # wake() ends a receive's wait
+        os.set_blocking(self._woken, False)
+        os.set_blocking(self._waker, False)
+        self.poller.register(self._woken, zmq.POLLIN)
         self.public_key: Optional[bytes] = None
         admitted: frozenset = frozenset()
         if key is not None:
@@ -102,16 +107,22 @@ class Transport:
         return bound
 
     def receive(self, timeout: float) -> Iterator[Message]:
-        """Wait up to timeout seconds, then take the waiting messages one at a time (the
-        caller may stop early and leave the rest). ClusterError once the cluster is
-        closing (close() from another thread ends a job this way)."""
+        """Wait up to timeout seconds (or until ``wake``), then take the waiting messages
+        one at a time (the caller may stop early and leave the rest). ClusterError once
+        the cluster is closing (close() from another thread ends the jobs this way)."""
         self._check_open()
         refused = self.gate.refused         # connections the gate turned away meanwhile
         if refused > self._refused:
             self.reject("refused", refused - self._refused)
             self._refused = refused
-        if not self.poller.poll(int(max(timeout, 0) * 1000)):
+        events = self.poller.poll(int(max(timeout, 0) * 1000))
+        if not events:
             return
+        if any(socket == self._woken for socket, _ in events):
+            try:
+                os.read(self._woken, 4096)
+            except BlockingIOError:
+                pass
         # EVENTS is an int option (pyzmq types every option int | bytes); cheaper than poll(0)
         while cast(int, self.router.get(zmq.EVENTS)) & zmq.POLLIN:
             self._check_open()
@@ -129,6 +140,13 @@ class Transport:
                 continue
             hello = header.kind == Kind.HELLO
             yield Message(ident, header, frames[2:], peer(frames[1]) if hello else None)
+
+    def wake(self) -> None:
+        """End the wait of a receive under way, from any thread."""
+        try:
+            os.write(self._waker, b"!")
+        except (BlockingIOError, OSError):     # awake already (a full pipe), or closed
+            pass
 
     def _check_open(self) -> None:
         if self.closing:
@@ -168,6 +186,9 @@ class Transport:
         self.gate.stop()                    # before the context ends under its thread
         self.router.close(linger=self.linger)
         self.context.term()
+        waker, self._waker = self._waker, -1      # a late wake() writes nowhere
+        os.close(waker)
+        os.close(self._woken)
 
 
 class Dial(NamedTuple):

@@ -31,7 +31,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 2
+MAGIC, VERSION = b"FC", 3        # 3: several jobs in flight on a worker
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 

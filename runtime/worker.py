@@ -3,9 +3,11 @@
 Two threads. The main thread owns the DEALER socket: it answers the master at once (a
 STOP is acknowledged within a poll, even mid-computation), sends heartbeats, and sends the
 packets the compute thread hands it over an inproc pipe, paced by the injected link rate
-and never blocking: everything waits on one poll with a timeout. The compute thread runs
-one task at a time, working through its shares in order, and checks for a stop between
-pieces and in every injected pause. Shares the master loads (resident data) stay in the
+and never blocking: everything waits on one poll with a timeout. The compute thread holds
+a queue of tasks, one per job in flight: it works on those of the highest priority in
+turn, a piece of work each (a whole result for the schemes that send one), so that jobs
+share the worker fairly and a job stopped or finished leaves the rest at once. It checks
+for a stop between pieces and in every injected pause. Shares the master loads (resident data) stay in the
 worker's store, by id, until it unloads them; a task names them instead of carrying them.
 
 It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
@@ -14,15 +16,15 @@ stop and end, and its exit at INFO; trouble at WARNING and ERROR.
 from __future__ import annotations
 
 import logging
+import functools
 import os
-import queue
 import signal
 import socket
 import sys
 import threading
 import time
 from collections import deque
-from typing import Iterable, NoReturn, Optional
+from typing import Iterable, NoReturn
 
 import numpy as np
 import zmq
@@ -66,9 +68,10 @@ class Job:
             self.shares, self.args = store.get(self.data), arrays
         self.faults = task.faults
         self.max_message = task.max_message     # the master disconnects larger parts
-        self.link = Link(self.faults.link_rate)
+        self.priority = task.priority
         self.stop = threading.Event()
         self.sent = 0
+        self.steps = None               # the compute thread's generator, once started
 
     def header(self, kind, index=0, rows=0, compute=0.0):
         return Header(kind, self.session, self.epoch, self.worker, index, rows, time.time(),
@@ -142,8 +145,15 @@ def tamper(F, payload, index, mode, rng):
 
 
 def compute(job, out):
-    """Run one task, its shares in order, handing each message to out(header, frames);
-    returns early on a stop."""
+    """Run one task to its end (``steps`` one after another)."""
+    for _ in steps(job, out):
+        pass
+
+
+def steps(job, out):
+    """Run one task, its shares in order, handing each message to out(header, frames): a
+    generator that yields after each piece of work, so that the compute thread can turn
+    to another job; returns early on a stop."""
     F, op = operation(job.task)
     held = job.shares                   # read once: an unload may clear it meanwhile
     if held is None:
@@ -161,16 +171,18 @@ def compute(job, out):
     rng = np.random.default_rng() if corrupt else None     # fresh entropy costs 30 us
     seeds = job.task.seeds or [None] * shares
     for k, share in enumerate(held):
-        if not compute_share(job, F, op, share, k, delays[k * work:(k + 1) * work],
-                             seeds[k], rng, out):
+        finished = yield from share_steps(job, F, op, share, k,
+                                          delays[k * work:(k + 1) * work], seeds[k], rng, out)
+        if not finished:
             return
     out(job.header(Kind.DONE), [])
 
 
-def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
-    """Compute the task's share k and send its packets, numbered on from k·m; False if the
-    job was stopped. A slowdown k pauses k - 1 times the CPU time the piece took (its
-    thread's: what a k times slower processor would add, whatever else shares the cores)."""
+def share_steps(job, F, op, share, k, delays, seed, rng, out):
+    """Compute the task's share k and send its packets, numbered on from k·m, yielding
+    after each piece of work; False if the job was stopped. A slowdown k pauses k - 1 times
+    the CPU time the piece took (its thread's: what a k times slower processor would add,
+    whatever else shares the cores)."""
     send, m = job.task.send, job.task.pieces
     slowdown, corrupt = job.faults.slowdown, job.faults.corrupt
     if send == "pieces":                # computation at full speed: a packet per block
@@ -185,6 +197,7 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
             header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
+            yield
         return True
     y, spent, work = _timed(op, *share, *job.args)     # the whole result, then packets
     if _paused(job, (slowdown - 1) * work + sum(delays)):
@@ -203,7 +216,51 @@ def compute_share(job, F, op, share, k, delays, seed, rng, out) -> bool:
                             spent)
         out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
         spent = 0.0
+    yield
     return True
+
+
+class Queue:
+    """The compute thread's tasks, one per job in flight: ``next`` gives a job of the
+    highest priority, in turn with the others of that priority (round-robin), and drops
+    the stopped ones; it waits while there is none."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Condition()
+        self.jobs: deque = deque()
+
+    def put(self, job) -> None:
+        with self.ready:
+            self.jobs.append(job)
+            self.ready.notify()
+
+    def next(self):
+        with self.ready:
+            while True:
+                self._drop_stopped()
+                if self.jobs:
+                    top = max(job.priority for job in self.jobs)
+                    chosen = next(job for job in self.jobs if job.priority == top)
+                    self.jobs.remove(chosen)
+                    self.jobs.append(chosen)    # its next turn comes after the others'
+                    return chosen
+                self.ready.wait()               # holding no job meanwhile
+
+    def _drop_stopped(self) -> None:
+        stopped = [job for job in self.jobs if job.stop.is_set()]
+        for job in stopped:
+            self.jobs.remove(job)
+            job.steps = None        # its generator, and the shares it holds, go now
+
+    def done(self, job) -> None:
+        with self.ready:
+            if job in self.jobs:
+                self.jobs.remove(job)
+
+    def wake(self) -> None:
+        """Look again (a job was stopped)."""
+        with self.ready:
+            self.ready.notify()
 
 
 def _timed(function, *args) -> tuple:
@@ -239,13 +296,14 @@ class Worker:
         self.pipe.rcvhwm = 2
         self.pipe.bind(PIPE)
         self.slot, self.buffer, self.parent = slot, buffer, parent
-        self.tasks: queue.Queue = queue.Queue()
-        self.job: Optional[Job] = None
+        self.tasks = Queue()
+        self.jobs: dict = {}            # epoch -> Job, from its start until it stops or ends
         self.store: dict = {}           # resident data id -> the arrays of this worker's share
         self.handoff: deque = deque()   # (header, frames) from the compute thread
         self.outbox: deque = deque()    # [header, frames, bytes]; header None: control
         self.queued = 0                 # bytes in the outbox
         self.head_due = None            # when the outbox's first message may leave
+        self.link = Link(None)          # the worker's uplink, paced at the sending job's rate
         threading.Thread(target=self._compute_loop, daemon=True).start()
 
     # -- the compute thread --------------------------------------------------------------------
@@ -256,7 +314,7 @@ class Worker:
         pipe.sndhwm = 2
         pipe.connect(PIPE)
 
-        def out(header, frames):
+        def out(job, header, frames):
             largest = max((memoryview(f).nbytes for f in frames), default=0)
             if largest > job.max_message:
                 raise ValueError(f"a packet of {largest} bytes is larger than the master "
@@ -268,20 +326,30 @@ class Worker:
             self.handoff.append((header, frames))
             pipe.send(b"", copy=False)              # a wake-up: the message is in handoff
 
-        while True:
-            job = self.tasks.get()
+        while True:                         # no job held between turns (unload frees)
+            self._turn(self.tasks.next(), out)
+
+    def _turn(self, job, out):
+        """One piece of a job's work; a job that ends leaves the queue."""
+        if job.steps is None:
+            job.steps = steps(job, functools.partial(out, job))
+        try:
             try:
-                try:
-                    compute(job, out)
-                except _Stopped:
-                    raise
-                except Exception as e:      # the worker survives; the master fails the job
-                    log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
-                    failed = job.header(Kind.FAILED)
-                    out(failed, wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
-            except _Stopped:
+                next(job.steps)
+                return                      # more to do: its next turn comes
+            except StopIteration:
                 pass
-            job = None                      # holds no shares while it waits (unload frees)
+            except _Stopped:
+                raise
+            except Exception as e:          # the worker survives; the master fails the job
+                log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
+                failed = job.header(Kind.FAILED)
+                out(job, failed,
+                    wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
+        except _Stopped:
+            pass
+        self.tasks.done(job)
+        job.steps = None
 
     # -- the main thread ----------------------------------------------------------------------
 
@@ -312,9 +380,7 @@ class Worker:
                                 "" if self.connect_timeout is None else
                                 f" for {self.connect_timeout - waited:.0f} s")
             if now >= next_beat:
-                header = self.job.header(Kind.HEARTBEAT) if self.job else \
-                    Header(Kind.HEARTBEAT, 0, 0)
-                self._send([header.pack()])
+                self._send([Header(Kind.HEARTBEAT, 0, 0).pack()])
                 next_beat = now + HEARTBEAT
                 if self.parent is not None and os.getppid() != self.parent:
                     return 1            # the fork server (and so the master) is gone
@@ -350,8 +416,10 @@ class Worker:
                 header = Header.unpack(frames[0])
                 if header.kind == Kind.SHUTDOWN:
                     return False
-                if header.kind == Kind.STOP and self.job and header.epoch == self.job.epoch:
-                    self._stop()
+                if header.kind == Kind.STOP:
+                    job = self.jobs.get(header.epoch)
+                    if job is not None and job.session == header.session:
+                        self._stop(job)
                 elif header.kind == Kind.JOB:
                     self._start(Job(header, *wire.read_control(frames[1:]), self.store))
                 elif header.kind == Kind.LOAD:
@@ -364,41 +432,40 @@ class Worker:
                     unload = Unload.from_meta(wire.read_control(frames[1:])[0])
                     if self.store.pop(unload.data, None) is not None:
                         log.info("resident data %s unloaded", unload.data)
-                    if self.job is not None and self.job.data == unload.data:
-                        self.job.shares = None      # the last job's hold on them goes too
+                    for job in self.jobs.values():
+                        if job.data == unload.data:
+                            job.shares = None       # a job not started on them has none
             except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
                 log.warning("ignored a bad message from the master: %s", e)
         return True
 
-    @property
-    def current(self) -> Job:
-        """The job under way (or stopped last): where one must be."""
-        assert self.job is not None, "no job yet"
-        return self.job
-
     def _start(self, job):
-        if self.job:
-            self._stop(ack=False)
-        self.job = job
+        earlier = self.jobs.get(job.epoch)
+        if earlier is not None:             # the same job again: the master restarted it
+            self._stop(earlier, ack=False)
+        self.jobs[job.epoch] = job
         task = job.task
         log.info("job %d started: %s in GF(%d), %d share%s of %d pieces, sending %s",
                  job.epoch, task.f, task.p, task.shares, "s" * (task.shares != 1),
                  task.pieces, task.send)
-        self._fault_point()             # crash or hang after 0 packets
+        self._fault_point(job)          # crash or hang after 0 packets
         self.tasks.put(job)
 
-    def _stop(self, ack=True):
-        job = self.current
-        if not job.stop.is_set():
-            log.info("job %d stopped after %d packets sent", job.epoch, job.sent)
+    def _stop(self, job, ack=True):
+        """Stop a job: the compute thread drops it at its next turn (or pause), and its
+        messages not yet sent are dropped."""
+        log.info("job %d stopped after %d packets sent", job.epoch, job.sent)
         job.stop.set()
+        self.tasks.wake()                   # it lets go of the job's shares at once
+        self.jobs.pop(job.epoch, None)
         kept = deque(item for item in self.outbox
                      if item[0] is None or item[0].epoch != job.epoch)
-        self.queued = sum(item[2] for item in kept)
-        self.outbox = kept
-        self.head_due = None
-        if kept:
-            self._schedule_head(time.monotonic())
+        if len(kept) != len(self.outbox):
+            self.queued = sum(item[2] for item in kept)
+            self.outbox = kept
+            self.head_due = None
+            if kept:
+                self._schedule_head(time.monotonic())
         if ack:
             self._send([job.header(Kind.STOPPED).pack()])
 
@@ -407,8 +474,8 @@ class Worker:
             self.pipe.recv(copy=False)          # a wake-up; the messages wait in handoff
             while self.handoff:
                 header, frames = self.handoff.popleft()
-                if self.job is None or header.epoch != self.job.epoch or \
-                        self.job.stop.is_set():
+                job = self.jobs.get(header.epoch)
+                if job is None or job.stop.is_set() or job.session != header.session:
                     continue                # a stopped job's late message
                 size = sum(memoryview(f).nbytes for f in frames)
                 self.outbox.append([header, frames, size])
@@ -419,7 +486,9 @@ class Worker:
     def _schedule_head(self, now):
         header, frames, size = self.outbox[0]
         packet = header is not None and header.kind == Kind.PACKET
-        self.head_due = self.current.link.due(size, now) if packet else now
+        if packet:                      # the link is the worker's: its jobs share it
+            self.link.rate = self.jobs[header.epoch].faults.link_rate
+        self.head_due = self.link.due(size, now) if packet else now
 
     def _send_head(self):
         if not self.outbox or self.head_due is None or self.head_due > time.monotonic():
@@ -435,21 +504,23 @@ class Worker:
             return
         self.outbox.popleft()
         self.queued -= size
-        job = self.current
-        if kind == Kind.PACKET:
-            job.link.sent(self.head_due)
-            job.sent += 1
-        elif kind == Kind.DONE:
-            log.info("job %d done: %d packets sent", job.epoch, job.sent)
-        self.head_due = None
+        job = self.jobs.get(header.epoch) if header is not None else None
+        due, self.head_due = self.head_due, None
         if self.outbox:
             self._schedule_head(time.monotonic())
+        if job is None:                 # a control message
+            return
         if kind == Kind.PACKET:
-            self._fault_point()
+            self.link.sent(due)
+            job.sent += 1
+            self._fault_point(job)
+        elif kind in (Kind.DONE, Kind.FAILED):
+            log.info("job %d %s: %d packets sent", job.epoch, kind.name.lower(), job.sent)
+            self.jobs.pop(job.epoch, None)  # a stop for it now finds nothing to stop
 
-    def _fault_point(self):
+    @staticmethod
+    def _fault_point(job):
         """Inject a crash or a hang once the job's packet count reaches its mark."""
-        job = self.current
         for name, act in (("crash_after", lambda: os._exit(17)),
                           ("hang_after", lambda: os.kill(os.getpid(), signal.SIGSTOP))):
             if getattr(job.faults, name) == job.sent:

@@ -9,11 +9,12 @@ import pytest
 
 import ffcode
 
-RUNTIME = {"Cluster": "cluster", "Faults": "faults", "Report": "report"}
+RUNTIME = {"Cluster": "cluster", "Faults": "faults", "JobFuture": "driver",
+           "Report": "report"}
 CORE = {"Code": "codes", "Encoding": "codes", "ProductCode": "codes",
         "EntangledPolynomialCode": "codes", "GASP": "codes",
         "DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoding.decoder",
-        "ClusterError": "errors", "JobFailed": "errors", "JobTimeout": "errors",
+        "ClusterBusy": "errors", "ClusterError": "errors", "JobFailed": "errors", "JobTimeout": "errors",
         "VerificationError": "errors", "WorkerError": "errors",
         "GF": "field", "LCC": "codes", "MDS": "codes", "MatDot": "codes", "Packet": "pieces",
         "PieceShare": "pieces", "PolynomialCode": "codes", "PrimeField": "field",

@@ -103,6 +103,10 @@ def _run_flags(run):
                      "(default: one scheme)")
     run.add_argument("--pieces", type=integer(low=1), help="m pieces per result, for "
                      "systematic, cfs and compfs (default 4)")
+    run.add_argument("--jobs", type=integer(low=1, high=256), default=1, metavar="T",
+                     help="run T jobs one at a time, then the T in flight together, and "
+                          "print each job and both totals (each job's stragglers are the "
+                          "next --stragglers workers)")
     run.add_argument("--shares", type=integer(low=1), default=1, metavar="W",
                      help="each worker holds W shares (the code gets W points per worker) "
                           "and works through them in order, so fast workers keep computing "
@@ -214,6 +218,8 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
         args.scheme = Scheme.parse(args.scheme)
     if args.compare and args.scheme is not None:
         raise ValueError("--compare runs every scheme: leave out --scheme.")
+    if args.jobs > 1 and (args.compare or args.shares > 1):
+        raise ValueError("--jobs runs one scheme T times: leave out --compare and --shares.")
     if args.pieces is not None and args.scheme is not None and args.scheme.whole:
         raise ValueError(f"--pieces is for systematic, cfs and compfs: {args.scheme} sends "
                          f"whole results.")
@@ -233,12 +239,14 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-def faults_from(args: argparse.Namespace):
+def faults_from(args: argparse.Namespace, job: int = 0):
     """The injected faults the settled arguments ask for (a ``Faults``), checked against
-    the job's workers."""
+    the job's workers; job j's stragglers are the next --stragglers workers after job
+    j - 1's (the last ones for job 0)."""
     from ffcode.runtime import Faults
     check_stragglers(namespace(args).stragglers, args.workers)
-    slowdown = {w: args.slowdown for w in range(args.workers - args.stragglers, args.workers)}
+    N, K = args.workers, args.stragglers
+    slowdown = {(w + job * K) % N: args.slowdown for w in range(N - K, N)}
     slowdown.update(_pairs(args.slow, "slow", float))
     delay = None
     if args.delay:
@@ -452,13 +460,15 @@ def main(args: argparse.Namespace) -> int:
         if args.allocate == "speed" and not args.compare:
             print("  measuring the workers' speeds with one share each first")
             _one(cluster, args, (jobs[0][0], 1), code, inputs, expected, faults)
-        for scheme, shares in jobs:
+        if args.jobs > 1:
+            runs = _many(cluster, args, jobs[0][0], code, inputs, expected)
+        for scheme, shares in jobs if args.jobs == 1 else []:
             runs.append(_one(cluster, args, (scheme, shares), codes[shares], inputs, expected,
                              faults))
     if args.compare:
         _table(runs)
     if args.report:
-        _write(args.report, runs, args.compare)
+        _write(args.report, runs, args.compare or args.jobs > 1)
     ok = all(exact for _, _, exact, _ in runs)
     print("run", "passed" if ok else "FAILED")
     return 0 if ok else 1
@@ -544,6 +554,43 @@ def _one(cluster, args, job, code, inputs, expected, faults):
         print(f"  {report.summary()}")
         print(f"  output equals direct computation: {'yes' if exact else 'NO'}")
     return label, report, exact, None
+
+
+def _many(cluster, args, scheme, code, inputs, expected) -> list:
+    """--jobs T: the T jobs one at a time, then in flight together (each job's faults its
+    own); each job's line as it ends, and both totals."""
+    import concurrent.futures
+    T = args.jobs
+    faults = [faults_from(args, j) for j in range(T)]
+    options = dict(scheme=scheme, pieces=args.pieces, timeout=args.timeout, seed=args.seed,
+                   verify=False if args.no_verify else "auto", adversaries=args.adversaries)
+    began = time.perf_counter()
+    for j in range(T):
+        try:
+            cluster.run(code, *inputs, faults=faults[j], **options)
+        except ClusterError as e:
+            print(f"  one at a time, job {j}: FAILED: {e}")
+    alone = time.perf_counter() - began
+    print(f"  {T} jobs one at a time: {alone:.3f} s; now in flight together:", flush=True)
+    began = time.perf_counter()
+    futures = {cluster.submit(code, *inputs, faults=faults[j], **options): j
+               for j in range(T)}
+    runs: list = [None] * T
+    for future in concurrent.futures.as_completed(futures):
+        j, label = futures[future], f"{scheme} job {futures[future]}"
+        try:
+            result, report = future.result()
+        except ClusterError as e:
+            print(f"  job {j}: FAILED: {e}")
+            runs[j] = (label, getattr(e, "report", None), False, str(e))
+            continue
+        exact = _exact(result, expected)
+        print(f"  job {j}: {report.summary()}; exact: {'yes' if exact else 'NO'}")
+        runs[j] = (label, report, exact, None)
+    together = time.perf_counter() - began
+    print(f"  {T} jobs in flight together: {together:.3f} s, {alone / together:.2f}x "
+          f"one at a time ({alone:.3f} s)")
+    return runs
 
 
 def _exact(result, expected) -> bool:

@@ -25,11 +25,11 @@ from helpers import descendants
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
-               "needed", "rank", "encode", "compute", "decode", "total", "verify", "verified",
-               "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
+               "needed", "job", "cancelled", "rank", "encode", "compute", "decode", "total",
+               "verify", "verified", "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
                "workers", "shipped", "received", "used", "wasted", "exact", "error"}
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
-                 "verify", "resident", "assignment", "coefficient_seed"}
+                 "verify", "resident", "assignment", "coefficient_seed", "priority"}
 WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
                "packets", "compute", "speed", "done", "stopped", "lost", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]
@@ -612,3 +612,20 @@ def test_remote_run_with_its_key_directory(bounded, tmp_path):
         close(master)
         for worker in workers:
             worker.stderr.close()
+
+
+@pytest.mark.bounded(90)
+def test_jobs_in_flight(bounded, capsys, tmp_path):
+    """--jobs T: T jobs one at a time, then in flight together, each job's line exact,
+    both totals, and a report with a run per job; --jobs with --compare is refused."""
+    path = tmp_path / "jobs.json"
+    status, out = run_cli(capsys, "matvec", "--n", "120", "--workers", "4", "--stragglers",
+                          "1", "--jobs", "3", "--no-progress", "--report", str(path))
+    assert status == 0, out
+    assert out.count("exact: yes") == 3 and "3 jobs in flight together" in out
+    data = json.loads(path.read_text())
+    assert [run["job"] for run in data["runs"]] != [] and len(data["runs"]) == 3
+    assert all(run["exact"] for run in data["runs"])
+    with pytest.raises(SystemExit):
+        cli.main(["run", "matvec", "--jobs", "2", "--compare"])
+    assert "--jobs runs one scheme" in capsys.readouterr().err

@@ -88,6 +88,25 @@ def test_every_scheme_of_every_code(bounded, cluster):
 
 
 @pytest.mark.bounded(120)
+def test_jobs_in_flight_on_actors(bounded, cluster):
+    """Every code and scheme submitted at once to the actors, beside jobs on resident
+    data, and one job cancelled mid-stream: every other output exact."""
+    F = ffcode.GF(2**31 - 1)
+    A = F.random((24, 10), seed=1)
+    data = cluster.load(MDS(F, 2, N), A, scheme="compfs", pieces=2)
+    xs = [F.random(10, seed=20 + i) for i in range(4)]
+    cancelled = cluster.submit(MDS(F, 2, N), A, xs[0], pieces=8, timeout=60,
+                               faults=Faults(delay=(5.0, 0)))
+    futures = [(cluster.submit(code, *inputs, scheme=scheme, pieces=3, timeout=60), expected)
+               for name, code, inputs, expected, schemes in jobs() for scheme in schemes]
+    futures += [(cluster.submit(data, x, timeout=60), F.matmul(A, x)) for x in xs]
+    assert cancelled.cancel() and cancelled.report.cancelled
+    for future, expected in futures:
+        assert exact(future.result(timeout=90)[0], expected)
+    cluster.unload(data)
+
+
+@pytest.mark.bounded(120)
 def test_wrong_worker_corrected_and_replaced(bounded, cluster):
     """A corrupting worker is corrected (adversaries=1), named, and its actor replaced by a
     fresh one before the next job."""

@@ -9,7 +9,8 @@ from ffcode.runtime import Report, WorkerTimeline
 from ffcode.runtime import report as report_module
 
 KEYS = ["schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
-        "needed", "rank", "encode", "compute", "decode", "total", "verify", "verified", "wrong",
+        "needed", "job", "cancelled", "rank", "encode", "compute", "decode", "total", "verify",
+        "verified", "wrong",
         "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected", "workers",
         "shipped", "received", "used", "wasted"]
 
@@ -29,10 +30,10 @@ def sample() -> Report:
 
 
 def test_header_fields():
-    """schema 4, the running version, the date in UTC ISO 8601 at creation."""
+    """schema 6, the running version, the date in UTC ISO 8601 at creation."""
     before = datetime.now(timezone.utc).replace(microsecond=0)
     report = sample()
-    assert report.schema == report_module.SCHEMA == 5
+    assert report.schema == report_module.SCHEMA == 6
     assert report.ffcode == ffcode.__version__
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", report.date)
     made = datetime.strptime(report.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)

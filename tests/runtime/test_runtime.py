@@ -308,8 +308,8 @@ def test_lcc_scalar_blocks(bounded, cluster, scheme):
 
 # -- the report --------------------------------------------------------------------------------
 
-REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "rank", "encode", "compute",
-               "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
+REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "job", "cancelled", "rank",
+               "encode", "compute", "decode", "total", "verify", "verified", "wrong", "stop_latency", "quiet",
                "wasted_after_stop", "stale", "rejected", "workers", "shipped", "received",
                "used", "wasted", "schema", "ffcode", "date", "settings"}
 WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
@@ -340,7 +340,7 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
         "scheme": "cfs", "pieces": 3, "faults": json.loads(json.dumps(Faults().to_dict())),
         "seed": 5, "coefficient_seed": 5, "adversaries": 0,
         "verify": data_["settings"]["verify"],
-        "resident": None, "assignment": [[i] for i in range(6)]}
+        "resident": None, "assignment": [[i] for i in range(6)], "priority": 0}
     assert data_["ffcode"] == ffcode.__version__
     assert len(data_["workers"]) == 6
     for i, w in enumerate(data_["workers"]):

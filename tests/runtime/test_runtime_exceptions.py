@@ -171,7 +171,7 @@ def test_wait_bounds(bounded):
         with pytest.raises(TypeError, match="'count' must be an integer"):
             cluster.wait(1.0)
     with ffcode.Cluster(2) as cluster:
-        with pytest.raises(ValueError, match="This cluster has 2 local workers, not 3"):
+        with pytest.raises(ValueError, match="This cluster has 2 workers, not 3"):
             cluster.wait(3)
 
 

@@ -1,0 +1,347 @@
+"""The master's one thread on its socket, serving every job in flight.
+
+It owns the transport and the roster: it takes each message, hands a worker's message to
+the job of its epoch (runtime/jobrun.py; another epoch's is stale), starts the jobs that
+wait as soon as their workers are connected (lost workers replaced first, once for all
+jobs), watches the workers, looks at each job's clock, and reduces payloads while the
+socket is idle, taking the jobs in turn. Other threads never touch the socket: they ``post``
+requests (load, unload, exclude, cancel), which this thread runs between messages, and a
+``wake`` ends its wait for them at once.
+
+A job's error ends that job alone; closing the cluster (``shutdown``: the thread, then
+the workers, the engine and the socket) ends every job in flight with ClusterError.
+
+A request that needs workers runs once they are connected:
+
+>>> waiter = Waiter(2, timeout=1.0, fn=len)
+>>> waiter.start(["worker 0", "worker 1"])
+>>> waiter.future.result()
+2
+"""
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from typing import Any, Callable, Optional
+
+from ffcode.errors import ClusterError
+from ffcode.runtime.jobrun import JobRun, RUNNING
+from ffcode.runtime.roster import WATCH_EVERY, Roster
+
+IDLE = 0.001                # a socket silent this long is idle: time to reduce a payload
+LOOK_EVERY = 0.05           # seconds the thread waits for a message at most
+
+log = logging.getLogger(__name__)
+
+
+class JobFuture(Future):
+    """A job in flight on a cluster, as ``Cluster.submit`` returns it: a
+    ``concurrent.futures.Future`` resolving to ``(output, report)``, or raising the job's
+    error (JobFailed, JobTimeout, VerificationError, WorkerError, ClusterError).
+    ``report`` is the job's report, filled in as the job runs; ``number`` its number on
+    the cluster. ``cancel()`` stops the job on every worker that holds it and frees what
+    the master holds for it (its report then says ``cancelled``); False once it has
+    ended."""
+
+    def __init__(self, driver: "Driver", run: JobRun) -> None:
+        super().__init__()
+        self._driver, self._run = driver, run
+
+    @property
+    def report(self) -> Any:
+        return self._run.report
+
+    @property
+    def number(self) -> int:
+        return self._run.epoch
+
+    def cancel(self) -> bool:
+        if self.done():
+            return self.cancelled()
+        try:
+            if not self._driver.call(self._run.cancel):
+                return self.cancelled()
+        except ClusterError:                # the cluster closed: the job failed with it
+            return self.cancelled()
+        return super().cancel()
+
+    def __repr__(self) -> str:
+        state = "cancelled" if self.cancelled() else "done" if self.done() else "in flight"
+        return f"<JobFuture {self.number} {self.report.scheme} {state}>"
+
+
+class Waiter:
+    """A request that needs ``count`` connected workers: ``fn(workers)`` runs in the
+    master's thread once they are there, its result (or error) to the future."""
+
+    def __init__(self, count: int, timeout: float, fn: Callable[[list], Any]) -> None:
+        self.count, self.wait_for, self.fn = count, timeout, fn
+        self.future: Future = Future()
+        self.until = math.inf
+
+    def start(self, workers: list) -> None:
+        try:
+            self.future.set_result(self.fn(workers))
+        except Exception as e:
+            self.future.set_exception(e)
+
+    def fail(self, error: BaseException) -> None:
+        self.future.set_exception(error)
+
+
+class Driver:
+    """The master's thread (see the module's docstring). ``slots`` is released as each job
+    ends; ``start_timeout`` bounds a job's wait for its workers; ``on_exit()`` gives a
+    function (or None) to run in the thread when it ends because the cluster was closed
+    from inside it (a job's progress callback)."""
+
+    def __init__(self, roster: Roster, endpoint: Optional[str], start_timeout: float,
+                 slots: threading.Semaphore) -> None:
+        self.roster, self.transport = roster, roster.transport
+        self.endpoint, self.start_timeout, self.slots = endpoint, start_timeout, slots
+        self.running: dict[int, JobRun] = {}    # epoch -> job, its tasks sent
+        self.waiting: list = []                 # jobs and requests waiting for workers
+        self.unloads: list = []                 # resident data to forget once unused
+        self.requests: deque = deque()          # (fn, args, future) from other threads
+        self.lock = threading.Lock()            # guards ``open`` with ``requests``
+        self.open = True
+        self.on_exit: Optional[Callable[[], Any]] = None    # gives the function, or None
+        self.closed_inside = False          # the cluster was closed from inside the thread
+        self.watched = self.checked = 0.0
+        self.turn = 0                           # the next job to reduce a payload of
+        self.thread = threading.Thread(target=self._loop, name="ffcode-master", daemon=True)
+        self.thread.start()
+
+    # -- from any thread --------------------------------------------------------------------
+
+    def inside(self) -> bool:
+        """Whether the caller is the master's thread (a job's progress callback)."""
+        return threading.get_ident() == self.thread.ident
+
+    def outside(self, what: str) -> "Driver":
+        """This driver, for a call that waits on its thread: refused from inside it (a
+        job's progress callback), where the wait would never end."""
+        if self.inside():
+            raise ClusterError(f"{what} cannot be called from inside a job on the same "
+                               f"cluster (its progress callback): call it after the job "
+                               f"returns, or from another thread.")
+        return self
+
+    def post(self, fn: Callable, *args: Any) -> Future:
+        """Run fn(*args) in the master's thread; its result (or error) to the future
+        returned. At once from inside that thread; ClusterError once it has ended."""
+        future: Future = Future()
+        if self.inside():
+            try:
+                future.set_result(fn(*args))
+            except Exception as e:
+                future.set_exception(e)
+            return future
+        with self.lock:
+            if not self.open:
+                raise ClusterError("This cluster is closed.")
+            self.requests.append((fn, args, future))
+        self.transport.wake()
+        return future
+
+    def call(self, fn: Callable, *args: Any) -> Any:
+        """fn(*args) run in the master's thread, waited for."""
+        return self.post(fn, *args).result()
+
+    def submit(self, run: JobRun) -> JobFuture:
+        future = JobFuture(self, run)
+        run.future, run.wait_for, run.ended = future, self.start_timeout, self._ended
+        self.post(self._enqueue, run)
+        return future
+
+    def when_ready(self, count: int, timeout: float, fn: Callable[[list], Any]) -> Future:
+        """A future of fn(workers) run once ``count`` workers are connected (ClusterError
+        after timeout seconds)."""
+        waiter = Waiter(count, timeout, fn)
+        self.post(self._enqueue, waiter)
+        return waiter.future
+
+    def jobs(self) -> list:
+        """The jobs in flight (waiting or running), in the master's thread."""
+        return [run for run in self.waiting if isinstance(run, JobRun)] + \
+            list(self.running.values())
+
+    def unload(self, data: Any) -> None:
+        """Free the workers' memory of resident data now, or as the last job on it ends
+        (in the master's thread)."""
+        if any(run.uses(data) for run in self.jobs()):
+            self.unloads.append(data)
+        else:
+            self.roster.forget(data)
+
+    def stop(self) -> None:
+        """End the thread (the transport is closing): every job in flight fails."""
+        self.transport.closing = True
+        self.transport.wake()
+        if self.inside():
+            self.closed_inside = True
+        else:
+            self.thread.join()
+
+    # -- the thread ---------------------------------------------------------------------------
+
+    def _enqueue(self, item: Any) -> None:
+        item.until = time.monotonic() + item.wait_for
+        self.waiting.append(item)
+
+    def _ended(self, run: JobRun) -> None:
+        self.running.pop(run.epoch, None)
+        if run in self.waiting:
+            self.waiting.remove(run)
+        self.slots.release()
+        for data in list(self.unloads):
+            if not any(other.uses(data) for other in self.jobs()):
+                self.unloads.remove(data)
+                self.roster.forget(data)
+
+    def _loop(self) -> None:
+        error = ClusterError("The cluster was closed during the job.")
+        try:
+            while not self.transport.closing:
+                self._serve()
+                now = time.monotonic()
+                if self.waiting:
+                    self._admit(now)
+                if now - self.watched >= WATCH_EVERY:
+                    self.watched = now
+                    self._watch(now)
+                for run in list(self.running.values()):
+                    self._step(run, run.tick, now)
+                self._ingest(now)
+        except ClusterError:                    # the transport is closing
+            pass
+        except BaseException as e:             # a bug: no job may wait forever for it
+            log.exception("the master's thread failed")
+            error = ClusterError(f"The master's thread failed: {type(e).__name__}: {e}")
+        finally:
+            with self.lock:
+                self.open = False
+                requests, self.requests = list(self.requests), deque()
+            for fn, args, future in requests:
+                future.set_exception(ClusterError("This cluster is closed."))
+                if fn == self._enqueue:             # a job or request not yet taken in
+                    self.waiting.append(args[0])
+            for item in self.waiting + list(self.running.values()):
+                try:
+                    item.fail(error, stop=False) if isinstance(item, JobRun) else \
+                        item.fail(error)
+                except Exception:               # the others still fail
+                    log.exception("ending a job as the cluster closed")
+            close = self.on_exit() if self.on_exit is not None and self.closed_inside \
+                else None
+            if close is not None:
+                close()
+
+    def _serve(self) -> None:
+        while self.requests:
+            fn, args, future = self.requests.popleft()
+            try:
+                future.set_result(fn(*args))
+            except Exception as e:
+                future.set_exception(e)
+
+    def _step(self, run: JobRun, fn: Callable, *args: Any) -> None:
+        """A step of one job; its error ends it alone."""
+        try:
+            fn(*args)
+        except ClusterError as e:
+            if self.transport.closing:
+                raise
+            run.fail(e)
+        except Exception as e:
+            run.fail(e)
+
+    def _admit(self, now: float) -> None:
+        """Start what waits for workers once enough are connected (lost workers that the
+        engine started are replaced first); ClusterError to what waited too long."""
+        engine = self.roster.engine
+        if engine is not None:
+            if now - self.checked >= WATCH_EVERY:
+                self.checked = now
+                try:
+                    engine.check()
+                except ClusterError as e:
+                    for item in self.waiting:
+                        item.fail(e)
+                    self.waiting = []
+                    return
+            self.roster.replace_lost()
+        live = self.roster.live()
+        for item in list(self.waiting):
+            if len(live) >= item.count:
+                self.waiting.remove(item)
+                workers = live[:item.count]
+                if isinstance(item, JobRun):
+                    if item.plan.resident is not None:
+                        workers = self.roster.in_place(workers, item.plan.resident)
+                    self.running[item.epoch] = item
+                    self._step(item, item.start, workers)
+                else:
+                    item.start(workers)
+            elif now > item.until:
+                self.waiting.remove(item)
+                item.fail(ClusterError(
+                    f"Only {len(live)} of {item.count} workers connected to {self.endpoint} "
+                    f"within {item.wait_for:g} s." +
+                    (engine.missing() if engine is not None else "")))
+
+    def _watch(self, now: float) -> None:
+        """Give up on the workers at a job whose process died or that fell silent, for
+        every job they hold (idle ones are looked at as a job is about to start)."""
+        running = [run for run in self.running.values() if run.state == RUNNING]
+        busy = {handle for run in running for handle in run.at_work()}
+        for handle in busy:
+            self.roster.watch(handle, now)
+        for run in running:
+            run.watch()
+
+    def _ingest(self, now: float) -> None:
+        """Take the messages waiting (for at most WATCH_EVERY, so that the clock is looked
+        at even while they keep coming); when none came, reduce a payload of a job."""
+        pending = [run for run in self.running.values() if run.pending]
+        due = min((run.due for run in self.running.values()), default=math.inf)
+        timeout = 0.0 if self.requests else IDLE if pending else \
+            min(LOOK_EVERY, max(0.0, due - now))
+        busy, until = False, now + WATCH_EVERY
+        for handle, header, frames in self.roster.receive(timeout):
+            busy = True
+            run = self.running.get(header.epoch)
+            if run is None:
+                self.transport.reject("stale")
+            else:
+                self._step(run, run.message, handle, header, frames)
+            if time.monotonic() > until:
+                break
+        if not busy and pending:
+            run = pending[self.turn % len(pending)]
+            self.turn += 1
+            if run.pending:
+                self._step(run, run.reduce)
+
+
+def shutdown(owned: dict) -> None:
+    """Close what a cluster owns: stop the master's thread (every job in flight fails),
+    tell the workers to exit, kill what the engine started, release the socket and the
+    private directory."""
+    driver, roster = owned.get("driver"), owned.get("roster")
+    if driver is not None:
+        driver.stop()
+    if roster is not None:
+        for handle in roster.live():
+            roster.shut_down(handle)
+    owned["transport"].linger = 0 if owned.get("engine") else 500    # SHUTDOWNs leave
+    if owned.get("engine") is not None:
+        owned["engine"].close()
+    owned["transport"].close()
+    if owned["tmpdir"]:
+        shutil.rmtree(owned["tmpdir"], ignore_errors=True)
