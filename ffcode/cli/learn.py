@@ -3,6 +3,13 @@
 same injected stragglers: the time of an iteration and of the whole training, and how well
 each model does on held-out data.
 
+``ffcode learn multitask``: T related tasks trained together (ffcode.learn's multi-task
+estimators): the digits one-vs-rest, ten tasks on shared features, one coded product per
+step (``--tasks digits``), or related regressions each with its own data set, their jobs
+submitted together (``--tasks regression``); each task's test accuracy (or R^2) and the
+fit's time, and with ``--compare`` the T tasks fitted separately one after another and
+scikit-learn's fit of each task beside them.
+
 The data sets are scikit-learn's (the optional ``learn`` extra): every flag is checked, and
 scikit-learn looked for, before anything is printed and before a worker starts.
 
@@ -17,15 +24,22 @@ scikit-learn looked for, before anything is printed and before a worker starts.
 import argparse
 import statistics
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ffcode.cli import output
-from ffcode.cli.args import argument_parser, check_stragglers, integer, namespace, positive
+from ffcode.cli.args import (argument_parser, check_stragglers, integer, namespace,
+                             non_negative, positive)
 from ffcode.schemes import NAMES, Scheme
 from ffcode.version import __version__
 
 TASKS = {"linear": "LinearRegression", "logistic": "LogisticRegression"}
+# --tasks of 'ffcode learn multitask': (the multi-task model, the single-task one, metric)
+MULTITASK = {"digits": ("MultiTaskLogisticRegression", "LogisticRegression", "accuracy"),
+             "regression": ("MultiTaskLinearRegression", "LinearRegression", "R^2")}
+# --tasks regression: tasks, samples and features of each, the noise of the tasks' weights
+RELATED = (4, 200, 10, 0.2)
 # name -> the task its labels are for (None: both, generated for the task)
 DATASETS = {"breast_cancer": "logistic", "digits": "logistic", "diabetes": "linear",
             "synthetic": None}
@@ -40,17 +54,20 @@ EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[l
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of 'ffcode learn': the task, its data, the training and the stragglers."""
     argument_parser(parser)
-    parser.add_argument("task", choices=list(TASKS), help="linear: least squares "
+    parser.add_argument("task", choices=[*TASKS, "multitask"], help="linear: least squares "
                         "(LinearRegression, scored by R^2); logistic: a binary classifier "
-                        "(LogisticRegression, scored by accuracy)")
+                        "(LogisticRegression, scored by accuracy); multitask: related tasks "
+                        "trained together (see --tasks)")
     data = parser.add_argument_group("data (scikit-learn's, split into train and test: "
                                      f"{TEST_FRACTION:.0%} held out, stratified for "
                                      "logistic, by --seed)")
-    data.add_argument("--dataset", choices=list(DATASETS), required=True,
-                      help="breast_cancer: 569 tumours x 30 features, malignant (0) or "
-                           "benign (1), logistic; digits: 1797 8x8 images x 64 pixels, "
-                           "digit < 5 (0) or >= 5 (1), logistic; diabetes: 442 patients x "
-                           "10 features, disease progression a year on, linear; synthetic: "
+    data.add_argument("--dataset", choices=list(DATASETS),
+                      help="(linear and logistic: required, no default; multitask uses "
+                           "digits) breast_cancer: 569 tumours x "
+                           "30 features, malignant (0) or benign (1), logistic; digits: "
+                           "1797 8x8 images x 64 pixels, digit < 5 (0) or >= 5 (1), "
+                           "logistic; diabetes: 442 patients x 10 features, disease "
+                           "progression a year on, linear; synthetic: "
                            "make_classification (logistic) or make_regression (linear, "
                            "noise 10) with --seed")
     data.add_argument("--samples", type=integer(low=10), metavar="N",
@@ -71,7 +88,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        "compfs, or cfs with --coding lcc)")
     model.add_argument("--compare", action="store_true", help="train with uncoded, classic "
                        "and compfs (cfs with --coding lcc) on the same stragglers and print "
-                       "a table with speedups against uncoded (default: one scheme)")
+                       "a table with speedups against uncoded (default: one scheme); "
+                       "multitask: also fit the tasks separately, one after another, and "
+                       "each with scikit-learn")
     model.add_argument("--iterations", type=integer(low=1), default=20, metavar="I",
                        help="gradient steps")
     model.add_argument("--shares", type=integer(low=1), default=1, metavar="W",
@@ -86,6 +105,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        "date, settings, runs: [...]} (default: none)")
     model.add_argument("--no-progress", action="store_true", help="no live iteration bar "
                        "(default: a bar on a terminal)")
+    tasks = parser.add_argument_group("multi-task learning (ffcode learn multitask)")
+    tasks.add_argument("--tasks", choices=list(MULTITASK), help="digits: one-vs-rest on "
+                       "scikit-learn's digits, a logistic task per digit on the same 64 "
+                       "pixels (MultiTaskLogisticRegression), scored by each task's test "
+                       f"accuracy; regression: {RELATED[0]} related linear regressions "
+                       f"({RELATED[1]} samples x {RELATED[2]} features "
+                       "each, true weights a common vector plus task noise), each its own "
+                       "data set (MultiTaskLinearRegression), scored by each task's test "
+                       "R^2 (default digits)")
+    tasks.add_argument("--coupling", type=non_negative(), metavar="LAMBDA",
+                       help="pull each task's weights towards the tasks' mean by LAMBDA "
+                            "(default 0: independent tasks); --compare then fits the "
+                            "tasks separately one after another and with scikit-learn")
     faults = parser.add_argument_group("injected stragglers (the same in every iteration)")
     faults.add_argument("--stragglers", type=integer(low=0), default=2, metavar="K",
                         help="the last K workers are --slowdown times slower")
@@ -96,21 +128,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def settle(args: argparse.Namespace) -> argparse.Namespace:
     """Refuse contradictions and flags the data set would ignore, then fill in the defaults
     (in place; returns args)."""
-    serves = DATASETS[namespace(args).dataset]
-    if serves is not None and serves != args.task:
-        kind = ("binary labels, a classification" if serves == "logistic" else
-                "real targets, a regression")
-        raise ValueError(f"--dataset {args.dataset} has {kind} data set: it is for "
-                         f"'ffcode learn {serves}', not {args.task}.")
-    for name in ("samples", "features"):
-        if getattr(args, name) is not None and args.dataset != "synthetic":
-            raise ValueError(f"--{name} is for --dataset synthetic: {args.dataset} has its "
-                             f"own size.")
+    if namespace(args).task == "multitask":
+        _settle_tasks(args)
+    else:
+        _settle_dataset(args)
     if args.scheme is not None:
         args.scheme = Scheme.parse(args.scheme)
-    if args.compare and args.scheme is not None:
-        raise ValueError("--compare trains with uncoded, classic and compfs: leave out "
-                         "--scheme.")
     if args.slowdown is not None and args.stragglers == 0:
         raise ValueError("--slowdown is the stragglers' factor, and --stragglers is 0.")
     check_stragglers(args.stragglers, args.workers)
@@ -130,10 +153,42 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
+def _settle_tasks(args: argparse.Namespace) -> None:
+    """multitask: --tasks and --coupling, and none of the single-task data flags."""
+    for flag in ("dataset", "samples", "features"):
+        if getattr(args, flag) is not None:
+            raise ValueError(f"--{flag} is for 'ffcode learn linear|logistic': multitask "
+                             f"trains on --tasks digits or regression.")
+    args.tasks = args.tasks or "digits"
+    args.coupling = 0.0 if args.coupling is None else args.coupling
+
+
+def _settle_dataset(args: argparse.Namespace) -> None:
+    """linear and logistic: --dataset, for the task, and the flags it takes."""
+    if args.dataset is None:
+        raise ValueError("the following arguments are required: --dataset")
+    for flag in ("tasks", "coupling"):
+        if getattr(args, flag) is not None:
+            raise ValueError(f"--{flag} is for 'ffcode learn multitask', not {args.task}.")
+    serves = DATASETS[args.dataset]
+    if serves is not None and serves != args.task:
+        kind = ("binary labels, a classification" if serves == "logistic" else
+                "real targets, a regression")
+        raise ValueError(f"--dataset {args.dataset} has {kind} data set: it is for "
+                         f"'ffcode learn {serves}', not {args.task}.")
+    for name in ("samples", "features"):
+        if getattr(args, name) is not None and args.dataset != "synthetic":
+            raise ValueError(f"--{name} is for --dataset synthetic: {args.dataset} has its "
+                             f"own size.")
+    if args.compare and args.scheme is not None:
+        raise ValueError("--compare trains with uncoded, classic and compfs: leave out "
+                         "--scheme.")
+
+
 def schemes_for(args: argparse.Namespace) -> tuple[list, list]:
     """(the schemes to train with, notes saying why --compare picks cfs); prints nothing."""
     lcc = namespace(args).coding == "lcc"
-    if args.compare:
+    if args.compare and args.task != "multitask":
         notes = ["  cfs in place of compfs: an LCC gradient is not row-linear in the data"] \
             if lcc else []
         return [(Scheme.CFS if lcc and s is Scheme.COMPFS else s) for s in COMPARED], notes
@@ -172,6 +227,71 @@ def data_set(args: argparse.Namespace) -> tuple:
                      f"({len(split[0])} train, {len(split[1])} test)"))
 
 
+@dataclass
+class Tasks:
+    """The data of 'ffcode learn multitask': ``train`` and ``test``, (X, y) as the
+    multi-task model fits and scores them; ``each``, every task's (X_train, y_train,
+    X_test, y_test) as a single-task model fits and scores it; ``names``, the tasks';
+    ``what``, a description."""
+    train: tuple
+    test: tuple
+    each: list
+    names: list
+    what: str
+
+    def scores(self, model) -> list:
+        """Each task's test score (accuracy or R^2) of the fitted multi-task model."""
+        X, y = self.test
+        if isinstance(X, list):                 # regression: each task its own data
+            from sklearn.metrics import r2_score
+            return [float(r2_score(y_t, p)) for y_t, p in zip(y, model.predict(X))]
+        decision = model.decision_function(X)
+        return [float(np.mean((decision[:, t] > 0) == y_t))
+                for t, (_, _, _, y_t) in enumerate(self.each)]
+
+
+def task_data(args: argparse.Namespace) -> Tasks:
+    """The tasks of settled 'ffcode learn multitask' args; ImportError without
+    scikit-learn."""
+    from sklearn import datasets
+    from sklearn.model_selection import train_test_split
+    if namespace(args).tasks == "digits":
+        X, y = datasets.load_digits(return_X_y=True)
+        X_train, X_test, y_train, y_test = train_test_split(
+            X, y, test_size=TEST_FRACTION, random_state=args.seed, stratify=y)
+        classes = np.unique(y_train)
+        each = [(X_train, (y_train == c).astype(np.int64), X_test,
+                 (y_test == c).astype(np.int64)) for c in classes]
+        return Tasks((X_train, y_train), (X_test, y_test), each,
+                     [str(c) for c in classes],
+                     f"digits one-vs-rest, {len(classes)} tasks on {X.shape[0]} samples x "
+                     f"{X.shape[1]} features ({len(y_train)} train, {len(y_test)} test)")
+    each = [train_test_split(X, y, test_size=TEST_FRACTION, random_state=args.seed)
+            for X, y in related_regressions(args.seed, *RELATED)]
+    each = [(X_train, y_train, X_test, y_test) for X_train, X_test, y_train, y_test in each]
+    T, n, d, _ = RELATED
+    return Tasks(([e[0] for e in each], [e[1] for e in each]),
+                 ([e[2] for e in each], [e[3] for e in each]), each,
+                 [str(t) for t in range(T)],
+                 f"{T} related regressions, each its own data set of {n} samples x {d} "
+                 f"features ({len(each[0][1])} train, {len(each[0][3])} test)")
+
+
+def related_regressions(seed: int, tasks: int, samples: int, features: int,
+                        noise: float) -> list:
+    """[(X_t, y_t)] of related linear regressions: w_t = w + noise * N(0, 1) for a common
+    w, X_t of its own means and spreads, y_t = X_t w_t + N(0, 1) (synthetic, by seed)."""
+    rng = np.random.default_rng(seed)
+    common = rng.standard_normal(features)
+    spreads = rng.uniform(0.5, 3.0, features)
+    out = []
+    for _ in range(tasks):
+        w = common + noise * rng.standard_normal(features)
+        X = rng.standard_normal((samples, features)) * spreads + rng.standard_normal(features)
+        out.append((X, X @ w + rng.standard_normal(samples)))
+    return out
+
+
 def stragglers(args: argparse.Namespace):
     """The injected stragglers (a ``Faults``): the last --stragglers workers, --slowdown
     times slower."""
@@ -201,33 +321,45 @@ def main(args: argparse.Namespace) -> int:
     settle(args)
     if args.report:
         output.check_writable(args.report)
+    multitask = args.task == "multitask"
     try:
-        X, X_test, y, y_test, what = data_set(args)
+        if multitask:
+            tasks = task_data(args)
+            what = tasks.what
+        else:
+            X, X_test, y, y_test, what = data_set(args)
     except ImportError:
         raise ImportError(EXTRA) from None
     from ffcode import learn
     from ffcode.runtime import Cluster
-    Model = getattr(learn, TASKS[args.task])
+    models = [getattr(learn, name) for name in MULTITASK[args.tasks][:2]] if multitask \
+        else [getattr(learn, TASKS[args.task])]
     faults = stragglers(args)
     schemes, notes = schemes_for(args)
     for scheme in schemes:                  # the models' own checks, before a worker starts
-        learn.settings(_model(Model, args, scheme, faults), args.workers)
+        for Model in models:
+            learn.settings(_model(Model, args, scheme, faults), args.workers)
     start = time.perf_counter()
-    results = []
     with Cluster(args.workers) as cluster:  # checks its arguments before a worker starts
         blocks = f" (k = {args.k} of {args.workers})" if args.k else ""
+        coupling = f", coupling {args.coupling:g}" if multitask else ""
         print(f"ffcode learn {args.task}: {what}, {args.coding.upper()} coding{blocks}, "
-              f"{args.iterations} iterations")
+              f"{args.iterations} iterations{coupling}")
         for line in notes:
             print(line)
         print(f"  injected: {_describe(args)}")
         cluster.wait()
         print(f"  {args.workers} workers ready at {cluster.endpoint} in "
               f"{time.perf_counter() - start:.2f} s")
-        for scheme in schemes:
-            results.append(_train(cluster, Model, args, scheme, faults, X, y, X_test, y_test))
+        if multitask:
+            results = _train_tasks(cluster, models, args, schemes[0], faults, tasks)
+        else:
+            results = [_train(cluster, models[0], args, scheme, faults, X, y, X_test,
+                              y_test)[0] for scheme in schemes]
     metric = "accuracy" if args.task == "logistic" else "R^2"
-    if args.compare:
+    if multitask:
+        same = _print_tasks(args, results, tasks)
+    elif args.compare:
         _table(results, metric)
         first = results[0]
         same = all((r["coef"], r["intercept"]) == (first["coef"], first["intercept"])
@@ -245,6 +377,69 @@ def main(args: argparse.Namespace) -> int:
     return 0 if not args.compare or same else 1
 
 
+def _train_tasks(cluster, models, args, scheme, faults, tasks) -> list:
+    """The multi-task fit's results (with each task's test score), and with --compare
+    those of the tasks' separate fits one after another, and scikit-learn's scores."""
+    multi, single = models
+    (X, y), (X_test, y_test) = tasks.train, tasks.test
+    result, model = _train(cluster, multi, args, scheme, faults, X, y, X_test, y_test,
+                           label="multi-task", coupling=args.coupling)
+    result.update(model="multi-task", tasks=tasks.scores(model))
+    results = [result]
+    if args.compare:
+        separate = [_train(cluster, single, args, scheme, faults, X, y, X_test, y_test,
+                           label=f"task {name}")[0]
+                    for name, (X, y, X_test, y_test) in zip(tasks.names, tasks.each)]
+        results.append({"model": "separate", "scheme": str(scheme),
+                        "seconds": sum(r["seconds"] for r in separate),
+                        "tasks": [r["score"] for r in separate], "fits": separate})
+        results.append({"model": "scikit-learn", "tasks": _scikit_learn(args, tasks)})
+    return results
+
+
+def _scikit_learn(args, tasks) -> list:
+    """Each task's test score of scikit-learn's estimator on it (logistic: on the
+    standardized X, as ffcode.learn standardizes it)."""
+    from sklearn import linear_model
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    scores = []
+    for X_train, y_train, X_test, y_test in tasks.each:
+        model = make_pipeline(StandardScaler(), linear_model.LogisticRegression(
+            max_iter=1000)) if args.tasks == "digits" else linear_model.LinearRegression()
+        scores.append(float(model.fit(X_train, y_train).score(X_test, y_test)))
+    return scores
+
+
+def _print_tasks(args, results, tasks) -> bool:
+    """The multi-task fit's line and its tasks' table; True unless --compare finds an
+    uncoupled digits model that differs from the separate fits."""
+    r, metric = results[0], MULTITASK[args.tasks][2]
+    overall = "one-vs-rest test accuracy" if args.tasks == "digits" else "mean test R^2"
+    print(f"  multi-task: {r['iterations']} iterations, median iteration "
+          f"{r['iteration']:.4f} s, {r['seconds']:.3f} s in all (load "
+          f"{r['load_seconds']:.3f} s, {r['loaded_bytes'] / 2**20:.1f} MiB); loss "
+          f"{r['loss']:.4g}; {overall} {r['score']:.4f}")
+    columns = [row["model"] for row in results]
+    print(f"  {'task':<8}" + "".join(f"{name:>14}" for name in columns)
+          + f"   (test {metric})")
+    for t, name in enumerate(tasks.names):
+        print(f"  {name:<8}" + "".join(f"{row['tasks'][t]:>14.4f}" for row in results))
+    if not args.compare:
+        return True
+    separate = results[1]
+    print(f"  separate: {len(tasks.names)} single-task fits one after another, "
+          f"{separate['seconds']:.3f} s in all: the multi-task fit is "
+          f"{separate['seconds'] / r['seconds']:.2f}x faster")
+    if args.tasks != "digits" or args.coupling:
+        return True
+    same = all(fit["coef"] == row and fit["intercept"] == intercept for fit, row, intercept
+               in zip(separate["fits"], r["coef"], r["intercept"]))
+    print(f"  coupling 0: every task's model is its separate fit's (exact arithmetic): "
+          f"{'yes' if same else 'NO'}")
+    return same
+
+
 def _describe(args) -> str:
     if not args.stragglers:
         return "nothing"
@@ -253,10 +448,12 @@ def _describe(args) -> str:
            f"every iteration"
 
 
-def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
-    """Fit one model with one scheme: its numbers, as the report writes them."""
-    bar = IterationBar(scheme, args.iterations, not args.no_progress)
-    model = _model(Model, args, scheme, faults, bar)
+def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test, label=None,
+           **options) -> tuple:
+    """Fit one model with one scheme: (its numbers, as the report writes them, the
+    model)."""
+    bar = IterationBar(label or scheme, args.iterations, not args.no_progress)
+    model = _model(Model, args, scheme, faults, bar, **options)
     start = time.perf_counter()
     try:
         model.fit(X, y, cluster=cluster)
@@ -268,14 +465,16 @@ def _train(cluster, Model, args, scheme, faults, X, y, X_test, y_test) -> dict:
             "iteration": statistics.median(s.seconds for s in steps),
             "load_seconds": model.load_seconds_, "loaded_bytes": model.loaded_bytes_,
             "loss": steps[-1].loss, "score": float(model.score(X_test, y_test)),
-            "coef": [float(c) for c in model.coef_], "intercept": float(model.intercept_),
+            "coef": np.asarray(model.coef_).tolist(),
+            "intercept": np.asarray(model.intercept_).tolist(),
             "steps": [{"iteration": s.iteration, "seconds": s.seconds, "loss": s.loss,
-                       "shipped": s.shipped} for s in steps]}
+                       "shipped": s.shipped} for s in steps]}, model
 
 
-def _model(Model, args, scheme, faults, progress=None):
-    """The model the arguments ask for, with one scheme."""
-    options = {} if args.learning_rate is None else {"learning_rate": args.learning_rate}
+def _model(Model, args, scheme, faults, progress=None, **options):
+    """The model the arguments ask for, with one scheme (and options: coupling)."""
+    if args.learning_rate is not None:
+        options["learning_rate"] = args.learning_rate
     return Model(coding=args.coding, scheme=scheme, iterations=args.iterations,
                  k=args.k, faults=faults, seed=args.seed, progress=progress,
                  shares=args.shares, **options)
@@ -297,6 +496,8 @@ def _table(results, metric):
 def _write(args, faults, what, results):
     from ffcode.runtime import utc_now
     settings = {"task": args.task, "dataset": args.dataset, "data": what,
+                **({"tasks": args.tasks, "coupling": args.coupling}
+                   if args.task == "multitask" else {}),
                 "coding": args.coding, "k": args.k, "workers": args.workers,
                 "shares": args.shares,
                 "iterations": args.iterations, "learning_rate": args.learning_rate,

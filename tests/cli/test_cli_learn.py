@@ -1,6 +1,7 @@
 """``ffcode learn``: --compare's table (three schemes on the same stragglers, speedups, test
-accuracy), one scheme of linear regression, the JSON report, and every mistake refused as
-one 'ffcode learn: error:' line (status 2) before a worker starts, scikit-learn missing too."""
+accuracy), one scheme of linear regression, the JSON report, multi-task learning (digits
+one-vs-rest, related regressions), and every mistake refused as one 'ffcode learn: error:'
+line (status 2) before a worker starts, scikit-learn missing too."""
 import io
 import json
 import sys
@@ -141,6 +142,58 @@ def test_shares_per_worker(bounded, capsys, tmp_path):
     assert two["runs"][-1]["coef"] == one["runs"][0]["coef"]
 
 
+def task_rows(out, columns) -> dict:
+    """task -> its scores in the multi-task table (columns of them)."""
+    rows = {}
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == columns + 1 and words[0].isdigit():
+            rows[words[0]] = [float(w) for w in words[1:]]
+    return rows
+
+
+@pytest.mark.bounded(90)
+def test_multitask_digits_compare(bounded, capsys, tmp_path):
+    """multitask --compare on digits: ten one-vs-rest tasks, a row each with the
+    multi-task, separate and scikit-learn test accuracies; the separate fits' time and
+    the ratio; uncoupled, every task's model is its separate fit's, exactly; --report
+    writes the runs."""
+    path = tmp_path / "tasks.json"
+    status, out = learn(capsys, "multitask", *FEW, "--iterations", "5", "--compare",
+                        "--stragglers", "1", "--report", str(path))
+    assert status == 0, out
+    assert "ffcode learn multitask: digits one-vs-rest, 10 tasks on 1797 samples x 64 " \
+        "features (1347 train, 450 test), MDS coding (k = 3 of 4), 5 iterations, " \
+        "coupling 0" in out
+    assert "multi-task: 5 iterations" in out and "one-vs-rest test accuracy" in out
+    assert "multi-task      separate  scikit-learn   (test accuracy)" in out
+    rows = task_rows(out, 3)
+    assert list(rows) == [str(d) for d in range(10)]
+    for multi, separate, reference in rows.values():
+        assert multi == separate and 0.85 < multi <= 1 and 0.9 < reference <= 1
+    assert "separate: 10 single-task fits one after another" in out and "x faster" in out
+    assert "every task's model is its separate fit's (exact arithmetic): yes" in out
+    data = json.loads(path.read_text())
+    assert (data["settings"]["task"], data["settings"]["tasks"]) == ("multitask", "digits")
+    assert [r["model"] for r in data["runs"]] == ["multi-task", "separate", "scikit-learn"]
+    assert len(data["runs"][0]["coef"]) == 10 and len(data["runs"][1]["fits"]) == 10
+
+
+@pytest.mark.bounded(60)
+def test_multitask_related_regressions(bounded, capsys):
+    """multitask --tasks regression --coupling: four related regressions, each its own
+    data set, trained together; a row per task with its test R^2, no comparison."""
+    status, out = learn(capsys, "multitask", "--tasks", "regression", "--coupling", "0.5",
+                        *FEW, "--iterations", "20", "--coding", "lcc")
+    assert status == 0, out
+    assert "4 related regressions, each its own data set" in out and "coupling 0.5" in out
+    assert "LCC coding" in out and "mean test R^2" in out
+    rows = task_rows(out, 1)
+    assert list(rows) == ["0", "1", "2", "3"]
+    assert all(0.5 < r2 <= 1 for (r2,) in rows.values()), rows
+    assert "separate" not in out
+
+
 @pytest.mark.parametrize("args, message", [
     (["linear", "--dataset", "breast_cancer"], "--dataset breast_cancer has binary labels, "
      "a classification data set: it is for 'ffcode learn logistic', not linear."),
@@ -149,6 +202,19 @@ def test_shares_per_worker(bounded, capsys, tmp_path):
      "regression data set: it is for 'ffcode learn linear', not logistic."),
     (["logistic", "--dataset", "iris"], "invalid choice: 'iris'"),
     (["logistic"], "the following arguments are required: --dataset"),
+    (["multitask", "--dataset", "digits"], "--dataset is for 'ffcode learn linear|logistic': "
+     "multitask trains on --tasks digits or regression."),
+    (["multitask", "--samples", "100"], "--samples is for 'ffcode learn linear|logistic'"),
+    (["multitask", "--tasks", "images"], "invalid choice: 'images'"),
+    (["multitask", "--coupling", "-1"], "argument --coupling: must be a number >= 0, not "
+     "'-1'"),
+    (["logistic", "--dataset", "digits", "--tasks", "digits"], "--tasks is for 'ffcode learn "
+     "multitask', not logistic."),
+    (["linear", "--dataset", "diabetes", "--coupling", "1"], "--coupling is for 'ffcode "
+     "learn multitask', not linear."),
+    (["multitask", "--coding", "lcc", "--workers", "2", "--stragglers", "0"],
+     "MultiTaskLogisticRegression with coding='lcc', k=1, t=1, degree=1 needs results from "
+     "R = 3 workers, but the cluster has 2."),
     (["ridge", "--dataset", "diabetes"], "invalid choice: 'ridge'"),
     (["logistic", "--dataset", "digits", "--samples", "100"], "--samples is for --dataset "
      "synthetic: digits has its own size."),

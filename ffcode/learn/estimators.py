@@ -1,66 +1,12 @@
-"""Linear and logistic regression by gradient descent on coded data that stays on a
-cluster's workers.
+"""The single-task estimators of ffcode.learn, ``LinearRegression`` and
+``LogisticRegression``, and what every estimator of the package shares: the choice of
+the cluster (``using``, ``active_cluster``), the checked hyperparameters (``Settings``,
+``settings``) and the loop of coded gradient steps (see the package's docstring).
 
-Each iteration's gradient is computed by the workers, exactly in GF(p), on fixed-point
-copies of the standardized data (with an intercept column): ``coding="mds"`` runs two
-MDS-coded products per iteration, z = X w and then g = X^T r for the residual
-r = h(z) - y the master forms (h the identity, or the exact sigmoid); ``coding="lcc"``
-runs one Lagrange-coded job in which each worker computes X~^T poly(X~ w) on its share
-(``gradient_terms``), so that any t workers learn nothing of X; the master then
-subtracts X^T y. A logistic model coded with LCC is trained on the least-squares
-polynomial of degree r of the sigmoid (``sigmoid_polynomial``) and predicts with the
-exact one. Every job is exact: the coded gradient equals the uncoded one element for
-element, whichever workers straggle, so every scheme trains the same model.
-
-Real values become field elements through F.from_real at scale 2**precision, and the codes
-are signed: a job whose exact result could exceed (p-1)/2 in magnitude (and wrap around
-mod p) is refused with a ValueError naming the bound, never computed wrong. With
-s = 2**precision, standardized features of largest magnitude ``|x|`` (the intercept's 1
-included), d + 1 columns, n samples in k blocks of n_k rows, weights ``|w|``, residuals ``|r|``
-and the polynomial's real coefficients c_i, the bounds are, in reals times their scale:
-
-- mds: ``(d + 1) |x| |w| s**2`` for z = X w, and ``n |x| |r| s**2`` for g = X^T r;
-- lcc: ``n_k |x| (|c_0| + |c_1| Z + ... + |c_r| Z**r) s**(2r + 2)``, ``Z = (d + 1) |x| |w|``.
-
-Each must stay below (p-1)/2, about 2**60 at p = 2**61 - 1. The defaults (precision 16 for
-mds, 8 for lcc, r = 1) leave room for millions of samples with mds and about a hundred
-thousand with lcc at ``|x|`` and ``|w|`` around 10 and 30 features; each degree more of the
-sigmoid's polynomial multiplies the lcc bound by about s**2 Z, so a larger r needs a
-coarser precision.
-
->>> import numpy as np
->>> from ffcode import GF
->>> F = GF(2**61 - 1)
->>> X, w, C = F.asarray([[1, 2], [3, -1]]), F.asarray([2, 1]), F.asarray([[1], [3]])
->>> F.to_signed(gradient_terms(F, X, w, *C)).tolist()    # X^T (1 + 3 X w)
-[61, 10]
->>> np.round(sigmoid_polynomial(1), 4).tolist()          # sigmoid ~ 0.5 + c z on [-4, 4]
-[0.5, 0.1532]
-
-The estimators are scikit-learn estimators (Pipeline, GridSearchCV, clone, pickle): the
-constructor only stores hyperparameters, and a live cluster is never one of them. A fit
-runs its jobs on the cluster it is given (``fit(X, y, cluster=...)``), else on the one of
-the innermost ``using(cluster)`` block, else on a local Cluster of ``n_workers`` workers
-that it opens and closes; a fitted model predicts, pickles and clones without any.
-
->>> from sklearn.base import clone
->>> model = LogisticRegression(coding="lcc", iterations=30)
->>> clone(model).get_params()["iterations"], active_cluster() is None
-(30, True)
-
-Training on a cluster (a sketch; the tests run it)::
-
-    import numpy as np
-    import ffcode
-    from ffcode.learn import LogisticRegression, using
-
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((400, 5))
-    y = (X @ [1.0, -2.0, 0.5, 0.0, 1.0] > 0).astype(int)
-    model = LogisticRegression(coding="lcc", iterations=30, seed=1)
-    with ffcode.Cluster(n_workers=4) as cluster, using(cluster):
-        model.fit(X, y)
-    assert model.score(X, y) > 0.9 and len(model.history_) == 30
+>>> model = LinearRegression(iterations=5, n_workers=3)
+>>> s = settings(model, 3)
+>>> (s.coding, str(s.scheme), s.k, s.precision)
+('mds', 'compfs', 2, 16)
 """
 from __future__ import annotations
 
@@ -90,47 +36,13 @@ from ffcode.field import GF, PrimeField
 from ffcode.codes import LCC, MDS
 from ffcode.pieces import pieces_count
 from ffcode.schemes import Scheme
+from ffcode.learn.gradients import (Step, _Jobs, _LCCGradient, _MDSGradient, _by_rows, _sigmoid,
+                                    sigmoid_polynomial)
 
 CODINGS = ("mds", "lcc")
 PRECISION = {"mds": 16, "lcc": 8}       # fractional bits by default
-SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
 POWER_ITERATIONS = 30                   # for the default learning rate
 DEFAULT_WORKERS = 4                     # of the local cluster a fit opens itself
-
-
-@dataclass(frozen=True)
-class Step:
-    """One iteration: ``iteration`` (1-based), ``seconds`` (its wall time: the coded jobs
-    and the master's update; the loss is computed after the clock stops), ``loss`` (the
-    training loss after the update, in float64 on the master), ``shipped`` (bytes sent to
-    the workers, from the reports) and ``reports`` (the runtime's Report of each job)."""
-    iteration: int
-    seconds: float
-    loss: float
-    shipped: int
-    reports: tuple
-
-
-def gradient_terms(F: PrimeField, X: np.ndarray, w: np.ndarray, *C: np.ndarray) -> np.ndarray:
-    """X^T poly(X w) in F, poly(z) = C[0] + C[1] z + ... + C[r] z**r by Horner's rule: a
-    worker's part of the gradient of an LCC-coded model (degree r + 1 in X). Each C[i] is
-    one element (shape (1,)), scaled by the caller so that every term carries the same
-    fixed-point scale."""
-    z = F.matmul(X, w)
-    acc = np.broadcast_to(F.elements(C[-1], "C"), z.shape)
-    for c in C[-2::-1]:
-        acc = F.add(F.mul(acc, z), c)
-    return F.matmul(X.T, acc)
-
-
-def sigmoid_polynomial(degree: int, interval: float = SIGMOID_INTERVAL) -> np.ndarray:
-    """The coefficients (increasing powers) of the least-squares polynomial of that degree
-    to the sigmoid on [-interval, interval] (as CodedPrivateML approximates it)."""
-    degree = checks.integer(degree, "degree", low=1)
-    z = np.linspace(-interval, interval, 2001)
-    coeffs = np.polynomial.polynomial.polyfit(z, _sigmoid(z), degree)
-    coeffs[2::2] = 0.0                  # sigmoid - 1/2 is odd: its even terms vanish
-    return coeffs
 
 
 # -- choosing the cluster ------------------------------------------------------------------------
@@ -388,27 +300,13 @@ class _CodedGradientDescent(BaseEstimator):
         """The checked data, standardized; a sample of weight 0 is left out."""
         X, y = validate_data(self, X, y, accept_sparse=True, dtype="numeric",
                              ensure_min_samples=2, y_numeric=not self._logistic)
-        if sparse.issparse(X):
-            X = X.toarray()             # the workers' coded shares are dense anyway
-        X = X.astype(np.float64, copy=False)
-        weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                       ensure_non_negative=True)
-        kept = weights > 0
-        if not kept.any():              # an older scikit-learn lets all-zero weights by
-            raise ValueError("Sample weights must contain at least one non-zero number.")
-        weights = weights[kept]
-        weights = None if np.all(weights == weights[0]) else weights   # equal: unweighted
+        X, kept, weights = _samples(X, sample_weight)
         target, fitted = self._targets(y, kept, weights)
         self._check_weights(s, weights)
         X = X[kept]
-        mean = np.average(X, axis=0, weights=weights)
-        spread = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=weights))
-        constant = np.ptp(X, axis=0) == 0
-        scale = np.where(constant | ~(spread > 0), 1.0, spread)
-        X1 = np.hstack([np.ones((X.shape[0], 1)), (X - mean) / scale])
-        X1[:, 1:][:, constant] = 0.0    # a constant column is left at 0
-        total = float(X.shape[0] if weights is None else weights.sum())
-        return _Data(X1, target, weights, total, mean, scale, fitted)
+        mean, scale, constant = _standardization(X, weights)
+        return _Data(_design(X, mean, scale, constant), target, weights, _total(X, weights),
+                     mean, scale, fitted)
 
     def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
         """Every coding weighs a linear model exactly (see _coded)."""
@@ -416,14 +314,7 @@ class _CodedGradientDescent(BaseEstimator):
     def _default_rate(self, data: _Data) -> float:
         """1 / L for the loss's curvature L: the largest eigenvalue of the (weighted)
         X^T X / n (by power iteration on the master), a quarter of it for the log-loss."""
-        X1 = data.rooted
-        v = np.random.default_rng(0).standard_normal((X1.shape[1],))
-        largest = 1.0
-        for _ in range(POWER_ITERATIONS):
-            u = X1.T @ (X1 @ v) / data.total
-            largest = float(np.linalg.norm(u))
-            v = u / largest
-        return (4.0 if self._logistic else 1.0) / largest
+        return (4.0 if self._logistic else 1.0) / _largest_eigenvalue(data)
 
     def _coded(self, s: Settings, data: _Data) -> "_Jobs":
         """The coded jobs of the gradient. Weights: mds multiplies the residual by them on
@@ -437,13 +328,16 @@ class _CodedGradientDescent(BaseEstimator):
         if s.coding == "mds":
             return _MDSGradient(s, Xq, functools.partial(self._residual, y=data.y),
                                 data.weights)
-        weighted = data.y if data.weights is None else data.weights * data.y
-        return _LCCGradient(s, Xq, data.X1.T @ weighted, self._polynomial(s.degree))
+        weighted = data.y if data.weights is None else _by_rows(data.weights, data.y) * data.y
+        # X^T y of each task alone, as a single-task fit computes it (a contiguous column)
+        XTy = data.X1.T @ weighted if weighted.ndim == 1 else np.column_stack(
+            [data.X1.T @ np.ascontiguousarray(y) for y in weighted.T])
+        return _LCCGradient(s, Xq, XTy, self._polynomial(s.degree))
 
     def _descend(self, s: Settings, coded: "_Jobs", data: _Data, rate: float) -> tuple:
         """(the weights w, the fitted history_, load_seconds_ and loaded_bytes_)."""
         history: list = []
-        load_seconds, w = 0.0, np.zeros(data.X1.shape[1])
+        load_seconds, w = 0.0, self._initial(data)
         try:
             if s.resident:
                 start = time.perf_counter()
@@ -452,9 +346,9 @@ class _CodedGradientDescent(BaseEstimator):
             for i in range(1, s.iterations + 1):
                 start = time.perf_counter()
                 gradient, reports = coded.gradient(w)
-                w = w - rate * gradient / data.total
+                w = self._update(w, gradient, data, rate)
                 seconds = time.perf_counter() - start
-                step = Step(i, seconds, self._loss(data.X1 @ w, data),
+                step = Step(i, seconds, self._objective(w, data),
                             sum(r.shipped for r in reports), tuple(reports))
                 history.append(step)
                 if s.progress is not None:
@@ -464,10 +358,45 @@ class _CodedGradientDescent(BaseEstimator):
         return w, {"history_": history, "load_seconds_": load_seconds,
                    "loaded_bytes_": coded.loaded_bytes}
 
+    def _initial(self, data: _Data) -> np.ndarray:
+        """The weights the descent starts from: zeros."""
+        return np.zeros(data.X1.shape[1])
+
+    def _update(self, w: np.ndarray, gradient: np.ndarray, data: _Data,
+                rate: float) -> np.ndarray:
+        """The weights after a step down the summed gradient at w."""
+        return w - rate * gradient / data.total
+
+    def _objective(self, w: np.ndarray, data: _Data) -> float:
+        """The training loss at w (history_'s)."""
+        return float(self._losses(data.X1 @ w, data))
+
+    def _losses(self, z: np.ndarray, data: _Data) -> Any:
+        """The loss of the decisions z (n,) against data.y, or of each column of z (n, T)
+        against data.y's (an array of T)."""
+        raise NotImplementedError
+
+    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """h(z) - y, elementwise."""
+        raise NotImplementedError
+
+    def _polynomial(self, degree: int) -> np.ndarray:
+        """The coefficients of h's polynomial, in increasing powers."""
+        raise NotImplementedError
+
+    def _targets(self, y: np.ndarray, kept: np.ndarray,
+                 weights: Optional[np.ndarray]) -> tuple[np.ndarray, dict[str, Any]]:
+        """(the targets trained on, the fitted attributes they make) of the samples kept."""
+        raise NotImplementedError
+
     def _coefficients(self, w: np.ndarray, data: _Data) -> dict:
-        """coef_ and intercept_ in the units of the X (and y) given."""
-        coef = w[1:] / data.scale
-        return {"coef_": coef, "intercept_": float(w[0] - coef @ data.mean)}
+        """coef_ and intercept_ in the units of the X (and y) given: for a matrix W (a
+        column per task) coef_ has a row per task and intercept_ an element."""
+        coef = np.ascontiguousarray(w[1:].T) / data.scale     # a contiguous row per task
+        if coef.ndim == 1:
+            return {"coef_": coef, "intercept_": float(w[0] - coef @ data.mean)}
+        # each task's intercept as a fit of that task alone computes it (a dot product)
+        return {"coef_": coef, "intercept_": w[0] - np.array([c @ data.mean for c in coef])}
 
     # -- using the model --------------------------------------------------------------------
 
@@ -478,7 +407,50 @@ class _CodedGradientDescent(BaseEstimator):
         return safe_sparse_dot(X, self.coef_) + self.intercept_
 
 
-class LinearRegression(RegressorMixin, _CodedGradientDescent):
+class _LeastSquares(_CodedGradientDescent):
+    """The least-squares model: h the identity, the loss the (weighted) mean squared error
+    / 2 in the units of y (standardized inside fit to y_scale_, around y_mean_)."""
+
+    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return z - y
+
+    def _polynomial(self, degree: int) -> np.ndarray:
+        return np.array([0.0, 1.0])
+
+    def _losses(self, z: np.ndarray, data: _Data) -> Any:
+        squares = np.average((z - data.y) ** 2, axis=0, weights=data.weights)
+        return data.fitted["y_scale_"] ** 2 * squares / 2
+
+    def _coefficients(self, w: np.ndarray, data: _Data) -> dict:
+        fitted = super()._coefficients(w * data.fitted["y_scale_"], data)
+        fitted["intercept_"] += data.fitted["y_mean_"]
+        return fitted
+
+
+class _LogLoss(_CodedGradientDescent):
+    """The logistic model: h the sigmoid (its least-squares polynomial on the workers of
+    coding="lcc"), the loss the (weighted) log-loss; lcc refuses unequal weights."""
+    _logistic = True
+
+    def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
+        if s.coding == "lcc" and weights is not None:
+            raise ValueError("Argument 'sample_weight' must give every sample the same "
+                             "weight (or 0, leaving it out) with coding='lcc': its workers "
+                             "compute the sigmoid's polynomial of X~ w on the coded rows, "
+                             "which no scaling of a row weighs exactly. Use coding='mds', "
+                             "which weighs the residual on the master.")
+
+    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        return _sigmoid(z) - y
+
+    def _polynomial(self, degree: int) -> np.ndarray:
+        return sigmoid_polynomial(degree)
+
+    def _losses(self, z: np.ndarray, data: _Data) -> Any:
+        return np.average(np.logaddexp(0.0, z) - data.y * z, axis=0, weights=data.weights)
+
+
+class LinearRegression(RegressorMixin, _LeastSquares):
     """Least squares by gradient descent on coded data (see the module docstring): the loss
     is the (weighted) mean squared error / 2, in the units of y (standardized inside fit,
     as X is). A scikit-learn regressor: ``fit(X, y, sample_weight=None, *, cluster=None)``,
@@ -513,27 +485,12 @@ class LinearRegression(RegressorMixin, _CodedGradientDescent):
         scale = spread if spread > 0 else 1.0
         return (y - mean) / scale, {"y_mean_": mean, "y_scale_": scale}
 
-    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return z - y
-
-    def _polynomial(self, degree: int) -> np.ndarray:
-        return np.array([0.0, 1.0])
-
-    def _loss(self, z: np.ndarray, data: _Data) -> float:
-        squares = np.average((z - data.y) ** 2, weights=data.weights)
-        return float(data.fitted["y_scale_"] ** 2 * squares / 2)
-
-    def _coefficients(self, w: np.ndarray, data: _Data) -> dict:
-        fitted = super()._coefficients(w * data.fitted["y_scale_"], data)
-        fitted["intercept_"] += data.fitted["y_mean_"]
-        return fitted
-
     def predict(self, X: Any) -> np.ndarray:
         """The predicted values."""
         return self._decision(X)
 
 
-class LogisticRegression(ClassifierMixin, _CodedGradientDescent):
+class LogisticRegression(ClassifierMixin, _LogLoss):
     """A binary classifier by gradient descent on the (weighted) log-loss on coded data
     (see the module docstring). y holds two classes (any labels; ``classes_`` sorted, the
     second is the positive one); a target of more classes is refused (binary only, as its
@@ -544,8 +501,6 @@ class LogisticRegression(ClassifierMixin, _CodedGradientDescent):
     LinearRegression's (``classes_`` in place of y's moments); the default learning rate
     is 4 / the largest eigenvalue of the standardized X^T X / n.
     """
-    _logistic = True
-
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
@@ -564,23 +519,6 @@ class LogisticRegression(ClassifierMixin, _CodedGradientDescent):
                              f"target).")
         return (y[kept] == classes[1]).astype(np.float64), {"classes_": classes}
 
-    def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
-        if s.coding == "lcc" and weights is not None:
-            raise ValueError("Argument 'sample_weight' must give every sample the same "
-                             "weight (or 0, leaving it out) with coding='lcc': its workers "
-                             "compute the sigmoid's polynomial of X~ w on the coded rows, "
-                             "which no scaling of a row weighs exactly. Use coding='mds', "
-                             "which weighs the residual on the master.")
-
-    def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return _sigmoid(z) - y
-
-    def _polynomial(self, degree: int) -> np.ndarray:
-        return sigmoid_polynomial(degree)
-
-    def _loss(self, z: np.ndarray, data: _Data) -> float:
-        return float(np.average(np.logaddexp(0.0, z) - data.y * z, weights=data.weights))
-
     def decision_function(self, X: Any) -> np.ndarray:
         """``X @ coef_ + intercept_``: positive for ``classes_[1]``."""
         return self._decision(X)
@@ -596,108 +534,54 @@ class LogisticRegression(ClassifierMixin, _CodedGradientDescent):
         return self.classes_[positive.astype(np.intp)]
 
 
-# -- the coded gradients -------------------------------------------------------------------
-
-class _Jobs:
-    """The data of a fit's jobs, resident on the workers (or not), and the jobs; the fit
-    sets ``cluster``, the one they run on."""
-
-    def __init__(self, s: Settings, data: list) -> None:
-        self.s = s
-        self.cluster: Any = None        # an ffcode.Cluster (or an object with its methods)
-        self.data = data                # [(code, inputs)] the codes encode
-        self.loaded: list = []
-        self.loaded_bytes = 0
-
-    @property
-    def codes(self) -> tuple:
-        return tuple(code for code, _ in self.data)
-
-    def gradient(self, w: np.ndarray) -> tuple:
-        """(the gradient at w, the jobs' reports)."""
-        raise NotImplementedError
-
-    def load(self) -> None:
-        for code, inputs in self.data:
-            resident = self.cluster.load(code, *inputs, scheme=self.s.scheme,
-                                         pieces=self.s.pieces, seed=self.s.seed)
-            self.loaded.append(resident)
-            self.loaded_bytes += resident.shipped
-
-    def unload(self) -> None:
-        while self.loaded:
-            self.cluster.unload(self.loaded.pop())
-
-    def run(self, which: int, *arguments: np.ndarray) -> tuple:
-        """(output, report) of a job on data ``which`` with these arguments."""
-        options = dict(faults=self.s.faults, seed=self.s.seed)
-        if self.loaded:
-            return self.cluster.run(self.loaded[which], *arguments, **options)
-        code, inputs = self.data[which]
-        return self.cluster.run(code, *inputs, *arguments, scheme=self.s.scheme,
-                                pieces=self.s.pieces, **options)
-
-
-class _MDSGradient(_Jobs):
-    """X^T (weights (h(X w) - y)): z = X w and g = X^T r as two MDS-coded products, h on
-    the master."""
-
-    def __init__(self, s: Settings, Xq: np.ndarray, residual: Callable[..., np.ndarray],
-                 weights: Optional[np.ndarray]) -> None:
-        F, k, N = s.F, s.k, s.n_points
-        super().__init__(s, [(MDS(F, k, N, signed=True), (Xq,)),
-                             (MDS(F, k, N, signed=True), (np.ascontiguousarray(Xq.T),))])
-        self.residual, self.weights, self.scale = residual, weights, float(2 ** s.precision)
-
-    def gradient(self, w: np.ndarray) -> tuple:
-        F, s = self.s.F, self.scale
-        z, first = self.run(0, F.from_real(w, s))
-        r = self.residual(F.to_real(z, s * s))
-        if self.weights is not None:    # the rounded residual: an integer weight repeats it
-            r = self.weights * np.rint(r * s) / s
-        g, second = self.run(1, F.from_real(r, s))
-        return F.to_real(g, s * s), [first, second]
-
-
-class _LCCGradient(_Jobs):
-    """X^T poly(X w) - X^T y: one LCC job on k row blocks of X, summed on the master."""
-
-    def __init__(self, s: Settings, Xq: np.ndarray, XTy: np.ndarray, polynomial: np.ndarray):
-        F, k, scale = s.F, s.k, 2 ** s.precision
-        rows = -(-Xq.shape[0] // k)
-        padded = np.zeros((k * rows, Xq.shape[1]), F.dtype)    # zero rows add nothing
-        padded[:Xq.shape[0]] = Xq
-        r = s.degree
-        # Term i of poly carries s (its coefficient) * s**(2i) (z = X w): scale c_i by
-        # s**(2(r - i)) so that every term carries s**(2r + 1), and X^T adds one s.
-        self.C = [F.asarray(np.array([round(c * scale ** (2 * (r - i) + 1))], dtype=object))
-                  for i, c in enumerate(polynomial)]
-        self.out_scale = float(scale) ** (2 * r + 2)
-        bound = functools.partial(_gradient_bound, rows, Xq.shape[1])
-        code = LCC(F, k, s.t * s.shares, gradient_terms, r + 1, s.n_points,
-                   signed=True, result_bound=bound,
-                   arguments=("w", *(f"c{i}" for i in range(r + 1))))
-        super().__init__(s, [(code, (list(padded.reshape(k, rows, -1)),))])
-        self.XTy, self.scale = XTy, float(scale)
-
-    def gradient(self, w: np.ndarray) -> tuple:
-        F = self.s.F
-        outputs, report = self.run(0, F.from_real(w, self.scale), *self.C)
-        total = np.sum([F.to_signed(o) for o in outputs], axis=0, dtype=np.float64)
-        return total / self.out_scale - self.XTy, [report]
-
-
-def _gradient_bound(rows: int, cols: int, M: int, size_w: int, *sizes_c: int) -> int:
-    """A bound on |X^T poly(X w)| for X (rows, cols) with |X| <= M, |w| <= size_w and
-    coefficients |c_i| <= sizes_c[i]: rows M sum_i |c_i| (cols M |w|)**i, exactly."""
-    z = cols * M * size_w
-    return rows * M * sum(c * z ** i for i, c in enumerate(sizes_c))
-
-
 # -- checks ---------------------------------------------------------------------------------
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return np.exp(-np.logaddexp(0.0, -z))       # 1 / (1 + e**-z) without overflow
+def _samples(X: Any, sample_weight: Any) -> tuple:
+    """(X dense float64, the mask of the samples of positive weight, their weights or None
+    when they are equal) of a validated X and the sample weights given (None: equal)."""
+    if sparse.issparse(X):
+        X = X.toarray()                 # the workers' coded shares are dense anyway
+    X = X.astype(np.float64, copy=False)
+    weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                   ensure_non_negative=True)
+    kept = weights > 0
+    if not kept.any():                  # an older scikit-learn lets all-zero weights by
+        raise ValueError("Sample weights must contain at least one non-zero number.")
+    weights = weights[kept]
+    return X, kept, None if np.all(weights == weights[0]) else weights  # equal: unweighted
+
+
+def _standardization(X: np.ndarray, weights: Optional[np.ndarray]) -> tuple:
+    """(the mean, the scale, the mask of constant columns) of X's columns, weighted."""
+    mean = np.average(X, axis=0, weights=weights)
+    spread = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=weights))
+    constant = np.ptp(X, axis=0) == 0
+    return mean, np.where(constant | ~(spread > 0), 1.0, spread), constant
+
+
+def _design(X: np.ndarray, mean: np.ndarray, scale: np.ndarray,
+            constant: np.ndarray) -> np.ndarray:
+    """X standardized, after the intercept's column of ones; a constant column is 0."""
+    X1 = np.hstack([np.ones((X.shape[0], 1)), (X - mean) / scale])
+    X1[:, 1:][:, constant] = 0.0
+    return X1
+
+
+def _total(X: np.ndarray, weights: Optional[np.ndarray]) -> float:
+    """The samples' total weight (their number when unweighted)."""
+    return float(X.shape[0] if weights is None else weights.sum())
+
+
+def _largest_eigenvalue(data: _Data) -> float:
+    """The largest eigenvalue of the (weighted) X1^T X1 / total, by power iteration."""
+    X1 = data.rooted
+    v = np.random.default_rng(0).standard_normal((X1.shape[1],))
+    largest = 1.0
+    for _ in range(POWER_ITERATIONS):
+        u = X1.T @ (X1 @ v) / data.total
+        largest = float(np.linalg.norm(u))
+        v = u / largest
+    return largest
 
 
 def _few(values: Union[Sequence[Any], np.ndarray]) -> str:

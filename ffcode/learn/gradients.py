@@ -1,0 +1,289 @@
+"""The coded gradients of ffcode.learn's estimators: the jobs that compute X^T (h(X W) - Y)
+on a cluster's workers, exactly in GF(p), for a vector w (one task) or a matrix W (one
+column per task, every task's gradient in one coded product).
+
+``coding="mds"`` runs two MDS-coded products per step, Z = X W and G = X^T R for the
+residuals R = h(Z) - Y the master forms; ``coding="lcc"`` runs one Lagrange-coded job per
+step whose workers compute X~^T poly(X~ W) on their shares (``gradient_terms``). Each
+column of the result depends on its own column of W only, so the bounds that refuse a job
+able to wrap around (see ffcode.learn) hold for any number of columns.
+
+>>> import numpy as np
+>>> from ffcode import GF
+>>> F = GF(2**61 - 1)
+>>> X = F.asarray([[1, 2], [3, -1]])
+>>> W = F.asarray([[2, 0], [1, 1]])                 # two tasks' weights, one per column
+>>> G = gradient_terms(F, X, W, *F.asarray([[1], [3]]))    # X^T (1 + 3 X W)
+>>> F.to_signed(G).tolist()                         # column 0: X^T (1 + 3 X W[:, 0])
+[[61, 1], [10, 16]]
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ffcode import checks
+from ffcode.field import PrimeField
+from ffcode.codes import LCC, MDS
+
+SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
+
+# A gradient's jobs as a generator: it yields each job's Future and is sent the job's
+# (output, report); it returns (the gradient, the reports).
+_Steps = Generator[concurrent.futures.Future, tuple, tuple]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One iteration: ``iteration`` (1-based), ``seconds`` (its wall time: the coded jobs
+    and the master's update; the loss is computed after the clock stops), ``loss`` (the
+    training loss after the update, in float64 on the master), ``shipped`` (bytes sent to
+    the workers, from the reports) and ``reports`` (the runtime's Report of each job)."""
+    iteration: int
+    seconds: float
+    loss: float
+    shipped: int
+    reports: tuple
+
+
+def gradient_terms(F: PrimeField, X: np.ndarray, w: np.ndarray, *C: np.ndarray) -> np.ndarray:
+    """X^T poly(X w) in F, poly(z) = C[0] + C[1] z + ... + C[r] z**r by Horner's rule: a
+    worker's part of the gradient of an LCC-coded model (degree r + 1 in X). Each C[i] is
+    one element (shape (1,)), scaled by the caller so that every term carries the same
+    fixed-point scale. ``w`` may be a matrix W (a column per task): poly acts on each
+    element of X W, and column j of the result is X^T poly(X W[:, j])."""
+    z = F.matmul(X, w)
+    acc = np.broadcast_to(F.elements(C[-1], "C"), z.shape)
+    for c in C[-2::-1]:
+        acc = F.add(F.mul(acc, z), c)
+    return F.matmul(X.T, acc)
+
+
+def sigmoid_polynomial(degree: int, interval: float = SIGMOID_INTERVAL) -> np.ndarray:
+    """The coefficients (increasing powers) of the least-squares polynomial of that degree
+    to the sigmoid on [-interval, interval] (as CodedPrivateML approximates it)."""
+    degree = checks.integer(degree, "degree", low=1)
+    z = np.linspace(-interval, interval, 2001)
+    coeffs = np.polynomial.polynomial.polyfit(z, _sigmoid(z), degree)
+    coeffs[2::2] = 0.0                  # sigmoid - 1/2 is odd: its even terms vanish
+    return coeffs
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """1 / (1 + e**-z), elementwise, without overflow."""
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+def _by_rows(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The samples' weights shaped to multiply ``values`` row by row (a vector of one
+    task's values, or a matrix with a column per task)."""
+    return weights if values.ndim == 1 else weights[:, None]
+
+
+# -- the jobs ----------------------------------------------------------------------------------
+
+class _Jobs:
+    """The data of a fit's jobs, resident on the workers (or not), and the jobs; the fit
+    sets ``cluster``, the one they run on, and ``together``: submit each job
+    (``cluster.submit``) rather than run it, so that the jobs of several gradients are in
+    flight at once (see ``_run_together``)."""
+
+    def __init__(self, s: Any, data: list) -> None:
+        self.s = s                      # the fit's Settings
+        self.cluster: Any = None        # an ffcode.Cluster (or an object with its methods)
+        self.together = False
+        self.data = data                # [(code, inputs)] the codes encode
+        self.loaded: list = []
+        self.loaded_bytes = 0
+
+    @property
+    def codes(self) -> tuple:
+        return tuple(code for code, _ in self.data)
+
+    def gradient(self, w: np.ndarray) -> tuple:
+        """(the gradient at w, the jobs' reports)."""
+        (result,) = _run_together([self.steps(w)])
+        return result
+
+    def steps(self, w: np.ndarray) -> _Steps:
+        """The gradient at w as a generator of its jobs (see ``_Steps``)."""
+        raise NotImplementedError
+
+    def load(self) -> None:
+        for code, inputs in self.data:
+            resident = self.cluster.load(code, *inputs, scheme=self.s.scheme,
+                                         pieces=self.s.pieces, seed=self.s.seed)
+            self.loaded.append(resident)
+            self.loaded_bytes += resident.shipped
+
+    def unload(self) -> None:
+        while self.loaded:
+            self.cluster.unload(self.loaded.pop())
+
+    def submit(self, which: int, *arguments: np.ndarray) -> concurrent.futures.Future:
+        """The Future of a job on data ``which`` with these arguments: (output, report)."""
+        options: dict = dict(faults=self.s.faults, seed=self.s.seed)
+        if self.loaded:
+            job: tuple = (self.loaded[which], *arguments)
+        else:
+            code, inputs = self.data[which]
+            job = (code, *inputs, *arguments)
+            options.update(scheme=self.s.scheme, pieces=self.s.pieces)
+        if self.together:
+            return self.cluster.submit(*job, **options)
+        done: concurrent.futures.Future = concurrent.futures.Future()
+        done.set_result(self.cluster.run(*job, **options))
+        return done
+
+
+def _run_together(gradients: list) -> list:
+    """Drive the generators of several gradients (``_Jobs.steps``) in lockstep: every
+    gradient's first job is submitted before any result is awaited, and each next job as
+    soon as its gradient has the result it needs. Returns each one's (gradient, reports).
+    If a job fails, the others still in flight are waited for, then the error is raised."""
+    futures = [next(steps) for steps in gradients]
+    results: list = [None] * len(gradients)
+    live = list(range(len(gradients)))
+    try:
+        while live:
+            still = []
+            for i in live:
+                try:
+                    futures[i] = gradients[i].send(futures[i].result())
+                    still.append(i)
+                except StopIteration as done:
+                    results[i] = done.value
+            live = still
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        concurrent.futures.wait(futures)
+        raise
+    return results
+
+
+class _MDSGradient(_Jobs):
+    """X^T (weights (h(X W) - Y)): Z = X W and G = X^T R as two MDS-coded products, h on
+    the master."""
+
+    def __init__(self, s: Any, Xq: np.ndarray, residual: Callable[..., np.ndarray],
+                 weights: Optional[np.ndarray]) -> None:
+        F, k, N = s.F, s.k, s.n_points
+        super().__init__(s, [(MDS(F, k, N, signed=True), (Xq,)),
+                             (MDS(F, k, N, signed=True), (np.ascontiguousarray(Xq.T),))])
+        self.residual, self.weights, self.scale = residual, weights, float(2 ** s.precision)
+
+    def steps(self, w: np.ndarray) -> _Steps:
+        F, s = self.s.F, self.scale
+        z, first = yield self.submit(0, F.from_real(w, s))
+        r = self.residual(F.to_real(z, s * s))
+        if self.weights is not None:    # the rounded residual: an integer weight repeats it
+            r = _by_rows(self.weights, r) * np.rint(r * s) / s
+        g, second = yield self.submit(1, F.from_real(r, s))
+        return F.to_real(g, s * s), [first, second]
+
+
+class _LCCGradient(_Jobs):
+    """X^T poly(X W) - X^T Y: one LCC job on k row blocks of X, summed on the master."""
+
+    def __init__(self, s: Any, Xq: np.ndarray, XTy: np.ndarray, polynomial: np.ndarray):
+        F, k, scale = s.F, s.k, 2 ** s.precision
+        rows = -(-Xq.shape[0] // k)
+        padded = np.zeros((k * rows, Xq.shape[1]), F.dtype)    # zero rows add nothing
+        padded[:Xq.shape[0]] = Xq
+        r = s.degree
+        # Term i of poly carries s (its coefficient) * s**(2i) (z = X w): scale c_i by
+        # s**(2(r - i)) so that every term carries s**(2r + 1), and X^T adds one s.
+        self.C = [F.asarray(np.array([round(c * scale ** (2 * (r - i) + 1))], dtype=object))
+                  for i, c in enumerate(polynomial)]
+        self.out_scale = float(scale) ** (2 * r + 2)
+        bound = functools.partial(_gradient_bound, rows, Xq.shape[1])
+        code = LCC(F, k, s.t * s.shares, gradient_terms, r + 1, s.n_points,
+                   signed=True, result_bound=bound,
+                   arguments=("w", *(f"c{i}" for i in range(r + 1))))
+        super().__init__(s, [(code, (list(padded.reshape(k, rows, -1)),))])
+        self.XTy, self.scale = XTy, float(scale)
+
+    def steps(self, w: np.ndarray) -> _Steps:
+        F = self.s.F
+        outputs, report = yield self.submit(0, F.from_real(w, self.scale), *self.C)
+        total = np.sum([F.to_signed(o) for o in outputs], axis=0, dtype=np.float64)
+        return total / self.out_scale - self.XTy, [report]
+
+
+def _gradient_bound(rows: int, cols: int, M: int, size_w: int, *sizes_c: int) -> int:
+    """A bound on |X^T poly(X w)| for X (rows, cols) with |X| <= M, |w| <= size_w and
+    coefficients |c_i| <= sizes_c[i]: rows M sum_i |c_i| (cols M |w|)**i, exactly. For a
+    matrix W (a column per task) it bounds every element as well, |W| its largest
+    element: element (j, t) is sum_i X[i, j] poly((X W)[i, t]), whatever the other
+    columns, so the bound does not grow with the number of tasks.
+
+    >>> _gradient_bound(10, 3, 2, 5, 1, 1)       # 10 * 2 * (1 + 3 * 2 * 5)
+    620
+    """
+    z = cols * M * size_w
+    return rows * M * sum(c * z ** i for i, c in enumerate(sizes_c))
+
+
+class _Together:
+    """The jobs of several gradients that a multi-task fit runs as one: part i computes
+    the columns ``columns[i]`` of the gradient (its tasks), on its own data. With more than
+    one part their jobs are submitted together (``_run_together``), on a cluster that has
+    ``submit``."""
+
+    def __init__(self, parts: list, columns: list) -> None:
+        self.parts, self.columns = parts, columns
+        self._cluster: Any = None
+
+    @property
+    def cluster(self) -> Any:
+        return self._cluster
+
+    @cluster.setter
+    def cluster(self, cluster: Any) -> None:
+        together = len(self.parts) > 1
+        if together and not callable(getattr(cluster, "submit", None)):
+            raise TypeError(f"Tasks with their own data sets run their jobs together: the "
+                            f"cluster must have submit (an ffcode.Cluster), not "
+                            f"{type(cluster).__name__}.")
+        for part in self.parts:
+            part.cluster, part.together = cluster, together
+        self._cluster = cluster
+
+    @property
+    def codes(self) -> tuple:
+        return tuple(code for part in self.parts for code in part.codes)
+
+    @property
+    def loaded_bytes(self) -> int:
+        return sum(part.loaded_bytes for part in self.parts)
+
+    def load(self) -> None:
+        for part in self.parts:
+            part.load()
+
+    def unload(self) -> None:
+        """Every part's data unloaded, even if one fails (then its error is raised)."""
+        failed: Optional[BaseException] = None
+        for part in self.parts:
+            try:
+                part.unload()
+            except BaseException as error:      # the others' data is freed all the same
+                failed = failed or error
+        if failed is not None:
+            raise failed
+
+    def gradient(self, W: np.ndarray) -> tuple:
+        """(the gradient at W, a column per task; every part's reports)."""
+        results = _run_together([part.steps(W[:, columns])
+                                 for part, columns in zip(self.parts, self.columns)])
+        G, reports = np.empty_like(W), []
+        for (g, part_reports), columns in zip(results, self.columns):
+            G[:, columns] = g
+            reports.extend(part_reports)
+        return G, reports
