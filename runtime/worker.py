@@ -5,9 +5,11 @@ STOP is acknowledged within a poll, even mid-computation), sends heartbeats, and
 packets the compute thread hands it over an inproc pipe, paced by the injected link rate
 and never blocking: everything waits on one poll with a timeout. The compute thread holds
 a queue of tasks, one per job in flight: it works on those of the highest priority in
-turn, a piece of work each (a whole result for the schemes that send one), so that jobs
-share the worker fairly and a job stopped or finished leaves the rest at once. It checks
-for a stop between pieces and in every injected pause. Shares the master loads (resident data) stay in the
+turn, a share each, so that jobs share the worker fairly and a job stopped or finished
+leaves the rest at once. It checks for a stop between pieces and in every injected
+pause. (A share, not a piece, is a turn: the pieces a job needs most come from the
+workers fast for it, and a worker's turn at one job's share, its pieces in a row, gives
+them soonest.) Shares the master loads (resident data) stay in the
 worker's store, by id, until it unloads them; a task names them instead of carrying them.
 
 It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
@@ -152,8 +154,8 @@ def compute(job, out):
 
 def steps(job, out):
     """Run one task, its shares in order, handing each message to out(header, frames): a
-    generator that yields after each piece of work, so that the compute thread can turn
-    to another job; returns early on a stop."""
+    generator that yields after each share, so that the compute thread can turn to
+    another job; returns early on a stop."""
     F, op = operation(job.task)
     held = job.shares                   # read once: an unload may clear it meanwhile
     if held is None:
@@ -179,8 +181,8 @@ def steps(job, out):
 
 
 def share_steps(job, F, op, share, k, delays, seed, rng, out):
-    """Compute the task's share k and send its packets, numbered on from k·m, yielding
-    after each piece of work; False if the job was stopped. A slowdown k pauses k - 1 times
+    """Compute the task's share k and send its packets, numbered on from k·m, then yield
+    (the compute thread may turn to another job); False if the job was stopped. A slowdown k pauses k - 1 times
     the CPU time the piece took (its thread's: what a k times slower processor would add,
     whatever else shares the cores)."""
     send, m = job.task.send, job.task.pieces
@@ -197,7 +199,7 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
             header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
-            yield
+        yield
         return True
     y, spent, work = _timed(op, *share, *job.args)     # the whole result, then packets
     if _paused(job, (slowdown - 1) * work + sum(delays)):

@@ -1,0 +1,182 @@
+"""Benchmark many jobs in flight on one pool (``Cluster.submit``) against the same jobs one
+after another (``Cluster.run``), in one run, interleaved.
+
+Six local workers share 2 cores here, so CPU-bound workers leave no idle time to fill; the
+first measurement models workers on machines of their own instead: each piece of work is
+followed by a shifted-exponential pause (``Faults(delay=...)``), the compute itself small.
+1. Modeled stragglers: T = 4 jobs of MDS(F, 4, 6) for A x (A 600 x 600, compfs, m = 4),
+   each piece followed by a pause of 0.05 s + Exp(mean 0.025 s), and three of the six
+   workers 4x slower in each job (pauses of 4x the shift and mean), a
+   different three per job (job j: workers 3j, 3j + 1, 3j + 2 mod 6), with compfs and
+   with classic. One after another (a run each) against all four submitted together and
+   waited for: the wall time of the four, min and median over --rounds rounds (A, B, B,
+   A, ...). One after another, a job's fast workers idle once done until its stragglers
+   deliver; in flight they go on to the next job. How much that can gain is that idle
+   share: with compfs here a job decodes once the stragglers' second pieces come (the
+   fast workers idle half the job: at most 1/0.75 = 1.33x), with classic once a
+   straggler's whole result comes (at most 1.6x).
+2. CPU-bound: the same four compfs jobs without pauses, A 3000 x 3000, 4x slower by
+   their CPU (Faults(slowdown=...)): here every worker computes on the same 2 cores, so
+   in flight together must only not be slower.
+3. Tiny jobs on resident data: MDS(F, 6, 8) for A x with A 64 x 64 (negligible compute)
+   on 8 workers, loaded once for compfs and once for classic; one at a time (cluster.run)
+   against 8 submitted together (per job: the wall time of the 8 over 8), --tiny jobs each
+   after 10 warm-up jobs, min and median per job. Every output is checked against
+   F.matmul(A, x).
+4. Multi-task learning (bench/bench_multitask.py): one-vs-rest on load_digits, 10 tasks
+   as one coded product per step against 10 separate fits one after another.
+Targets: 1. in flight ≥ 1.5x faster (each scheme); 2. ≥ 0.95x; 3. a tiny job ≤ 3 ms median one at a
+time (compfs and classic), and 8 in flight not slower per job (≥ 1.0x); 4. ≥ 1.5x faster
+and each task's test accuracy within 2 points of scikit-learn's LogisticRegression.
+
+    python bench/bench_jobs.py                  # a few minutes on 2 cores
+    python bench/bench_jobs.py --quick          # smoke run
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import benchlib
+import ffcode
+from ffcode import MDS, Faults
+
+T, N = 4, 6
+SHIFT, MEAN = 0.05, 0.025       # seconds of a fast worker's pause after each piece
+TINY, TINY_WORKERS = 64, 8
+
+
+def stragglers(job: int) -> list:
+    return [(3 * job + i) % N for i in range(3)]
+
+
+def modeled(job: int) -> Faults:
+    slow = stragglers(job)
+    return Faults(delay={w: (4 * SHIFT, 4 * MEAN) if w in slow else (SHIFT, MEAN)
+                         for w in range(N)}, seed=job)
+
+
+def cpu_bound(job: int) -> Faults:
+    return Faults(slowdown={w: 4.0 for w in stragglers(job)})
+
+
+def one_by_one(cluster, code, A, xs, faults, scheme) -> list:
+    return [cluster.run(code, A, x, faults=faults(j), scheme=scheme, timeout=300)[0]
+            for j, x in enumerate(xs)]
+
+
+def together(cluster, code, A, xs, faults, scheme) -> list:
+    futures = [cluster.submit(code, A, x, faults=faults(j), scheme=scheme, timeout=300)
+               for j, x in enumerate(xs)]
+    return [future.result()[0] for future in futures]
+
+
+def four_jobs(cluster, n, faults, rounds, scheme) -> dict:
+    """Seconds of the T jobs one after another and in flight together, alternating."""
+    F = ffcode.GF(2**31 - 1)
+    code = MDS(F, 4, N)
+    A = F.random((n, n), seed=1)
+    xs = [F.random(n, seed=10 + j) for j in range(T)]
+    expected = [F.matmul(A, x) for x in xs]
+    ways = {"one by one": one_by_one, "in flight": together}
+    out: dict = {name: [] for name in ways}
+    for rnd in range(rounds + 1):                   # round 0 warms up
+        order = list(ways.items()) if rnd % 2 else list(ways.items())[::-1]
+        for name, way in order:
+            t0 = time.perf_counter()
+            outputs = way(cluster, code, A, xs, faults, scheme)
+            seconds = time.perf_counter() - t0
+            if not all(np.array_equal(o, e) for o, e in zip(outputs, expected)):
+                raise SystemExit(f"ABORT: {name}: an output differs from F.matmul")
+            if rnd:
+                out[name].append(seconds)
+    return out
+
+
+def tiny_jobs(cluster, count) -> dict:
+    """Per-job seconds of tiny jobs on resident data, one at a time and 8 in flight."""
+    F = ffcode.GF(2**61 - 1)
+    code = MDS(F, 6, TINY_WORKERS)
+    A, x = F.random((TINY, TINY), seed=2), F.random(TINY, seed=3)
+    expected = F.matmul(A, x)
+    data = {"compfs": cluster.load(code, A), "classic": cluster.load(code, A,
+                                                                     scheme="classic")}
+
+    def alone(resident):
+        return [cluster.run(resident, x)[0]]
+
+    def eight(resident):
+        return [f.result()[0] for f in [cluster.submit(resident, x) for _ in range(8)]]
+
+    out: dict = {}
+    try:
+        for rnd in range(count + 10):                   # the first 10 warm up
+            for scheme, resident in data.items():
+                for name, way in (("one at a time", alone), ("8 in flight", eight)):
+                    t0 = time.perf_counter()
+                    outputs = way(resident)
+                    seconds = (time.perf_counter() - t0) / len(outputs)
+                    if not all(np.array_equal(o, expected) for o in outputs):
+                        raise SystemExit(f"ABORT: the tiny {scheme} job's output differs")
+                    if rnd >= 10:
+                        out.setdefault((scheme, name), []).append(seconds)
+    finally:
+        for resident in data.values():
+            cluster.unload(resident)
+    return out
+
+
+def summary(times) -> str:
+    return f"min {min(times):.3f} s, median {statistics.median(times):.3f} s"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run: one round, few jobs")
+    ap.add_argument("--rounds", type=int, help="rounds of 1 and 2 (default 5, --quick 1)")
+    ap.add_argument("--tiny", type=int, help="tiny jobs per way (default 200, --quick 20)")
+    ap.add_argument("--no-multitask", action="store_true", help="leave out measurement 4")
+    args = ap.parse_args(argv)
+    rounds = args.rounds or (1 if args.quick else 5)
+    start = time.perf_counter()
+    benchlib.print_machine()
+    results = []
+    with ffcode.Cluster(N) as cluster:
+        cluster.wait()
+        for label, n, faults, target, scheme in (
+                ("modeled stragglers (pauses), compfs", 600, modeled, 1.5, "compfs"),
+                ("modeled stragglers (pauses), classic", 600, modeled, 1.5, "classic"),
+                ("CPU-bound stragglers, compfs", 3000, cpu_bound, 0.95, "compfs")):
+            times = four_jobs(cluster, n, faults, rounds, scheme)
+            alone, flight = times["one by one"], times["in flight"]
+            print(f"{label}, {T} jobs, A {n} x {n}: one by one {summary(alone)}; "
+                  f"in flight {summary(flight)}")
+            ratio = statistics.median(alone) / statistics.median(flight)
+            results.append(benchlib.check(f"{label}: in flight vs one by one (medians)",
+                                          ratio, target))
+    with ffcode.Cluster(TINY_WORKERS) as cluster:
+        cluster.wait()
+        tiny = tiny_jobs(cluster, args.tiny or (20 if args.quick else 200))
+    for scheme in ("compfs", "classic"):
+        alone, eight = tiny[(scheme, "one at a time")], tiny[(scheme, "8 in flight")]
+        print(f"tiny {scheme} job on resident data, {TINY_WORKERS} workers: one at a time "
+              f"min {min(alone) * 1e3:.2f} ms, median {statistics.median(alone) * 1e3:.2f} "
+              f"ms; 8 in flight min {min(eight) * 1e3:.2f} ms, median "
+              f"{statistics.median(eight) * 1e3:.2f} ms per job")
+        results.append(benchlib.at_most(f"tiny {scheme} job, one at a time (median)",
+                                        statistics.median(alone) * 1e3, 3.0, " ms"))
+        results.append(benchlib.check(f"tiny {scheme} jobs, 8 in flight vs one at a time "
+                                      f"(per job, medians)",
+                                      statistics.median(alone) / statistics.median(eight),
+                                      1.0))
+    if not args.no_multitask:
+        import bench_multitask
+        results += bench_multitask.run(rounds=1 if args.quick else 3)
+    benchlib.print_targets(results, start)
+
+
+if __name__ == "__main__":
+    main()
