@@ -73,8 +73,8 @@ class Options:
     ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
 
     priority: with several jobs in flight (``Cluster.submit``), each worker runs the tasks
-    of the highest priority first, and those of equal priority in turn, a piece of work
-    each (default 0, for all).
+    of the highest priority first, and those of equal priority in turn, a share each
+    (default 0, for all).
 
     verify: check the output before returning it (ffcode.decoding.verify: Freivalds' check for
     products, a random projection for row-linear LCC), raising VerificationError if a
