@@ -19,7 +19,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Optional, Tuple
 
 from ffcode.errors import ProtocolError
@@ -52,7 +52,7 @@ class FaultPlan:
     hang_after: Optional[int] = None
 
     def to_meta(self) -> dict:
-        return dict(asdict(self), delays=list(self.delays))
+        return dict(vars(self), delays=list(self.delays))      # shallow: asdict copies deep
 
     @classmethod
     def from_meta(cls, meta: Any) -> "FaultPlan":
@@ -95,10 +95,8 @@ class Task:
         return self.pieces * self.shares
 
     def to_meta(self) -> dict:
-        meta = asdict(self)
-        meta.update(counts=list(self.counts), faults=self.faults.to_meta(),
+        return dict(vars(self), counts=list(self.counts), faults=self.faults.to_meta(),
                     seeds=None if self.seeds is None else [list(s) for s in self.seeds])
-        return meta
 
     @classmethod
     def from_meta(cls, meta: Any) -> "Task":

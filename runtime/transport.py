@@ -35,6 +35,8 @@ from ffcode.runtime.wire import Header, Kind
 CURVE_IO_THREADS = 2        # decryption is per connection: spread it over two threads
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
 MAX_FRAMES = 4              # parts of the longest message a worker sends (with its routing id)
+COPY_BELOW = 256 << 10      # bytes: smaller frames are copied, cheaper than zero-copy's
+                            # hand-back through pyzmq's garbage-collector thread
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,7 @@ class Transport:
         self.router.linger = 0
         self.router.rcvhwm = RCVHWM
         self.router.maxmsgsize = max_message            # also bounds a handshake's frames
+        self.router.copy_threshold = COPY_BELOW
         self.poller = zmq.Poller()                      # made once: a poll per receive
         self.poller.register(self.router, zmq.POLLIN)
         self._woken, self._waker = os.pipe()            # wake() ends a receive's wait
@@ -203,7 +206,7 @@ HANDSHAKE_REFUSED = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILE
 
 
 def dial(context: zmq.Context, endpoint: str, curve: Optional[tuple] = None,
-         hwm: int = 4, copy_threshold: int = 256 << 10) -> Dial:
+         hwm: int = 4, copy_threshold: int = COPY_BELOW) -> Dial:
     """Connect a DEALER to a peer's ROUTER (the master, or any peer listening through a
     Transport): curve is (own public key, own secret key, the peer's public key) for a
     CURVE peer, None for plaintext. Nothing is left open if the keys or the endpoint are

@@ -43,8 +43,6 @@ from ffcode.runtime.transport import HANDSHAKE_REFUSED, dial
 from ffcode.runtime.wire import Header, Kind
 
 HEARTBEAT = 0.1             # seconds between heartbeats
-COPY_BELOW = 256 << 10      # bytes: smaller frames are copied, cheaper than zero-copy's
-                            # hand-back through pyzmq's garbage-collector thread
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
 PIPE = "inproc://compute"
 COMPUTE_NICE = 10           # the compute thread yields the CPU to the main threads and the master
@@ -289,8 +287,7 @@ class Worker:
         self.endpoint, self.connect_timeout, self.token = endpoint, connect_timeout, token
         self.context = zmq.Context()
         try:                            # the master, as any peer is dialled
-            self.dealer, self.monitor = dial(self.context, endpoint, curve, ZMQ_HWM,
-                                             COPY_BELOW)
+            self.dealer, self.monitor = dial(self.context, endpoint, curve, ZMQ_HWM)
         except (ValueError, zmq.ZMQError):  # bad keys or endpoint: nothing left open
             self.context.destroy(linger=0)
             raise
