@@ -312,16 +312,14 @@ class Driver:
         due = min((run.due for run in self.running.values()), default=math.inf)
         timeout = 0.0 if self.requests else IDLE if pending else \
             min(LOOK_EVERY, max(0.0, due - now))
-        busy, until = False, now + WATCH_EVERY
-        for handle, header, frames in self.roster.receive(timeout):
+        busy = False
+        for handle, header, frames in self.roster.receive(timeout, until=now + WATCH_EVERY):
             busy = True
             run = self.running.get(header.epoch)
             if run is None:
                 self.transport.reject("stale")
             else:
                 self._step(run, run.message, handle, header, frames)
-            if time.monotonic() > until:
-                break
         if not busy and pending:
             run = pending[self.turn % len(pending)]
             self.turn += 1

@@ -15,6 +15,7 @@ A hand-started worker, as the master sees it: no slot, no engine to ask about it
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Iterator, Optional
 
@@ -88,13 +89,14 @@ class Roster:
         return sorted((h for h in list(self.handles.values()) if h.lost is None),
                       key=lambda h: h.order)
 
-    def receive(self, timeout: float, epoch: Optional[int] = None) -> Iterator[tuple]:
+    def receive(self, timeout: float, epoch: Optional[int] = None,
+                until: float = math.inf) -> Iterator[tuple]:
         """The transport's messages after admission and liveness: HELLOs and heartbeats
         are handled here, bad ones counted; yields (handle, header, data frames) of this
         master's session from admitted workers, and of that job (``epoch``) when one is
-        given: the others are counted stale."""
+        given: the others are counted stale; ``until`` as in Transport.receive."""
         transport = self.transport
-        for message in transport.receive(timeout):
+        for message in transport.receive(timeout, until):
             handle = self.handles.get(message.ident)
             if handle is not None:
                 handle.last_seen = time.monotonic()

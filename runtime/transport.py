@@ -18,6 +18,7 @@ ValueError: Refusing to listen on loopback, where any process of this host could
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import time
@@ -34,7 +35,6 @@ from ffcode.runtime.wire import Header, Kind
 
 CURVE_IO_THREADS = 2        # decryption is per connection: spread it over two threads
 RCVHWM = 8                  # packets queued per worker inside zmq at the master
-MAX_FRAMES = 4              # parts of the longest message a worker sends (with its routing id)
 COPY_BELOW = 256 << 10      # bytes: smaller frames are copied, cheaper than zero-copy's
                             # hand-back through pyzmq's garbage-collector thread
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -109,10 +109,11 @@ class Transport:
         log.info("master listening on %s", bound)
         return bound
 
-    def receive(self, timeout: float) -> Iterator[Message]:
+    def receive(self, timeout: float, until: float = math.inf) -> Iterator[Message]:
         """Wait up to timeout seconds (or until ``wake``), then take the waiting messages
-        one at a time (the caller may stop early and leave the rest). ClusterError once
-        the cluster is closing (close() from another thread ends the jobs this way)."""
+        one at a time, a multipart message's in a row, until the clock reads ``until``
+        (monotonic; it is looked at between multipart messages). ClusterError once the
+        cluster is closing (close() from another thread ends the jobs this way)."""
         self._check_open()
         refused = self.gate.refused         # connections the gate turned away meanwhile
         if refused > self._refused:
@@ -132,17 +133,16 @@ class Transport:
             frames = _whole_message(self.router)
             ident = frames[0].bytes
             try:
-                if len(frames) > MAX_FRAMES:
-                    raise ProtocolError(f"a message of {len(frames)} parts")
-                header = Header.unpack(frames[1] if len(frames) > 1 else b"")
-                if header.kind not in wire.TO_MASTER:
-                    raise ProtocolError(f"{header.kind.name} is not for the master")
+                messages = wire.split(frames[1:])
             except ProtocolError:
                 self.reject("malformed")
                 yield Message(ident, None, [])
                 continue
-            hello = header.kind == Kind.HELLO
-            yield Message(ident, header, frames[2:], peer(frames[1]) if hello else None)
+            for header, data in messages:
+                hello = header.kind == Kind.HELLO
+                yield Message(ident, header, data, peer(frames[1]) if hello else None)
+            if time.monotonic() > until:
+                return
 
     def wake(self) -> None:
         """End the wait of a receive under way, from any thread."""
@@ -228,14 +228,14 @@ def dial(context: zmq.Context, endpoint: str, curve: Optional[tuple] = None,
 
 
 def _whole_message(socket) -> list:
-    """The frames of the next message, zero-copy, at most one more than any worker sends
-    (so that it reads as malformed); reads each frame's more-flag instead of asking the
-    socket (recv_multipart's getsockopt per frame)."""
+    """The frames of the next message (its routing id first), zero-copy, at most one more
+    than any worker sends (so that it reads as malformed); reads each frame's more-flag
+    instead of asking the socket (recv_multipart's getsockopt per frame)."""
     frame = socket.recv(copy=False)
     frames = [frame]
     while frame.more:
         frame = socket.recv(copy=False)
-        if len(frames) <= MAX_FRAMES:   # the parts past one too many are read and dropped
+        if len(frames) <= wire.MAX_PARTS + 1:   # the parts past one too many are dropped
             frames.append(frame)
     return frames
 

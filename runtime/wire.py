@@ -31,7 +31,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 3        # 3: several jobs in flight on a worker
+MAGIC, VERSION = b"FC", 4        # 4: a worker sends the messages it has ready together
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 
@@ -50,8 +50,12 @@ class Kind(IntEnum):
     UNLOAD = 20         # master -> worker: drop held shares (meta: task.Unload)
 
 
-TO_MASTER = frozenset({Kind.HELLO, Kind.HEARTBEAT, Kind.PACKET, Kind.DONE, Kind.STOPPED,
-                       Kind.FAILED})
+# A worker's messages to the master, by the data frames after their header. A worker sends
+# the messages it has ready together, up to MAX_TOGETHER in one multipart message.
+TO_MASTER = {Kind.HELLO: 1, Kind.HEARTBEAT: 0, Kind.PACKET: 2, Kind.DONE: 0, Kind.STOPPED: 0,
+             Kind.FAILED: 1}
+MAX_TOGETHER = 32
+MAX_PARTS = MAX_TOGETHER * 3        # frames of the longest multipart message a worker sends
 
 # magic, version, kind, session, epoch, worker, index, local result rows, sent (worker's
 # wall clock), compute seconds, payload itemsize, payload ndim, payload shape
@@ -89,6 +93,37 @@ class Header:
             raise ProtocolError(f"unknown message kind {kind} or {ndim} dimensions")
         return cls(Kind(kind), session, epoch, worker, index, rows, sent, compute, itemsize,
                    dims[:ndim])
+
+
+def split(frames: list) -> list:
+    """The (header, data frames) of the messages a worker's multipart message carries one
+    after another. ProtocolError if any is malformed or not for the master, or a HELLO is
+    not alone: the whole multipart message is then dropped.
+
+    >>> done = Header(Kind.DONE, 7, 3).pack()
+    >>> [(h.kind.name, len(data)) for h, data in split([done, done])]
+    [('DONE', 0), ('DONE', 0)]
+    >>> split([done, b"stray"])
+    Traceback (most recent call last):
+    ...
+    ffcode.errors.ProtocolError: header of 5 bytes, expected 82
+    """
+    if len(frames) > MAX_PARTS:
+        raise ProtocolError(f"a message of {len(frames)} parts")
+    messages, at = [], 0
+    while at < len(frames) or not messages:
+        header = Header.unpack(frames[at] if at < len(frames) else b"")
+        count = TO_MASTER.get(header.kind)
+        if count is None:
+            raise ProtocolError(f"{header.kind.name} is not for the master")
+        data = frames[at + 1:at + 1 + count]
+        if len(data) != count:
+            raise ProtocolError(f"a {header.kind.name} with {len(data)} data frames")
+        messages.append((header, data))
+        at += 1 + count
+    if len(messages) > 1 and any(h.kind == Kind.HELLO for h, _ in messages):
+        raise ProtocolError("a HELLO with other messages")
+    return messages
 
 
 def _contiguous(a) -> np.ndarray:

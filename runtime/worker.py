@@ -9,8 +9,12 @@ turn, a share each, so that jobs share the worker fairly and a job stopped or fi
 leaves the rest at once. It checks for a stop between pieces and in every injected
 pause. (A share, not a piece, is a turn: the pieces a job needs most come from the
 workers fast for it, and a worker's turn at one job's share, its pieces in a row, gives
-them soonest.) Shares the master loads (resident data) stay in the
-worker's store, by id, until it unloads them; a task names them instead of carrying them.
+them soonest.) A small job (operands under INLINE_BYTES, no injected pauses) whose f took
+little time on small operands before runs in the main thread at once when the compute
+thread is idle: handing it over and its packets back would cost more than the work.
+Messages ready together leave together, in one multipart message. Shares the master
+loads (resident data) stay in the worker's store, by id, until it unloads them; a task
+names them instead of carrying them.
 
 It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
 stop and end, and its exit at INFO; trouble at WARNING and ERROR.
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import functools
+import itertools
 import os
 import signal
 import socket
@@ -47,6 +52,8 @@ ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the o
 PIPE = "inproc://compute"
 COMPUTE_NICE = 10           # the compute thread yields the CPU to the main threads and the master
 NUDGE = 5.0                 # seconds without a master before saying so (a warning)
+INLINE_BYTES = 64 << 10     # a task on operands this small, with an f that took at most
+INLINE_SECONDS = 0.01       # this long on such operands before, runs in the main thread
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +79,18 @@ class Job:
         self.stop = threading.Event()
         self.sent = 0
         self.steps = None               # the compute thread's generator, once started
+        self.spent = 0.0                # seconds its steps took so far (wall: f may wait)
+
+    @property
+    def size(self) -> int:
+        """Bytes of its operands (0 when its resident data is not here)."""
+        return sum(a.nbytes for share in self.shares or () for a in share) + \
+            sum(a.nbytes for a in self.args)
+
+    @property
+    def paused(self) -> bool:
+        """Whether faults pause its computation (injected delays or a slowdown)."""
+        return self.faults.slowdown != 1 or any(self.faults.delays)
 
     def header(self, kind, index=0, rows=0, compute=0.0):
         return Header(kind, self.session, self.epoch, self.worker, index, rows, time.time(),
@@ -180,9 +199,9 @@ def steps(job, out):
 
 def share_steps(job, F, op, share, k, delays, seed, rng, out):
     """Compute the task's share k and send its packets, numbered on from k·m, then yield
-    (the compute thread may turn to another job); False if the job was stopped. A slowdown k pauses k - 1 times
-    the CPU time the piece took (its thread's: what a k times slower processor would add,
-    whatever else shares the cores)."""
+    (the compute thread may turn to another job); False if the job was stopped. A
+    slowdown k pauses k - 1 times the CPU time the piece took (its thread's: what a k
+    times slower processor would add, whatever else shares the cores)."""
     send, m = job.task.send, job.task.pieces
     slowdown, corrupt = job.faults.slowdown, job.faults.corrupt
     if send == "pieces":                # computation at full speed: a packet per block
@@ -228,6 +247,12 @@ class Queue:
     def __init__(self) -> None:
         self.ready = threading.Condition()
         self.jobs: deque = deque()
+        self.waiting = False            # the compute thread waits for a job
+
+    def idle(self) -> bool:
+        """Whether the compute thread waits with no job (so that it runs no f meanwhile)."""
+        with self.ready:
+            return self.waiting and not self.jobs
 
     def put(self, job) -> None:
         with self.ready:
@@ -244,7 +269,9 @@ class Queue:
                     self.jobs.remove(chosen)
                     self.jobs.append(chosen)    # its next turn comes after the others'
                     return chosen
+                self.waiting = True
                 self.ready.wait()               # holding no job meanwhile
+                self.waiting = False
 
     def _drop_stopped(self) -> None:
         stopped = [job for job in self.jobs if job.stop.is_set()]
@@ -263,6 +290,15 @@ class Queue:
             self.ready.notify()
 
 
+def fits(job, frames) -> None:
+    """ValueError for a message part larger than the master takes."""
+    largest = max((memoryview(f).nbytes for f in frames), default=0)
+    if largest > job.max_message:
+        raise ValueError(f"a packet of {largest} bytes is larger than the master takes "
+                         f"({job.max_message} bytes): use more pieces, or a Cluster with a "
+                         f"larger max_message")
+
+
 def _timed(function, *args) -> tuple:
     """(function(*args), its wall seconds, its CPU seconds in this thread)."""
     start, cpu = time.perf_counter(), time.thread_time()
@@ -273,6 +309,8 @@ def _timed(function, *args) -> tuple:
 def _paused(job, seconds) -> bool:
     """An injected pause, cut short by a stop (True when stopped); the longest wait the
     platform takes bounds it (faults bound each pause, not their sum)."""
+    if seconds <= 0:
+        return job.stop.is_set()
     return job.stop.wait(min(seconds, threading.TIMEOUT_MAX))
 
 
@@ -303,6 +341,7 @@ class Worker:
         self.queued = 0                 # bytes in the outbox
         self.head_due = None            # when the outbox's first message may leave
         self.link = Link(None)          # the worker's uplink, paced at the sending job's rate
+        self.quick: set = set()         # the f's whose small jobs run in the main thread
         threading.Thread(target=self._compute_loop, daemon=True).start()
 
     # -- the compute thread --------------------------------------------------------------------
@@ -314,11 +353,7 @@ class Worker:
         pipe.connect(PIPE)
 
         def out(job, header, frames):
-            largest = max((memoryview(f).nbytes for f in frames), default=0)
-            if largest > job.max_message:
-                raise ValueError(f"a packet of {largest} bytes is larger than the master "
-                                 f"takes ({job.max_message} bytes): use more pieces, or a "
-                                 f"Cluster with a larger max_message")
+            fits(job, frames)
             while not pipe.poll(50, zmq.POLLOUT):   # the main thread is pacing a slow link
                 if job.stop.is_set():
                     raise _Stopped
@@ -328,14 +363,18 @@ class Worker:
         while True:                         # no job held between turns (unload frees)
             self._turn(self.tasks.next(), out)
 
-    def _turn(self, job, out):
-        """One piece of a job's work; a job that ends leaves the queue."""
+    def _turn(self, job, out) -> bool:
+        """One share of a job's work, its messages to out(job, header, frames); False once
+        the job has ended (it leaves the queue). A job's f that took little time on small
+        operands (wall time: an f may wait without computing) is quick: its next small jobs
+        run in the main thread."""
         if job.steps is None:
             job.steps = steps(job, functools.partial(out, job))
+        began = time.perf_counter()
         try:
             try:
                 next(job.steps)
-                return                      # more to do: its next turn comes
+                return True                 # more to do: its next turn comes
             except StopIteration:
                 pass
             except _Stopped:
@@ -347,8 +386,13 @@ class Worker:
                     wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
         except _Stopped:
             pass
+        finally:
+            job.spent += time.perf_counter() - began
         self.tasks.done(job)
         job.steps = None
+        if not job.stop.is_set() and job.size <= INLINE_BYTES:
+            (self.quick.add if job.spent <= INLINE_SECONDS else self.quick.discard)(job.task.f)
+        return False
 
     # -- the main thread ----------------------------------------------------------------------
 
@@ -448,7 +492,20 @@ class Worker:
                  job.epoch, task.f, task.p, task.shares, "s" * (task.shares != 1),
                  task.pieces, task.send)
         self._fault_point(job)          # crash or hang after 0 packets
-        self.tasks.put(job)
+        if job.task.f in self.quick and not job.paused and job.size <= INLINE_BYTES and \
+                self.tasks.idle():          # one thread at a time runs f's (and imports)
+            self._inline(job)
+        else:
+            self.tasks.put(job)
+
+    def _inline(self, job):
+        """A small job of a quick f, computed here at once: handing it to the compute
+        thread and its packets back would cost more than the work."""
+        def out(job, header, frames):
+            fits(job, frames)
+            self._queue(header, frames)
+        while self._turn(job, out):
+            pass
 
     def _stop(self, job, ack=True):
         """Stop a job: the compute thread drops it at its next turn (or pause), and its
@@ -472,15 +529,18 @@ class Worker:
         while self.queued < self.buffer and self.pipe.poll(0):
             self.pipe.recv(copy=False)          # a wake-up; the messages wait in handoff
             while self.handoff:
-                header, frames = self.handoff.popleft()
-                job = self.jobs.get(header.epoch)
-                if job is None or job.stop.is_set() or job.session != header.session:
-                    continue                # a stopped job's late message
-                size = sum(memoryview(f).nbytes for f in frames)
-                self.outbox.append([header, frames, size])
-                self.queued += size
-                if self.head_due is None:
-                    self._schedule_head(time.monotonic())
+                self._queue(*self.handoff.popleft())
+
+    def _queue(self, header, frames):
+        """A job's message into the outbox (a stopped job's late one is dropped)."""
+        job = self.jobs.get(header.epoch)
+        if job is None or job.stop.is_set() or job.session != header.session:
+            return
+        size = sum(memoryview(f).nbytes for f in frames)
+        self.outbox.append([header, frames, size])
+        self.queued += size
+        if self.head_due is None:
+            self._schedule_head(time.monotonic())
 
     def _schedule_head(self, now):
         header, frames, size = self.outbox[0]
@@ -490,31 +550,56 @@ class Worker:
         self.head_due = self.link.due(size, now) if packet else now
 
     def _send_head(self):
-        if not self.outbox or self.head_due is None or self.head_due > time.monotonic():
-            return                      # emptied by a stop, or not due yet
-        header, frames, size = self.outbox[0]
-        kind = None if header is None else header.kind
-        if header is not None:
-            header.sent = time.time()   # the header is packed once, as it leaves
-            frames = [header.pack(), *frames]
-        try:
-            self.dealer.send_multipart(frames, copy=False, flags=zmq.NOBLOCK)
-        except zmq.Again:
-            return
-        self.outbox.popleft()
+        """Send the outbox's messages that are due, while zmq takes them: those ready
+        together in one multipart message (the master reads them one after another),
+        but a paced packet, or one of a job that crashes or hangs at a packet count, alone."""
+        while self.outbox and self.head_due is not None and \
+                self.head_due <= time.monotonic():
+            count = 1
+            if self._loose(self.outbox[0]):
+                while count < min(len(self.outbox), wire.MAX_TOGETHER) and \
+                        self._loose(self.outbox[count]):
+                    count += 1
+            frames = []
+            for header, parts, _ in itertools.islice(self.outbox, count):
+                if header is not None:
+                    header.sent = time.time()   # packed once, as it leaves
+                    frames.append(header.pack())
+                frames.extend(parts)
+            try:
+                self.dealer.send_multipart(frames, copy=False, flags=zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            due, self.head_due = self.head_due, None
+            for _ in range(count):
+                self._sent(self.outbox.popleft(), due)
+            if self.outbox:
+                self._schedule_head(time.monotonic())
+
+    def _loose(self, item) -> bool:
+        """Whether a message of the outbox may leave with others: an acknowledgement (a
+        lone header; a HELLO goes alone), or a job's message unless its faults pace it or
+        count its packets."""
+        header, frames, _ = item
+        if header is None:
+            return len(frames) == 1
+        job = self.jobs.get(header.epoch)
+        return job is None or job.faults.link_rate is None and \
+            job.faults.crash_after is None and job.faults.hang_after is None
+
+    def _sent(self, item, due):
+        header, _, size = item
         self.queued -= size
         job = self.jobs.get(header.epoch) if header is not None else None
-        due, self.head_due = self.head_due, None
-        if self.outbox:
-            self._schedule_head(time.monotonic())
         if job is None:                 # a control message
             return
-        if kind == Kind.PACKET:
+        if header.kind == Kind.PACKET:
             self.link.sent(due)
             job.sent += 1
             self._fault_point(job)
-        elif kind in (Kind.DONE, Kind.FAILED):
-            log.info("job %d %s: %d packets sent", job.epoch, kind.name.lower(), job.sent)
+        elif header.kind in (Kind.DONE, Kind.FAILED):
+            log.info("job %d %s: %d packets sent", job.epoch, header.kind.name.lower(),
+                     job.sent)
             self.jobs.pop(job.epoch, None)  # a stop for it now finds nothing to stop
 
     @staticmethod

@@ -91,7 +91,7 @@ def test_header_bad_magic(magic):
         Header.unpack(raw_header(magic=magic))
 
 
-@pytest.mark.parametrize("version", [0, 1, 2, 4, 255], ids=str)
+@pytest.mark.parametrize("version", [0, 1, 3, 5, 255], ids=str)
 def test_header_bad_version(version):
     with pytest.raises(ProtocolError, match="bad magic or version"):
         Header.unpack(raw_header(version=version))
@@ -116,9 +116,47 @@ def test_protocol_error_is_a_cluster_error():
 
 
 def test_kinds_for_the_master():
-    assert wire.TO_MASTER == {Kind.HELLO, Kind.HEARTBEAT, Kind.PACKET, Kind.DONE,
-                              Kind.STOPPED, Kind.FAILED}
-    assert not {Kind.JOB, Kind.STOP, Kind.SHUTDOWN} & wire.TO_MASTER
+    assert set(wire.TO_MASTER) == {Kind.HELLO, Kind.HEARTBEAT, Kind.PACKET, Kind.DONE,
+                                   Kind.STOPPED, Kind.FAILED}
+    assert not {Kind.JOB, Kind.STOP, Kind.SHUTDOWN} & set(wire.TO_MASTER)
+
+
+# -- messages sent together --------------------------------------------------------------------
+
+def _packet(index):
+    return wire.packet(Header(Kind.PACKET, 7, 3, 1, index), np.ones(2, np.uint64),
+                       np.full((2, 3), index, np.uint64))
+
+
+def test_split_reads_messages_sent_together_in_order():
+    failed = wire.control(Header(Kind.FAILED, 7, 3, 1), {"error": "x"})
+    frames = [*_packet(0), *_packet(1), Header(Kind.DONE, 7, 3, 1).pack(), *failed,
+              Header(Kind.HEARTBEAT, 7, 0).pack()]
+    messages = wire.split(frames)
+    assert [(h.kind, h.index, len(data)) for h, data in messages] == [
+        (Kind.PACKET, 0, 2), (Kind.PACKET, 1, 2), (Kind.DONE, 0, 0), (Kind.FAILED, 0, 1),
+        (Kind.HEARTBEAT, 0, 0)]
+    coeffs, payload = wire.read_packet(messages[1][0], messages[1][1], np.dtype(np.uint64))
+    assert payload.tolist() == [[1, 1, 1]] * 2
+    assert wire.read_control(messages[3][1])[0] == {"error": "x"}
+
+
+@pytest.mark.parametrize("frames, why", [
+    ([], "header of 0 bytes"),
+    ([*_packet(0), b"stray"], "header of 5 bytes"),
+    (_packet(0)[:2], "a PACKET with 1 data frames"),
+    ([*_packet(0), Header(Kind.STOP, 7, 3, 1).pack()], "STOP is not for the master"),
+    ([Header(Kind.DONE, 7, 3).pack(), *wire.control(Header(Kind.HELLO, 0, 0), {})],
+     "a HELLO with other messages"),
+    (_packet(0) * (wire.MAX_TOGETHER + 1), "a message of 99 parts"),
+], ids=["empty", "stray frame", "short packet", "STOP", "HELLO with others", "too many"])
+def test_split_refuses_the_whole_message(frames, why):
+    with pytest.raises(ProtocolError, match=why):
+        wire.split(frames)
+
+
+def test_split_takes_the_most_a_worker_sends():
+    assert len(wire.split(_packet(0) * wire.MAX_TOGETHER)) == wire.MAX_TOGETHER
 
 
 # -- packets -----------------------------------------------------------------------------------
