@@ -22,7 +22,9 @@ followed by a shifted-exponential pause (``Faults(delay=...)``), the compute its
    on 8 workers, loaded once for compfs and once for classic; one at a time (cluster.run)
    against 8 submitted together (per job: the wall time of the 8 over 8), --tiny jobs each
    after 10 warm-up jobs, min and median per job. Every output is checked against
-   F.matmul(A, x).
+   F.matmul(A, x). Beside them, interleaved, the raw pyzmq floor: a ROUTER sending 8
+   plain responder processes a task's frames and waiting for their answers (a compfs
+   share's frames), no decoding or checks: what any design on 8 processes pays.
 4. Multi-task learning (bench/bench_multitask.py): one-vs-rest on load_digits, 10 tasks
    as one coded product per step against 10 separate fits one after another.
 Targets: 1. in flight ≥ 1.5x faster (each scheme); 2. ≥ 0.95x; 3. a tiny job ≤ 3 ms median one at a
@@ -35,10 +37,14 @@ and each task's test accuracy within 2 points of scikit-learn's LogisticRegressi
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
 import statistics
+import tempfile
 import time
 
 import numpy as np
+import zmq
 
 import benchlib
 import ffcode
@@ -96,8 +102,41 @@ def four_jobs(cluster, n, faults, rounds, scheme) -> dict:
     return out
 
 
-def tiny_jobs(cluster, count) -> dict:
-    """Per-job seconds of tiny jobs on resident data, one at a time and 8 in flight."""
+@contextlib.contextmanager
+def raw_floor(n_workers: int):
+    """A function timing the bare transport a tiny job needs, in raw pyzmq: a ROUTER sends
+    each of n_workers plain responder processes a task's three frames (a header, a meta
+    and x) and waits for every answer (the 4 packets and the end of a compfs share: 13
+    frames). No decoding, no checks, no threads: what any design on 8 processes pays."""
+    folder = tempfile.mkdtemp()
+    context = zmq.Context()
+    router = context.socket(zmq.ROUTER)
+    router.bind(f"ipc://{folder}/floor")
+    senders = [benchlib.raw_responder(f"ipc://{folder}/floor", 13, 72)
+               for _ in range(n_workers)]
+    try:
+        idents = [router.recv_multipart()[0] for _ in senders]
+        task = [bytes(72), bytes(300), bytes(8 * TINY)]
+
+        def once():
+            t0 = time.perf_counter()
+            for ident in idents:
+                router.send_multipart([ident, *task])
+            for _ in idents:
+                router.recv_multipart()
+            return time.perf_counter() - t0
+        yield once
+        benchlib.release(router, idents, senders)
+    finally:
+        benchlib.reap(senders)
+        router.close(linger=0)
+        context.term()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def tiny_jobs(cluster, count, floor) -> dict:
+    """Per-job seconds of tiny jobs on resident data, one at a time and 8 in flight, and
+    of the raw transport floor (``floor()``), interleaved."""
     F = ffcode.GF(2**61 - 1)
     code = MDS(F, 6, TINY_WORKERS)
     A, x = F.random((TINY, TINY), seed=2), F.random(TINY, seed=3)
@@ -123,14 +162,19 @@ def tiny_jobs(cluster, count) -> dict:
                         raise SystemExit(f"ABORT: the tiny {scheme} job's output differs")
                     if rnd >= 10:
                         out.setdefault((scheme, name), []).append(seconds)
+            seconds = floor()
+            if rnd >= 10:
+                out.setdefault("floor", []).append(seconds)
     finally:
         for resident in data.values():
             cluster.unload(resident)
     return out
 
 
-def summary(times) -> str:
-    return f"min {min(times):.3f} s, median {statistics.median(times):.3f} s"
+def summary(times, unit="s") -> str:
+    scale, digits = (1e3, 2) if unit == "ms" else (1, 3)
+    return (f"min {min(times) * scale:.{digits}f} {unit}, "
+            f"median {statistics.median(times) * scale:.{digits}f} {unit}")
 
 
 def main(argv=None) -> None:
@@ -157,15 +201,17 @@ def main(argv=None) -> None:
             ratio = statistics.median(alone) / statistics.median(flight)
             results.append(benchlib.check(f"{label}: in flight vs one by one (medians)",
                                           ratio, target))
-    with ffcode.Cluster(TINY_WORKERS) as cluster:
+    with ffcode.Cluster(TINY_WORKERS) as cluster, raw_floor(TINY_WORKERS) as floor:
         cluster.wait()
-        tiny = tiny_jobs(cluster, args.tiny or (20 if args.quick else 200))
+        tiny = tiny_jobs(cluster, args.tiny or (20 if args.quick else 200), floor)
+    print(f"raw pyzmq floor of a tiny job (a task out to {TINY_WORKERS} processes, their "
+          f"answers back): {summary(tiny['floor'], 'ms')}")
     for scheme in ("compfs", "classic"):
         alone, eight = tiny[(scheme, "one at a time")], tiny[(scheme, "8 in flight")]
+        over = statistics.median(alone) / statistics.median(tiny["floor"])
         print(f"tiny {scheme} job on resident data, {TINY_WORKERS} workers: one at a time "
-              f"min {min(alone) * 1e3:.2f} ms, median {statistics.median(alone) * 1e3:.2f} "
-              f"ms; 8 in flight min {min(eight) * 1e3:.2f} ms, median "
-              f"{statistics.median(eight) * 1e3:.2f} ms per job")
+              f"{summary(alone, 'ms')} ({over:.2f}x the floor's median); 8 in flight "
+              f"{summary(eight, 'ms')} per job")
         results.append(benchlib.at_most(f"tiny {scheme} job, one at a time (median)",
                                         statistics.median(alone) * 1e3, 3.0, " ms"))
         results.append(benchlib.check(f"tiny {scheme} jobs, 8 in flight vs one at a time "

@@ -322,6 +322,30 @@ context.term()
 """
 
 
+_RESPONDER = r"""
+import sys, zmq
+endpoint, parts, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+reply = [bytes(size)] * parts
+context = zmq.Context()
+dealer = context.socket(zmq.DEALER)
+dealer.linger = 1000
+dealer.connect(endpoint)
+dealer.send(b"ready")
+while dealer.recv_multipart()[0] != b"done":
+    dealer.send_multipart(reply)
+dealer.close()
+context.term()
+"""
+
+
+def raw_responder(endpoint, parts, size):
+    """A fresh ``python -c`` process (zmq only) with a DEALER at endpoint: it says "ready",
+    then answers every message with one of ``parts`` frames of size bytes, until "done"
+    (stop it with ``release``)."""
+    return subprocess.Popen([sys.executable, "-c", _RESPONDER, endpoint, str(parts),
+                             str(size)], env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+
+
 def raw_sender(endpoint, count, size, keys=b""):
     """A fresh ``python -c`` process (zmq only, one BLAS thread) with a DEALER at endpoint:
     it says "ready", waits for "go", sends count messages of size bytes (one buffer,
