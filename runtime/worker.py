@@ -54,6 +54,7 @@ COMPUTE_NICE = 10           # the compute thread yields the CPU to the main thre
 NUDGE = 5.0                 # seconds without a master before saying so (a warning)
 INLINE_BYTES = 64 << 10     # a task on operands this small, with an f that took at most
 INLINE_SECONDS = 0.01       # this long on such operands before, runs in the main thread
+TOGETHER_BYTES = 256 << 10  # ready messages leave together up to this size (small ones gain)
 
 log = logging.getLogger(__name__)
 
@@ -551,14 +552,17 @@ class Worker:
 
     def _send_head(self):
         """Send the outbox's messages that are due, while zmq takes them: those ready
-        together in one multipart message (the master reads them one after another),
-        but a paced packet, or one of a job that crashes or hangs at a packet count, alone."""
+        together in one multipart message up to TOGETHER_BYTES (the master reads them one
+        after another; its queue per worker stays bounded in bytes), but a paced packet, or
+        one of a job that crashes or hangs at a packet count, alone."""
         while self.outbox and self.head_due is not None and \
                 self.head_due <= time.monotonic():
-            count = 1
+            count, size = 1, self.outbox[0][2]
             if self._loose(self.outbox[0]):
                 while count < min(len(self.outbox), wire.MAX_TOGETHER) and \
+                        size + self.outbox[count][2] <= TOGETHER_BYTES and \
                         self._loose(self.outbox[count]):
+                    size += self.outbox[count][2]
                     count += 1
             frames = []
             for header, parts, _ in itertools.islice(self.outbox, count):

@@ -30,7 +30,7 @@ def fails_on_purpose(F, X):
 
 
 def waits_then_copies(F, X):
-    time.sleep(0.4)
+    time.sleep(1.0)
     return X
 
 
@@ -309,13 +309,13 @@ def test_no_job_from_inside_a_progress_callback(cluster):
 @pytest.mark.bounded(60)
 def test_a_small_job_whose_f_waits_stays_off_the_main_thread(bounded):
     """A worker runs the small jobs of a quick f in its main thread; an f that sleeps
-    0.4 s takes little CPU but is not quick: job after job it runs in the compute thread,
+    1 s takes little CPU but is not quick: job after job it runs in the compute thread,
     the main thread keeps answering (heartbeats), and no worker is given up on even with
-    lost_after=0.25."""
+    lost_after=0.5."""
     code = LCC(F, 2, 0, waits_then_copies, 1, 3)
     X = [F.random((4, 3), seed=j) for j in range(2)]
-    with Cluster(3, lost_after=0.25) as cluster:
+    with Cluster(3, lost_after=0.5) as cluster:
         for _ in range(3):
             y, report = cluster.run(code, X, scheme="classic", timeout=30)
             assert all(exact(a, b) for a, b in zip(y, X))
-            assert not any(w.lost for w in report.workers)
+            assert not any(w.lost for w in report.workers), [w.lost for w in report.workers]
