@@ -326,7 +326,7 @@ def simulate(model: Model, scheme: str) -> float:
         else:                                       # each share's result, as m packets
             ready, held = np.repeat(finished[:, m - 1::m], m, axis=1), model.held
         sizes = np.full(ready.shape, m * size if scheme.whole else size)
-    arrivals = _links(ready, sizes, model.link_rate)
+    arrivals = link_arrivals(ready, sizes, model.link_rate)
     column = np.broadcast_to(np.arange(ready.shape[1]), ready.shape)[held]
     row = np.broadcast_to(np.arange(N)[:, None], ready.shape)[held]
     arrived = arrivals[held]
@@ -342,7 +342,8 @@ def simulate(model: Model, scheme: str) -> float:
     if done is None:
         return math.inf
     first = order[:done + 1]                        # the master need take no more
-    return float(_master(arrived[first], sizes[held][first], model.master_rate)[done]) + cost
+    return float(taken_in_order(arrived[first], sizes[held][first],
+                                model.master_rate)[done]) + cost
 
 
 def compare(model: Model) -> dict[str, float]:
@@ -433,8 +434,13 @@ def _means(distribution: Distribution, n_workers: int) -> np.ndarray:
                       float).mean(axis=1)
 
 
-def _links(ready: np.ndarray, sizes: np.ndarray, rates: Any) -> np.ndarray:
-    """Arrival times: each worker's packets cross its link one after another."""
+def link_arrivals(ready: np.ndarray, sizes: np.ndarray, rates: Any) -> np.ndarray:
+    """Arrival times of packets ``ready[i, j]`` (seconds) of ``sizes[i, j]`` bytes: each
+    sender's cross its link (``rates[i]`` bytes/s, or one rate for all) one after another.
+
+    >>> link_arrivals(np.array([[0.0, 0.1]]), np.array([[100.0, 100.0]]), 500.0).tolist()
+    [[0.2, 0.4]]
+    """
     arrivals = np.empty_like(ready)
     free = np.zeros(ready.shape[0])
     for j in range(ready.shape[1]):
@@ -443,8 +449,13 @@ def _links(ready: np.ndarray, sizes: np.ndarray, rates: Any) -> np.ndarray:
     return arrivals
 
 
-def _master(arrivals: np.ndarray, sizes: np.ndarray, rate: float) -> np.ndarray:
-    """When the master has taken each packet (in arrival order, rate bytes/s)."""
+def taken_in_order(arrivals: np.ndarray, sizes: np.ndarray, rate: float) -> np.ndarray:
+    """When a receiver taking packets in arrival order at ``rate`` bytes/s (the master's
+    ingest) has taken each of these (``arrivals`` sorted, ``sizes`` bytes).
+
+    >>> taken_in_order(np.array([0.0, 0.0, 1.0]), np.array([10.0, 10.0, 10.0]), 20.0).tolist()
+    [0.5, 1.0, 1.5]
+    """
     if math.isinf(rate):
         return arrivals
     taken, free = np.empty_like(arrivals), 0.0
