@@ -64,7 +64,7 @@ nitpicky = True
 # Only names that cannot resolve offline: without intersphinx, the annotations' numpy and
 # standard-library classes have no target here (with FFCODE_DOCS_INTERSPHINX=1 they link).
 nitpick_ignore_regex = [
-    ("py:(class|exc)", r"numpy(\.[\w.]+)?"),   # numpy.ndarray, numpy.linalg.LinAlgError, ...
+    ("py:(class|exc)", r"(numpy|np)(\.[\w.]+)?"),   # numpy.ndarray (np. in dataclass fields), ...
     ("py:class", r"(collections\.abc|typing|os|pathlib|threading|logging)\.\w+"),  # stdlib
     ("py:class", r"zmq\.[\w.]+"),                         # pyzmq's sockets and contexts
     ("py:class", r"concurrent\.futures\.[\w.]+"),          # JobFuture's base, Future

@@ -55,7 +55,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Optional, Union, cast
 
 import numpy as np
 
@@ -79,7 +79,9 @@ def measure_decode_cost(rank: int = 128, columns: int = 1024, repeats: int = 3) 
     >>> 0 < measure_decode_cost(rank=16, columns=16, repeats=1) < 1e-3
     True
     """
-    from ffcode import MDS, Decoder, piece_packets
+    from ffcode.codes import MDS
+    from ffcode.decoding.decoder import Decoder
+    from ffcode.pieces import piece_packets
     rank = checks.integer(rank, "rank", low=4)
     columns = checks.integer(columns, "columns", low=1)
     repeats = checks.integer(repeats, "repeats", low=1)
@@ -180,6 +182,7 @@ class Tree:
     def decode_seconds(self, rank: int, columns: float) -> float:
         """The seconds of one decode of ``rank`` unknowns, payloads of ``columns`` elements."""
         cost = self.decode_cost
+        assert cost is not None, "__post_init__ measures it"
         return float(cost(rank, columns) if callable(cost) else
                      cost * decode_work(rank, columns))
 
@@ -198,7 +201,7 @@ def _group_sizes(groups: Union[int, Sequence[int]], n_workers: Optional[int]) ->
         if n_workers % count:
             raise ValueError(f"{n_workers} workers cannot be split into {count} equal groups.")
         return (n_workers // count,) * count
-    sizes = tuple(checks.integer(s, "groups", low=1) for s in groups)
+    sizes = tuple(checks.integer(s, "groups", low=1) for s in cast(Sequence[int], groups))
     if not sizes:
         raise ValueError("Argument 'groups' must list at least one group.")
     if n_workers is not None and checks.integer(n_workers, "n_workers") != sum(sizes):
@@ -232,7 +235,7 @@ def simulate_tree(tree: Tree, exact: Optional[bool] = None) -> TreeResult:
     arrivals = sim.link_arrivals(ready, np.full(ready.shape, size), tree.workers.link_rate) + \
         tree.inner_latency
     columns = size / tree.element_bytes
-    G = len(tree.groups)
+    G = len(tree.members)
     enough, relay_done, relay_work = np.full(G, math.inf), np.full(G, math.inf), np.zeros(G)
     for g, members in enumerate(tree.members):
         enough[g] = _enough(arrivals[members], size, tree.relay_rate, R_i, exact,
@@ -240,10 +243,10 @@ def simulate_tree(tree: Tree, exact: Optional[bool] = None) -> TreeResult:
         if enough[g] < math.inf:
             relay_work[g] = decode_work(m * R_i, columns)
             relay_done[g] = enough[g] + tree.decode_seconds(m * R_i, columns)
-    m_o, R_o = tree.outer_pieces, tree.outer_threshold
+    m_o, R_o = cast(int, tree.outer_pieces), tree.outer_threshold   # set: __post_init__
     outer = m * R_i * size / m_o                # a relay's packet: 1/m_o of its result
-    up = sim.link_arrivals(np.repeat(relay_done[:, None], m_o, axis=1), np.full((G, m_o), outer),
-                    tree.uplink_rate) + tree.uplink_latency
+    up = sim.link_arrivals(np.repeat(relay_done[:, None], m_o, axis=1),
+                           np.full((G, m_o), outer), tree.uplink_rate) + tree.uplink_latency
     done = _enough(up, outer, tree.master_rate, R_o, exact, [tree.seed, 2])
     sent_inner = sum(int((ready[members] < enough[g]).sum())
                      for g, members in enumerate(tree.members))
@@ -323,7 +326,7 @@ def _rank_reached(sender: np.ndarray, senders: int, threshold: int, pieces: int,
 
 def sweep_group_size(n_workers: int = 1000, sizes: Iterable[int] = (10, 20, 25, 40, 50, 100),
                      outer_fraction: float = 0.8, inner_fraction: float = 0.8,
-                     **tree: object) -> dict[int, tuple[TreeResult, TreeResult]]:
+                     **tree: Any) -> dict[int, tuple[TreeResult, TreeResult]]:
     """Flat against hierarchical for every group size: ``{size: (flat, hierarchical)}``, with
     n_workers / size groups, R_o = round(outer_fraction × groups) and R_i =
     round(inner_fraction × size) (at least 1), the other arguments the Tree's.

@@ -110,7 +110,8 @@ def split(frames: list) -> list:
     """
     if len(frames) > MAX_PARTS:
         raise ProtocolError(f"a message of {len(frames)} parts")
-    messages, at = [], 0
+    messages: list = []
+    at = 0
     while at < len(frames) or not messages:
         header = Header.unpack(frames[at] if at < len(frames) else b"")
         count = TO_MASTER.get(header.kind)
