@@ -40,8 +40,8 @@ import typing as _typing
 
 from ffcode.field import GF, PrimeField
 from ffcode.decoding.robust import RobustDecoder
-from ffcode.codes import (GASP, LCC, MDS, Code, Encoding, EntangledPolynomialCode, MatDot,
-                          PolynomialCode, ProductCode)
+from ffcode.codes import (GASP, LCC, MDS, Code, Encoding, EntangledPolynomialCode,
+                          HierarchicalCode, MatDot, PolynomialCode, ProductCode)
 from ffcode.decoding.decoder import Decoder
 from ffcode.errors import (ClusterBusy, ClusterError, DecodingError, FFCodeError, JobFailed,
                            JobTimeout, VerificationError, WorkerError)
@@ -58,7 +58,7 @@ _RUNTIME = ("Cluster", "Faults", "JobFuture", "Report")
 
 __all__ = ["Cluster", "ClusterBusy", "ClusterError", "Code", "Decoder", "DecodingError",
            "Encoding", "EntangledPolynomialCode", "FFCodeError", "Faults", "GASP", "GF",
-           "JobFailed", "JobFuture", "JobTimeout", "LCC", "MDS", "MatDot",
+           "HierarchicalCode", "JobFailed", "JobFuture", "JobTimeout", "LCC", "MDS", "MatDot",
            "Packet", "PieceShare", "PolynomialCode", "PrimeField", "ProductCode", "Report",
            "RobustDecoder", "VerificationError", "WorkerError", "piece_packets"]
 

@@ -236,7 +236,7 @@ class Plan:
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
-                                 self.adversaries)
+                                 self.adversaries, code.every_r_decodes)
         self.layout, args = self._layout(code, inputs, scheme, options.seed)
         self.arguments = args           # the job's arguments, as every task carries them
         # The packets' random coefficients (cfs): a fresh seed per job unless one is given.

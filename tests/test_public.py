@@ -12,7 +12,7 @@ import ffcode
 RUNTIME = {"Cluster": "cluster", "Faults": "faults", "JobFuture": "driver",
            "Report": "report"}
 CORE = {"Code": "codes", "Encoding": "codes", "ProductCode": "codes",
-        "EntangledPolynomialCode": "codes", "GASP": "codes",
+        "EntangledPolynomialCode": "codes", "GASP": "codes", "HierarchicalCode": "codes",
         "DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoding.decoder",
         "ClusterBusy": "errors", "ClusterError": "errors", "JobFailed": "errors", "JobTimeout": "errors",
         "VerificationError": "errors", "WorkerError": "errors",

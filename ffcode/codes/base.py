@@ -219,6 +219,7 @@ class Code:
 
     outputs: Optional[np.ndarray] = None
     function: Optional[Callable] = None
+    every_r_decodes = True      # any R results determine h (what correcting wrong ones needs)
 
     @property
     def dense(self) -> bool:

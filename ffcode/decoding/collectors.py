@@ -88,7 +88,8 @@ def for_job(encoding: Encoding, pieces: int, adversaries: int = 0, whole: bool =
     cannot tell it, and when a wrong sender's packet must not fix it for everyone."""
     code = encoding.code
     if adversaries:                 # refused now rather than at the first packet
-        check_correctable(code.recovery_threshold, code.n_workers, adversaries)
+        check_correctable(code.recovery_threshold, code.n_workers, adversaries,
+                          every_r_decodes=code.every_r_decodes)
 
     def make(shape: Optional[tuple], first: bool) -> Collector:
         if not adversaries:
@@ -187,7 +188,8 @@ class Robust(WholeResults):
     def __init__(self, encoding: Encoding, adversaries: int) -> None:
         code = encoding.code
         A = checks.integer(adversaries, "adversaries", low=0)
-        check_correctable(code.recovery_threshold, code.n_workers, A)
+        check_correctable(code.recovery_threshold, code.n_workers, A,
+                          every_r_decodes=code.every_r_decodes)
         super().__init__(code.recovery_threshold + 2 * A)
         self.encoding, self.code, self.adversaries = encoding, code, A
         self._found: list[int] = []

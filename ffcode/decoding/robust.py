@@ -67,6 +67,8 @@ def decode(encoding: Encoding, results: Mapping[int, ArrayLike], adversaries: In
     code = encoding.code
     A = checks.integer(adversaries, "adversaries", low=0)
     R = code.recovery_threshold
+    if A and not code.every_r_decodes:
+        check_correctable(R, code.n_workers, A, every_r_decodes=False)
     workers, Y = code.checked_results(encoding, results, R + 2 * A,
                                       f"Correcting {A} wrong results (R + 2A = {R + 2 * A})")
     pairs = projections(code.F, Y[0].shape, np.random.default_rng(seed))
@@ -79,11 +81,13 @@ def decode(encoding: Encoding, results: Mapping[int, ArrayLike], adversaries: In
 
 
 def check_correctable(recovery_threshold: int, n_shares: int, wrong_shares: int,
-                      adversaries: Optional[int] = None) -> None:
+                      adversaries: Optional[int] = None, every_r_decodes: bool = True) -> None:
     """Refuse (ValueError) correcting wrong workers with a code of too few points: with up to
     S = ``wrong_shares`` wrong shares, the shares that A = ``adversaries`` wrong workers hold
     between them (A = S, the default, when each holds one), decoding needs R + 2S of the
-    code's ``n_shares``.
+    code's ``n_shares``; and with a code where some R results do not determine the output
+    (``every_r_decodes`` False: a HierarchicalCode), where R + 2S results may not tell the
+    wrong ones.
 
     >>> check_correctable(4, 6, 1)
     >>> check_correctable(4, 6, 2)
@@ -93,6 +97,10 @@ def check_correctable(recovery_threshold: int, n_shares: int, wrong_shares: int,
     """
     R, S = recovery_threshold, wrong_shares
     A = S if adversaries is None else adversaries
+    if S and not every_r_decodes:
+        raise ValueError("Correcting wrong workers needs a code where any R results "
+                         "determine the output; a hierarchical code's do not (R results "
+                         "from too few groups): decode it without adversaries, verified.")
     if R + 2 * S <= n_shares:
         return
     if S == A:
@@ -244,7 +252,7 @@ class RobustDecoder:
                              f"result_shape (one worker's f(share).shape).")
         A = checks.integer(adversaries, "adversaries", low=0)
         R = code.recovery_threshold
-        check_correctable(R, code.n_workers, A)
+        check_correctable(R, code.n_workers, A, every_r_decodes=code.every_r_decodes)
         self.adversaries = A
         self._unknowns = self.pieces * R
         self.needed = self.pieces * (R + 2 * A)
