@@ -25,6 +25,8 @@ Attributes
   row_linear_operand     the operand of a share that ``function`` is linear in the rows of
                          (f(G @ X) = G @ f(X) for every G mixing rows), or None; computation
                          at full speed (``encode(..., pieces=m)``) needs one
+  every_r_decodes        whether any R results determine h (True unless a code says not, as
+                         HierarchicalCode does); correcting wrong results needs it
 Methods
   encode(*data, pieces=None, seed=None) -> Encoding   shares plus layout; never the masks
   arguments(encoding, *args) -> tuple                 a job's arguments, checked (against
