@@ -113,6 +113,14 @@ class HierarchicalCode(Code):
         """(group, worker within the group) of a worker."""
         return divmod(self.worker_index(worker), self.group_size)
 
+    def members(self, group: Int) -> list[int]:
+        """The workers of a group, by number."""
+        group = checks.integer(group, "group")
+        if not 0 <= group < self.groups:
+            raise ValueError(f"Group {group} is out of range: this code has groups "
+                             f"0..{self.groups - 1}.")
+        return list(range(group * self.group_size, (group + 1) * self.group_size))
+
     # -- encoding -----------------------------------------------------------------------------
 
     def encode(self, *data: ArrayLike, pieces: Optional[Int] = None,
@@ -195,13 +203,10 @@ class HierarchicalCode(Code):
         workers (``results`` by worker number; other groups' are ignored): its inner code
         decoded, as a relay near the group would."""
         inner = self._layers(encoding)[1]
-        group = checks.integer(group, "group")
-        if not 0 <= group < self.groups:
-            raise ValueError(f"Group {group} is out of range: this code has groups "
-                             f"0..{self.groups - 1}.")
-        own = {w: y for worker, y in results.items()
-               for g, w in [self.group_of(worker)] if g == group}
-        return self.inner.decode(inner[group], own)
+        members = self.members(group)           # refuses a group out of range
+        own = {worker - members[0]: y for worker, y in results.items()
+               if self.worker_index(worker) in members}
+        return self.inner.decode(inner[int(group)], own)
 
     def decode_groups(self, encoding: Encoding, results: Mapping[int, ArrayLike]) -> Output:
         """The output from the outer local results of at least R_o groups (``results`` by
