@@ -11,16 +11,26 @@ workers, every packet over its group's shared uplink. Targets, at 25 groups of 4
 hierarchy's job time at most 0.6x the flat run's, and its master's decode work at least
 10x less. The same sweep with decoding free shows what the relays' store-and-forward costs.
 
+Then the master's decoding measured on ffcode's kernels, in one process: N = 100 workers
+of HierarchicalCode(MDS(8 of 10 groups), MDS(8 of 10)), m = 4 (256 unknowns flat), one
+Decoder over the packets of 8 workers in each of 8 groups, against each group's
+GroupDecoder and the master's outer Decoder over the relays' packets (32 unknowns),
+alternating, beside what the simulator's decode model says of the same two decodings.
+
     python bench/bench_hierarchy.py                 # a few seconds
-    python bench/bench_hierarchy.py --plot plots    # and plots/hierarchy.png
+    python bench/bench_hierarchy.py --plot bench/plots    # and its sim_n1000_hierarchy.png
 """
 import argparse
 import os
 import sys
 import time
 
+import statistics
+
 import benchlib
 
+from ffcode import GF, MDS, Decoder, HierarchicalCode
+from ffcode.decoding.relay import GroupDecoder
 from ffcode.sim import ShiftedExponential
 from ffcode.sim_tree import measure_decode_cost, sweep_group_size
 
@@ -60,27 +70,95 @@ def plot(runs, out_dir):
         axis.legend()
     figure.suptitle(f"N = {N}, uplinks 10x slower than links inside a group")
     figure.tight_layout()
-    path = os.path.join(out_dir, "hierarchy.png")
+    path = os.path.join(out_dir, f"sim_n{N}_hierarchy.png")
     figure.savefig(path, dpi=120)
     plt.close(figure)
     print(f"wrote {path}")
 
 
+def measured_decode(rounds, cost, groups=10, size=10, R_o=8, R_i=8, m=4, width=64):
+    """Seconds of the master's decoding, measured on ffcode's kernels (no processes): flat,
+    one Decoder over the m·R_o·R_i unknowns of HierarchicalCode(MDS(R_o of groups),
+    MDS(R_i of size)) from the packets of R_i workers in each of R_o groups; through
+    relays, each relay's GroupDecoder (R_i·m unknowns, all relays together and the
+    slowest) and the master's outer Decoder over the relays' m packets each (R_o·m
+    unknowns). A is (m·R_o·R_i·8) x width, x a width x width matrix; alternating, min and
+    median over ``rounds``."""
+    F = GF(2**31 - 1)
+    code = HierarchicalCode(MDS(F, R_o, groups), MDS(F, R_i, size))
+    A, x = F.random((m * R_o * R_i * 8, width), seed=1), F.random((width, width), seed=2)
+    shares = code.encode(A, pieces=m, seed=3)
+    chosen = [w for g in range(R_o) for w in code.members(g)[:R_i]]
+    packets = {w: list(code.compute_pieces(shares[w], x)) for w in chosen}
+    expected = F.matmul(A, x)
+
+    def flat():
+        decoder = Decoder(shares, pieces=m)
+        for w in chosen:
+            for packet in packets[w]:
+                decoder.add(packet)
+        return decoder.result(), {}
+
+    def relays():
+        master, spent = Decoder(shares.outer, pieces=m), {}
+        for g in range(R_o):
+            t0 = time.perf_counter()
+            relay = GroupDecoder(shares, g)
+            for w in code.members(g)[:R_i]:
+                for packet in packets[w]:
+                    relay.add(packet)
+            sent = relay.packets(m, seed=g)
+            spent[g] = time.perf_counter() - t0
+            for packet in sent:
+                master.add(packet)
+        return master.result(), spent
+
+    out = {"flat": [], "relays, all": [], "relays, slowest": [], "master above relays": []}
+    for rnd in range(rounds + 1):                   # round 0 warms up
+        for name, way in ((("flat", flat), ("relays", relays)) if rnd % 2 else
+                          (("relays", relays), ("flat", flat))):
+            t0 = time.perf_counter()
+            output, spent = way()
+            seconds = time.perf_counter() - t0
+            if not (output == expected).all():
+                raise SystemExit(f"ABORT: the {name} decoding differs from F.matmul")
+            if rnd and name == "flat":
+                out["flat"].append(seconds)
+            elif rnd:
+                out["relays, all"].append(sum(spent.values()))
+                out["relays, slowest"].append(max(spent.values()))
+                out["master above relays"].append(seconds - sum(spent.values()))
+    rows = A.shape[0] // (R_o * R_i * m)            # a worker's piece: rows x width
+    modeled = cost(m * R_o * R_i, rows * width) / cost(m * R_o, rows * R_i * width)
+    return out, modeled, code
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--plot", metavar="DIR", help="write DIR/hierarchy.png")
+    parser.add_argument("--plot", metavar="DIR", help=f"write DIR/sim_n{N}_hierarchy.png")
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="rounds of the measured decoding (default 15)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     benchlib.print_machine()
     cost = measure_decode_cost()
-    print(f"\nsimulated hierarchies, N = {N}; decoding {cost * 1e9:.2f} ns per element "
-          f"operation (measured)")
+    print(f"\nsimulated hierarchies, N = {N}; decoding measured: "
+          f"{cost.per_operation * 1e9:.2f} ns per element operation, "
+          f"{cost.per_packet * 1e6:.1f} us per packet")
     runs = sweep_group_size(N, SIZES, decode_cost=cost, **SETUP)
     print_sweep("decoding priced as measured", runs)
     print_sweep("decoding free", sweep_group_size(N, SIZES, decode_cost=0.0, **SETUP))
     flat, tree = runs[HEADLINE]
     if args.plot:
         plot(runs, args.plot)
+    times, modeled, code = measured_decode(args.rounds, cost)
+    print(f"\n  measured decoding, {code!r} ({code.n_workers} workers, "
+          f"{4 * code.recovery_threshold} unknowns flat), seconds over {args.rounds} rounds:")
+    for name, values in times.items():
+        print(f"  {name:<22} min {min(values):.4f}  median {statistics.median(values):.4f}")
+    measured = statistics.median(times["flat"]) / statistics.median(times["master above relays"])
+    print(f"  master decoding, flat / above relays: {measured:.1f}x measured, {modeled:.1f}x "
+          f"by the simulator's measured decode times")
     print()
     benchlib.print_targets([
         benchlib.at_most("job time, hierarchical / flat (25 groups of 40)",
