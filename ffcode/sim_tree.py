@@ -63,7 +63,10 @@ import numpy as np
 
 from ffcode import checks, sim
 from ffcode._ext.rankbasis import RankBasis
+from ffcode.codes import MDS
+from ffcode.decoding.decoder import Decoder
 from ffcode.field import GF
+from ffcode.pieces import piece_packets
 from ffcode.sim import Distribution, PerWorker, ShiftedExponential
 
 # Seconds to decode r unknowns from packets of c payload elements: a function (r, c), or
@@ -104,9 +107,6 @@ def measure_decode_cost(repeats: int = 5) -> DecodeTimes:
 def _decode_seconds(rank: int, columns: int, repeats: int) -> float:
     """The fastest of ``repeats`` decodes of ``rank`` unknowns (an MDS code of R = rank/4 in
     4 pieces, over GF(2**31 - 1)) from packets of ``columns`` payload elements."""
-    from ffcode.codes import MDS
-    from ffcode.decoding.decoder import Decoder
-    from ffcode.pieces import piece_packets
     F, m = GF(2**31 - 1), 4
     k = rank // m
     code = MDS(F, k=k, n_workers=k)

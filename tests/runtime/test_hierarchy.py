@@ -5,18 +5,16 @@ import numpy as np
 import pytest
 
 from ffcode import GF, MDS, HierarchicalCode, MatDot, PolynomialCode
-from ffcode.runtime import Cluster, Faults
+from ffcode.runtime import Faults
+
+from helpers import shared_cluster
 
 F = GF(2**31 - 1)
 A, B, x = F.random((12, 6), seed=1), F.random((6, 5), seed=2), F.random(6, seed=3)
 SCHEMES = ["compfs", "cfs", "classic", "systematic", "uncoded"]
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with Cluster(9) as cluster:
-        cluster.wait()
-        yield cluster
+cluster = shared_cluster(9)
 
 
 @pytest.mark.bounded(90)
