@@ -29,7 +29,7 @@ from ffcode import checks
 from ffcode.codes.base import Code
 from ffcode.errors import ClusterBusy, ClusterError
 from ffcode.runtime import engines, pool, wire
-from ffcode.runtime.driver import Driver, JobFuture, shutdown
+from ffcode.runtime.driver import Driver, JobFuture, result_of, shutdown
 from ffcode.runtime.jobrun import JobRun
 from ffcode.runtime import jobs
 from ffcode.runtime.jobs import Options
@@ -156,7 +156,7 @@ class Cluster:
         count = self.roster.count(self.n_workers if count is None else count)
         timeout = self.start_timeout if timeout is None else \
             checks.seconds(timeout, "timeout")
-        return driver.when_ready(count, timeout, lambda workers: workers).result()
+        return result_of(driver.when_ready(count, timeout, lambda workers: workers))
 
     def exclude(self, handle: WorkerHandle, reason: str) -> None:
         """Never give this worker another job: one the cluster started is replaced by a

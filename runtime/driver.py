@@ -26,7 +26,7 @@ import shutil
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, TimeoutError as WaitTimeout
 from typing import Any, Callable, Optional
 
 from ffcode.errors import ClusterError
@@ -35,6 +35,7 @@ from ffcode.runtime.roster import WATCH_EVERY, Roster
 
 IDLE = 0.001                # a socket silent this long is idle: time to reduce a payload
 LOOK_EVERY = 0.05           # seconds the thread waits for a message at most
+NOTICE_EVERY = 0.1          # seconds a caller waits on a job before looking at its signals
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,10 @@ class JobFuture(Future):
     def report(self) -> Any:
         return self._run.report
 
+    def result(self, timeout: Optional[float] = None) -> Any:
+        """As ``Future.result``; Ctrl-C raises KeyboardInterrupt at once (``result_of``)."""
+        return result_of(self, timeout)
+
     @property
     def number(self) -> int:
         return self._run.epoch
@@ -73,6 +78,21 @@ class JobFuture(Future):
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled() else "done" if self.done() else "in flight"
         return f"<JobFuture {self.number} {self.report.scheme} {state}>"
+
+
+def result_of(future: Future, timeout: Optional[float] = None) -> Any:
+    """``future.result(timeout)``, waited for in slices of NOTICE_EVERY seconds: Ctrl-C
+    raises KeyboardInterrupt at once even when the signal reached another thread (a
+    lock's wait is woken only by a signal to its own thread)."""
+    end = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = NOTICE_EVERY if end is None else \
+            min(NOTICE_EVERY, max(end - time.monotonic(), 0.0))
+        try:
+            return Future.result(future, left)
+        except WaitTimeout:
+            if future.done() or end is not None and time.monotonic() >= end:
+                raise
 
 
 class Waiter:
@@ -151,7 +171,7 @@ class Driver:
 
     def call(self, fn: Callable, *args: Any) -> Any:
         """fn(*args) run in the master's thread, waited for."""
-        return self.post(fn, *args).result()
+        return result_of(self.post(fn, *args))
 
     def submit(self, run: JobRun) -> JobFuture:
         future = JobFuture(self, run)

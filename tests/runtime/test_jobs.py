@@ -112,7 +112,11 @@ def test_faults_of_one_job_leave_the_others_exact(bounded):
                                                                delay=(0.05, 0)), timeout=30)
         clean = [cluster.submit(code, A, x, faults=slow, timeout=30) for x in XS[1:3]]
         hung = cluster.submit(code, A, XS[3], faults=Faults(hang_after={2: 0}), timeout=30)
-        wrong = cluster.submit(code, A, XS[4], faults=Faults(corrupt={3: "random"}),
+        # the honest workers pause, so that worker 3's results are in before any three
+        # honest ones agree (R + a consistent results decode without naming anyone)
+        honest_slow = {w: (0.2, 0) for w in (0, 4, 5)}
+        wrong = cluster.submit(code, A, XS[4], faults=Faults(corrupt={3: "random"},
+                                                             delay=honest_slow),
                                adversaries=1, timeout=30)
         for future, x in zip([crashed, *clean, hung, wrong], XS):
             y, report = future.result(timeout=60)
