@@ -67,6 +67,11 @@ class Cluster:
     would be larger fails with a clear error. ``max_in_flight`` bounds the jobs submitted
     and not yet ended (the master holds their encoded shares and decoders): a submit
     beyond it waits for one to end.
+
+    ``groups`` puts a relay between the master and each group of local workers
+    (``Cluster(12, groups=3)``: 3 relays of 4 workers; a list gives each group's size) to
+    run ffcode.HierarchicalCode jobs (runtime/relay.py); ``wait``, ``live``, ``faults``
+    and ``adversaries`` are then about the relays.
     """
 
     def __init__(self, n_workers: int = 4, endpoint: Optional[str] = None, *,
@@ -74,11 +79,14 @@ class Cluster:
                  key: Optional[str] = None, clients: Optional[str] = None,
                  insecure: bool = False, start_timeout: float = 60.0,
                  lost_after: float = 2.0, max_message: int = MAX_MESSAGE,
-                 max_in_flight: int = MAX_IN_FLIGHT) -> None:
+                 max_in_flight: int = MAX_IN_FLIGHT,
+                 groups: Optional[int | Sequence[int]] = None) -> None:
         engines.check_settings(endpoint, engine, address, key, clients, insecure)
         ray = engine == "ray"
         most = MAX_STARTED if endpoint is None or ray else MAX_REMOTE
         self.n_workers = checks.integer(n_workers, "n_workers", low=1, high=most)
+        self.groups = engines.group_sizes(groups, self.n_workers, engine, endpoint)
+        self.members = len(self.groups) or self.n_workers   # the master's direct peers
         self.start_timeout = checks.seconds(start_timeout, "start_timeout")
         self.lost_after = checks.seconds(lost_after, "lost_after")
         self.max_message = checks.integer(max_message, "max_message", low=wire.MAX_META_BYTES)
@@ -98,9 +106,9 @@ class Cluster:
         self._finalizer = weakref.finalize(self, shutdown, self._owned)
         try:
             started = self._owned["engine"] = engines.start(
-                engine, self.transport, endpoint, size=self.n_workers, address=address,
-                timeout=self.start_timeout, curve=curve, tmpdir=tmpdir)
-            self.roster = Roster(self.transport, started, self.n_workers, self.lost_after)
+                engine, self.transport, endpoint, size=self.members, address=address,
+                timeout=self.start_timeout, curve=curve, tmpdir=tmpdir, groups=self.groups)
+            self.roster = Roster(self.transport, started, self.members, self.lost_after)
             self.roster.spawn_all()
             driver = self._owned["driver"] = Driver(self.roster, self.transport.endpoint,
                                                     self.start_timeout, self._slots)
@@ -115,8 +123,10 @@ class Cluster:
 
     def __repr__(self) -> str:
         live = len(self.live()) if hasattr(self, "roster") and not self.closed else 0
-        return (f"Cluster({getattr(self, 'endpoint', None)!r}, workers "
-                f"{live}/{self.n_workers}{', closed' if self.closed else ''})")
+        groups = f" of groups {list(self.groups)}" if getattr(self, "groups", ()) else ""
+        peers = "relays" if groups else "workers"
+        return (f"Cluster({getattr(self, 'endpoint', None)!r}, {peers} {live}/{self.members}"
+                f"{groups}{', closed' if self.closed else ''})")
 
     @property
     def closed(self) -> bool:
@@ -148,38 +158,31 @@ class Cluster:
         the order they connected."""
         return self.roster.live()
 
-    def wait(self, count: Optional[int] = None,
-             timeout: Optional[float] = None) -> list:
-        """Block until ``count`` workers (default n_workers) are connected; local workers
-        that were lost are replaced first. ClusterError after ``timeout`` seconds."""
+    def wait(self, count: Optional[int] = None, timeout: Optional[float] = None) -> list:
+        """Block until ``count`` workers (default all; with groups, relays) are connected;
+        local workers that were lost are replaced first. ClusterError after ``timeout``
+        seconds."""
         driver = self._outside("wait")
-        count = self.roster.count(self.n_workers if count is None else count)
-        timeout = self.start_timeout if timeout is None else \
-            checks.seconds(timeout, "timeout")
+        count = self.roster.count(self.members if count is None else count)
+        timeout = self.start_timeout if timeout is None else checks.seconds(timeout, "timeout")
         return result_of(driver.when_ready(count, timeout, lambda workers: workers))
 
     def exclude(self, handle: WorkerHandle, reason: str) -> None:
-        """Never give this worker another job: one the cluster started is replaced by a
-        fresh one before the next job, a remote one is told to exit (the cluster then waits
-        for another to connect). Jobs in flight on it go on without it."""
+        """Never give this worker another job: one the cluster started is replaced before
+        the next job, a remote one is told to exit. Jobs in flight go on without it."""
         self._driver.call(self.roster.exclude, handle, reason)
 
     def speeds(self) -> list:
-        """Each worker's speed (pieces of work per second) as measured in the latest job
-        that measured any, in the order jobs place the workers; None where unknown."""
+        """Each worker's speed (pieces of work a second) in the latest job measuring it."""
         return self.roster.speeds()
 
-    def submit(self, code: Any, *inputs, block: bool = True,
-               **options: Any) -> JobFuture:
+    def submit(self, code: Any, *inputs, block: bool = True, **options: Any) -> JobFuture:
         """Start one coded job and return at once: a JobFuture (a
-        ``concurrent.futures.Future``) that resolves to (output, report), or raises the
-        job's error. Takes ``run``'s arguments; the data is encoded here, in the calling
-        thread. Several jobs run in flight together on the same workers, which interleave
-        their tasks fairly (each job's ``priority`` option changes that); packets, stops,
-        faults, lost and wrong workers and verification are each job's own, so one job's
-        failure leaves the others exact. With ``max_in_flight`` jobs in flight, a submit
-        waits for one to end, or with ``block=False`` raises ClusterBusy. Works from any
-        thread, with ``concurrent.futures.as_completed`` and ``wait``, and with
+        ``concurrent.futures.Future``) resolving to (output, report), or raising the job's
+        error. Takes ``run``'s arguments; the data is encoded in the calling thread. Jobs
+        in flight share the workers, each with its own packets, stops, faults and errors.
+        With ``max_in_flight`` jobs in flight it waits for one to end (``block=False``:
+        ClusterBusy). Works from any thread and with ``concurrent.futures`` and
         ``asyncio.wrap_future``; ``future.cancel()`` stops the job on its workers."""
         self._outside("submit")
         if not self._slots.acquire(blocking=checks.flag(block, "block")):
@@ -198,13 +201,11 @@ class Cluster:
         ``run(code, *inputs)`` encodes the inputs' data and ships it with the job;
         ``run(data, *arguments)`` runs on data that ``load`` left on the workers and ships
         only the job's arguments (MDS's x), scheme and pieces defaulting to the load's.
-        The keyword arguments are ``Options``' (ffcode.runtime.jobs.Options): scheme,
-        pieces, faults, timeout, seed, progress, verify, adversaries, assignment, allocate,
-        priority. Raises JobFailed (the report attached as .report) when the remaining
-        work cannot decode, JobTimeout after timeout seconds, VerificationError when the
-        output fails its check. Workers found wrong in a job whose output is returned are
-        excluded from later jobs (``exclude``). The same as ``submit(...).result()``;
-        Ctrl-C while it waits cancels every job in flight on the cluster."""
+        The keyword arguments are ``Options``' (ffcode.runtime.jobs.Options). Raises
+        JobFailed (the report attached as .report) when the remaining work cannot decode,
+        JobTimeout after timeout seconds, VerificationError when the output fails its
+        check. The same as ``submit(...).result()``; Ctrl-C while it waits cancels every
+        job in flight on the cluster."""
         self._outside("run")
         try:
             return self.submit(code, *inputs, **options).result()
@@ -213,8 +214,7 @@ class Cluster:
             raise
 
     def cancel(self) -> int:
-        """Cancel every job in flight on the cluster (each stopped on its workers); how
-        many were."""
+        """Cancel every job in flight (each stopped on its workers); how many were."""
         futures = self._driver.call(lambda: [run.future for run in self._driver.jobs()])
         return sum(future.cancel() for future in futures)
 
@@ -224,9 +224,9 @@ class Cluster:
         resident = isinstance(code, Resident)
         if resident:
             self.residents.check(code)
-        plan, inputs, check = jobs.prepare(code, inputs, Options(**options), self.n_workers,
+        plan, inputs, check = jobs.prepare(code, inputs, Options(**options), self.members,
                                            self.speeds(), not self.local, self._buffers,
-                                           self.max_message, resident)
+                                           self.max_message, resident, self.groups)
         self.roster.count(len(plan.assignment))
         with self._numbers:
             self.epoch += 1
@@ -253,14 +253,14 @@ class Cluster:
         driver = self._outside("load")
         options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
                           allocate=allocate)
-        jobs.check_data(code, data)
-        assignment = options.assignment_for(code, self.n_workers, self.speeds(),
+        jobs.check_data(code, data, self.groups)
+        assignment = options.assignment_for(code, self.members, self.speeds(),
                                             remote=not self.local)
         resident = self.residents.add(code, data, options, assignment)
         try:
-            resident.shipped = driver.when_ready(
+            resident.shipped = result_of(driver.when_ready(
                 self.roster.count(len(assignment)), self.start_timeout,
-                functools.partial(self.roster.give_all, resident)).result()
+                functools.partial(self.roster.give_all, resident)))
         except BaseException:
             self.residents.drop(resident)
             raise

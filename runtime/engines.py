@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Optional, Protocol
+from typing import Any, Optional, Protocol, Sequence
 
 from ffcode import checks
 from ffcode.errors import ClusterError
@@ -63,16 +63,17 @@ class Engine(Protocol):
 
 def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: int,
           address: Optional[str], timeout: float, curve: bool,
-          tmpdir: Optional[str]) -> Optional[Engine]:
+          tmpdir: Optional[str], groups: tuple = ()) -> Optional[Engine]:
     """Start the engine (None: hand-started workers at ``endpoint``) with size workers, and
     bind the transport where they connect: a private ipc socket in tmpdir for local
     workers; for Ray, tcp (``endpoint``, default this node's Ray address) plus a plaintext
     ipc socket for the actors on this node when no endpoint is given. ``curve``: the
-    transport uses CURVE."""
+    transport uses CURVE. ``groups``: local relays' group sizes (runtime/relay.py), one
+    relay per slot."""
     if engine == "local" and endpoint is None:
         transport.gate.processes = lambda pid: False    # none is the pool's until it exists
         transport.bind(f"ipc://{tmpdir}/master")
-        local = pool.LocalPool(transport.endpoint, tmpdir)
+        local = pool.LocalPool(transport.endpoint, tmpdir, groups)
         transport.gate.processes = local.owns
         return local
     if engine == "local" and endpoint is not None:
@@ -117,3 +118,32 @@ def check_settings(endpoint, engine, address, key, clients, insecure) -> None:
         check_endpoint(endpoint, secure=key is not None or insecure or ray)
         if ray and not endpoint.startswith("tcp://"):
             raise ValueError(f"Ray workers connect over tcp, not {endpoint!r}.")
+
+
+def group_sizes(groups: Any, n_workers: int, engine: str, endpoint: Optional[str]) -> tuple:
+    """Each group's size for ``groups`` (a count of equal groups, or each one's size) of
+    n_workers local workers; () for none.
+
+    >>> group_sizes(3, 12, "local", None), group_sizes([2, 3], 5, "local", None)
+    ((4, 4, 4), (2, 3))
+    >>> group_sizes(5, 12, "local", None)
+    Traceback (most recent call last):
+    ...
+    ValueError: 12 workers do not split into 5 equal groups: give each group's size.
+    """
+    if groups is None:
+        return ()
+    if engine != "local" or endpoint is not None:
+        raise ValueError("Relays (groups=...) run on the local engine: start the cluster "
+                         "without endpoint and with engine='local'.")
+    if isinstance(groups, Sequence) and not isinstance(groups, str):
+        sizes = tuple(checks.integer(size, "groups", low=1) for size in groups)
+        if not sizes or sum(sizes) != n_workers:
+            raise ValueError(f"The groups' sizes {list(sizes)} must add up to n_workers "
+                             f"({n_workers}).")
+        return sizes
+    count = checks.integer(groups, "groups", low=1, high=n_workers)
+    if n_workers % count:
+        raise ValueError(f"{n_workers} workers do not split into {count} equal groups: give "
+                         f"each group's size.")
+    return (n_workers // count,) * count

@@ -16,10 +16,11 @@ Traceback (most recent call last):
 ...
 ValueError: Faults 'slowdown' needs workers >= 0 and values >= 1.0, not 0: 0.5.
 """
+import json  # noqa: F401 (the doctest's)
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -128,6 +129,30 @@ class Faults:
                         if isinstance(delay, Mapping) else delay and list(delay))
         out["seed"] = self.seed
         return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Faults":
+        """The Faults ``to_dict`` gave (worker keys strings after JSON), every value checked
+        as the constructor checks it: it may come from the network.
+
+        >>> faults = Faults(delay={1: (0.5, 0.0)}, corrupt={0: "random"})
+        >>> Faults.from_dict(json.loads(json.dumps(faults.to_dict()))) == faults
+        True
+        """
+        fields = {"slowdown", "link_rate", "crash_after", "hang_after", "corrupt", "delay",
+                  "seed"}
+        if not isinstance(data, dict) or set(data) != fields:
+            raise ValueError(f"Faults as data need the fields {sorted(fields)}.")
+
+        def keyed(given, name):
+            if not isinstance(given, dict):
+                raise TypeError(f"Faults {name!r} must be a mapping of worker to value.")
+            return {int(w) if isinstance(w, str) and w.isdigit() and len(w) < 10 else w: v
+                    for w, v in given.items()}
+        delay = data["delay"]
+        return cls(**{name: keyed(data[name], name) for name in fields - {"delay", "seed"}},
+                   delay=keyed(delay, "delay") if isinstance(delay, dict) else delay,
+                   seed=data["seed"])
 
     def for_worker(self, worker: int, pieces: int) -> FaultPlan:
         """The faults one worker injects into its task of ``pieces`` pieces of work."""

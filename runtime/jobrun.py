@@ -39,7 +39,7 @@ from ffcode.pieces import Packet
 from ffcode.runtime import wire
 from ffcode.runtime import jobs
 from ffcode.runtime.jobs import Plan
-from ffcode.runtime.report import Report, WorkerTimeline
+from ffcode.runtime.report import Report, WorkerTimeline, read_group
 from ffcode.runtime.roster import WATCH_EVERY, Roster
 from ffcode.runtime.wire import Header, Kind
 
@@ -177,7 +177,7 @@ class JobRun:
     def message(self, handle, header, frames) -> None:
         """One message of this job's epoch from one of the master's workers."""
         if self.state == DRAINING:
-            self._drain(handle, header)
+            self._drain(handle, header, frames)
             return
         if self.state != RUNNING:
             return
@@ -195,8 +195,10 @@ class JobRun:
         elif header.kind == Kind.DONE:
             timeline.done = self.clock()
             self.finished.add(i)
+            self._notes(i, frames)
         elif header.kind == Kind.STOPPED:             # the worker's clock, as in _drain
             timeline.stopped = header.sent - self.wall
+            self._notes(i, frames)
         elif header.kind == Kind.FAILED:
             try:
                 meta, _ = wire.read_control(frames)
@@ -303,7 +305,17 @@ class JobRun:
         if not self.waiting:
             self._finish()
 
-    def _drain(self, handle, header) -> None:
+    def _notes(self, i, frames) -> None:
+        """What a worker's DONE or STOPPED tells: a relay's group's jobs, in brief
+        (report.read_group; a malformed one is rejected and left out)."""
+        try:
+            meta, _ = wire.read_control(frames)
+            if "group" in meta:
+                self.timelines[i].group = read_group(meta["group"])
+        except (ProtocolError, ValueError):
+            self.reject("malformed")
+
+    def _drain(self, handle, header, frames) -> None:
         """Stop latency and quiet time use the workers' send times (one clock on one
         host): a stop takes effect in the worker, and the master is quiet once the last
         message of the job has left its sender."""
@@ -314,12 +326,15 @@ class JobRun:
         self.last_sent = max(self.last_sent or header.sent, header.sent)
         if header.kind == Kind.STOPPED:
             self.timelines[i].stopped = header.sent - self.wall
+            self._notes(i, frames)
             self.report.stop_latency.append(header.sent - decodable)
             self.waiting.discard(i)
         elif header.kind == Kind.PACKET:
             self.report.wasted_after_stop += 1
         elif header.kind in (Kind.DONE, Kind.FAILED):   # it ended before the stop came
             self.waiting.discard(i)
+            if header.kind == Kind.DONE:
+                self._notes(i, frames)
         if not self.waiting:
             self._finish()
 

@@ -24,11 +24,12 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from ffcode import allocation, checks, functions
+from ffcode.codes import HierarchicalCode
 from ffcode.codes.base import Code, Encoding, Split
 from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
@@ -76,6 +77,10 @@ class Options:
     of the highest priority first, and those of equal priority in turn, a share each
     (default 0, for all).
 
+    group_faults: on a cluster of relays (``groups=``), {group: ffcode.Faults} injected
+    into the group's workers (numbered 0..size-1 in their group) on every piece of work
+    its relay gives them; ``faults`` are the relays'.
+
     verify: check the output before returning it (ffcode.decoding.verify: Freivalds' check for
     products, a random projection for row-linear LCC), raising VerificationError if a
     worker's wrong result got into it. "auto" (the default) checks where the check costs
@@ -106,6 +111,7 @@ class Options:
     assignment: Optional[Sequence[Sequence[int]]] = None
     allocate: Optional[Union[str, Sequence[float]]] = None
     priority: int = 0
+    group_faults: Optional[Mapping[int, Faults]] = None
 
     def __post_init__(self) -> None:
         if self.scheme is not None:
@@ -129,6 +135,13 @@ class Options:
             raise ValueError("Give either 'assignment' or 'allocate', not both.")
         object.__setattr__(self, "priority", checks.integer(
             self.priority, "priority", low=-MAX_PRIORITY, high=MAX_PRIORITY))
+        if self.group_faults is not None:
+            if not isinstance(self.group_faults, Mapping) or not all(
+                    isinstance(f, Faults) for f in self.group_faults.values()):
+                raise TypeError("Argument 'group_faults' must map groups to ffcode.Faults.")
+            object.__setattr__(self, "group_faults", {
+                checks.integer(g, "group_faults group", low=0): f
+                for g, f in self.group_faults.items()})
 
     def assignment_for(self, code: Code, size: int, speeds: Sequence[Any],
                        remote: bool = False) -> tuple:
@@ -209,11 +222,12 @@ class Plan:
     for ``resident`` data (runtime.resident.Resident) just the arguments, on the assignment
     it was loaded with. A wrong worker is wrong on every share it holds, so the collector
     corrects as many shares as the A workers holding the most hold between them
-    (``wrong_shares``)."""
+    (``wrong_shares``). ``inner``: for a cluster of relays, what each one's task carries
+    (``through_relays``); the code is then the outer code."""
 
     def __init__(self, code: Code, inputs: Sequence[Any], options: Options,
                  assignment: tuple, resident: Any = None, buffer: Any = None,
-                 max_message: int = 256 << 20) -> None:
+                 max_message: int = 256 << 20, inner: Optional[list] = None) -> None:
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -232,7 +246,7 @@ class Plan:
                              "which scheme='uncoded' has none of: use classic, systematic, "
                              "cfs or compfs.")
         path = functions.path_of(code.function)    # before any work: workers import it
-        self.resident, self.assignment = resident, assignment
+        self.resident, self.assignment, self.inner = resident, assignment, inner
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
@@ -295,7 +309,8 @@ class Plan:
                     data=None if resident is None else resident.ident, seeds=seeds,
                     faults=self.options.faults.for_worker(worker,
                                                           self.work_pieces * len(held)),
-                    max_message=max_message, priority=self.options.priority)
+                    max_message=max_message, priority=self.options.priority,
+                    inner=None if self.inner is None else self.inner[worker])
         shipped = [] if resident else [a for _, share in held for a in share]
         return task, [*shipped, *args]
 
@@ -331,12 +346,20 @@ class Plan:
 
 
 def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: list,
-            remote: bool, buffers: dict, max_message: int, resident: bool = False) -> tuple:
+            remote: bool, buffers: dict, max_message: int, resident: bool = False,
+            groups: tuple = ()) -> tuple:
     """(plan, inputs, check) of a job on a cluster of n_workers: ``code`` is a code, or
     resident data (runtime.resident.Resident, checked to be the cluster's) whose
     assignment, scheme and pieces it keeps; ``inputs`` come back with the resident data in
     front; check: whether to verify the output. The decoder takes payload storage that
-    an earlier job left in ``buffers`` (dtype -> storage; a job returns it as it ends)."""
+    an earlier job left in ``buffers`` (dtype -> storage; a job returns it as it ends).
+    ``groups``: the group sizes of a cluster of relays (its n_workers relays), which runs
+    a hierarchical code's outer code (``through_relays``)."""
+    inner = None
+    if groups:
+        code, inner = through_relays(code, groups, options.group_faults)
+    elif options.group_faults is not None:
+        raise ValueError("Argument 'group_faults' is for a cluster of relays (groups=).")
     data = None
     if resident:
         data = code
@@ -349,9 +372,43 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
         assignment = options.assignment_for(code, n_workers, speeds, remote=remote)
     options.faults.check_workers(len(assignment))
     buffer = buffers.pop(code.F.dtype, None)    # one job's at a time
-    plan = Plan(code, inputs, options, assignment, data, buffer, max_message)
+    plan = Plan(code, inputs, options, assignment, data, buffer, max_message, inner)
     inputs = inputs if data is None else (*data.data, *inputs)
     return plan, inputs, verification(options.verify, code, inputs, options.adversaries)
+
+
+def through_relays(code: Any, groups: tuple, group_faults: Any = None) -> tuple:
+    """(the outer code, what each relay's task carries: the inner code's description and
+    its group's faults) of a job on a cluster of relays whose groups have these sizes: a
+    HierarchicalCode with a group per relay and, in each group, a worker per point of its
+    inner code."""
+    if not isinstance(code, HierarchicalCode):
+        raise TypeError(f"A cluster of relays (groups=...) runs hierarchical codes "
+                        f"(ffcode.HierarchicalCode), not {type(code).__name__}: run it on a "
+                        f"cluster without groups.")
+    if code.groups != len(groups):
+        raise ValueError(f"{code!r} has {code.groups} groups (its outer code's points), "
+                         f"this cluster {len(groups)}.")
+    inner = code.inner
+    for g, size in enumerate(groups):
+        if size < inner.recovery_threshold:
+            raise ValueError(f"Group {g} has {size} workers, fewer than the inner code's "
+                             f"recovery threshold {inner.recovery_threshold}: it could "
+                             f"never decode.")
+        if size != inner.n_workers:
+            raise ValueError(f"Group {g} has {size} workers, the inner code "
+                             f"{inner.n_workers} points: give each group a worker per "
+                             f"point.")
+    group_faults = group_faults or {}
+    beyond = sorted(g for g in group_faults if g >= len(groups))
+    if beyond:
+        raise ValueError(f"group_faults names groups {beyond}, but the cluster has groups "
+                         f"0..{len(groups) - 1}.")
+    for faults in group_faults.values():
+        faults.check_workers(inner.n_workers)
+    description = inner.description()
+    return code.outer, [{"code": description, "faults": group_faults[g].to_dict()
+                         if g in group_faults else None} for g in range(len(groups))]
 
 
 def _arrays(share) -> list:
@@ -414,8 +471,12 @@ def verify_output(code, inputs, output, report: Report) -> None:
             f"result, so the output is not returned.", report=report)
 
 
-def check_data(code, data) -> None:
-    """data is what the code encodes (``code.inputs[:code.encodes]``), for Cluster.load."""
+def check_data(code, data, groups: tuple = ()) -> None:
+    """data is what the code encodes (``code.inputs[:code.encodes]``), for Cluster.load
+    (on a cluster without groups)."""
+    if groups:
+        raise ValueError("Resident data is for a cluster without groups: a cluster of "
+                         "relays ships each job's data.")
     if isinstance(code, Code) and len(data) != code.encodes:
         names = ", ".join(code.inputs[:code.encodes])
         rest = ", ".join(code.inputs[code.encodes:])

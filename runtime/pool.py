@@ -33,6 +33,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from typing import IO, cast
 
 from ffcode.errors import ClusterError
@@ -96,7 +97,11 @@ def import_main():
 
 
 class LocalPool:
-    def __init__(self, endpoint, directory):
+    """``groups``: for relays, each slot's group size (its relay starts that many workers
+    of its own); empty: every slot is a worker."""
+
+    def __init__(self, endpoint, directory, groups=()):
+        self.groups = tuple(groups)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                    MKL_NUM_THREADS="1", **{IN_POOL: "1", _MAIN: json.dumps(_main_module()),
                                            _LOG_LEVEL: str(_level())},
@@ -141,7 +146,8 @@ class LocalPool:
             raise ClusterError(f"The local fork server exited with code "
                                f"{self.server.returncode}.")
         self.requested.add(slot)
-        self._orders.write(f"{slot}\n".encode())
+        size = self.groups[slot] if self.groups else 0
+        self._orders.write(f"{slot} {size}\n".encode())
         self._orders.flush()
 
     def check(self):
@@ -185,7 +191,12 @@ class LocalPool:
 
     def close(self, grace=2.0):
         """Close the server's stdin (it exits and takes its workers along), then make sure:
-        kill the whole process group."""
+        kill the whole process group. Relays, told to shut down, are given the grace to
+        close their groups first."""
+        deadline = time.monotonic() + grace
+        while self.groups and time.monotonic() < deadline and \
+                any(self.gone(pid) is None for pid in self.members):
+            time.sleep(0.01)
         try:
             self._orders.close()
         except OSError:
@@ -206,9 +217,10 @@ def _level() -> int:
 
 
 def serve(endpoint, directory, master):
-    """The fork server's loop: one worker per slot number read from stdin, while the master
-    (pid ``master``) lives; when stdin closes (the master closed the pool, or died), the
-    master's directory goes too. Its workers log to stderr at the master's level."""
+    """The fork server's loop: one worker per line "slot size" read from stdin (a relay
+    with a group of size workers, when size > 0), while the master (pid ``master``) lives;
+    when stdin closes (the master closed the pool, or died), the master's directory goes
+    too. Its workers log to stderr at the master's level."""
     from ffcode.runtime import worker    # numpy, zmq and ffcode, imported once before forking
     worker.log_to_stderr(int(os.environ.get(_LOG_LEVEL, logging.WARNING)))
     worker.warm_up()
@@ -218,12 +230,15 @@ def serve(endpoint, directory, master):
     for line in sys.stdin:
         if os.getppid() != master:      # the master died: requests it left are void
             break
-        slot = int(line)
+        slot, size = (int(word) for word in line.split())
         if os.fork() == 0:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             sys.stdin.close()
             try:
+                if size:
+                    from ffcode.runtime import relay
+                    relay.run(endpoint, size=size, slot=slot, parent=server)
                 worker.run(endpoint, slot=slot, parent=server)
             finally:
                 os._exit(1)

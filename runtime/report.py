@@ -23,7 +23,9 @@ from datetime import datetime, timezone
 
 from ffcode.version import __version__
 
-SCHEMA = 6                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 7                  # the version of the JSON layout below; raised when it changes
+MAX_GROUP_JOBS = 1 << 16    # a relay's group's jobs a report takes
+MAX_GROUP_SIZE = 1 << 10    # and workers per job
 
 
 def utc_now() -> str:
@@ -50,7 +52,11 @@ class WorkerTimeline:
     before its first packet the most it can have been, one packet's work over its time
     at the job; null for one lost without packets), ``done`` (its message that every packet was sent arrived; null if it was
     stopped first), ``stopped`` (it acknowledged the stop), ``lost`` (why it was given up
-    on, or null), ``used`` and ``wasted`` (packets)."""
+    on, or null), ``used`` and ``wasted`` (packets); for a relay, ``group``: its group's
+    jobs (a piece of work each) as it reported them with its DONE or stop
+    acknowledgement (``Report.brief``: ``total`` s, ``shipped`` bytes to the group's
+    workers, ``received`` packets from them, ``workers``: each one's ``packets`` and
+    ``lost``), else null."""
     worker: int
     host: str = ""
     pid: int = 0
@@ -66,6 +72,7 @@ class WorkerTimeline:
     done: float | None = None                       # sent every packet
     stopped: float | None = None                    # acknowledged the stop
     lost: str | None = None                         # why it was given up on
+    group: list | None = None                       # a relay's group's jobs, in brief
 
     @property
     def used(self) -> int:
@@ -81,11 +88,12 @@ class Report:
     """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
 
     Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
-    encoding. The JSON object (schema 5; 4 had no ``settings.coefficient_seed``, 3 no
+    encoding. The JSON object (schema 7; 6 had no workers' ``group``, 5 no
+    ``settings.priority``, 4 no ``settings.coefficient_seed``, 3 no
     ``shares``, ``speed``, packets' ``share`` and ``piece`` and ``settings.assignment``; 2
     no ``reloaded`` and ``settings.resident``, 1 no ``node`` and ``shipped``):
 
-    - ``schema`` (int, 6), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+    - ``schema`` (int, 7), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
     - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
       input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``
@@ -164,6 +172,13 @@ class Report:
     def wasted(self) -> int:
         return self.received - self.used + self.wasted_after_stop
 
+    def brief(self) -> dict:
+        """The job in brief, as a relay tells the master about its group's job (read back
+        with ``read_group``)."""
+        return {"total": self.total, "shipped": self.shipped, "received": self.received,
+                "workers": [{"packets": len(w.packets), "lost": w.lost}
+                            for w in self.workers]}
+
     def to_dict(self) -> dict:
         """The JSON object described above (schema, ffcode and date first)."""
         out = asdict(self)
@@ -215,3 +230,40 @@ class Report:
                    else "")
                 + (f"; rejected {rejected} {self.rejected}" if rejected else "")
                 + (f"; {self.stale} stale" if self.stale else ""))
+
+
+def read_group(data) -> list:
+    """A relay's group's jobs in brief (``Report.brief`` each), as it sent them: checked
+    field by field, ValueError on anything else.
+
+    >>> read_group([{"total": 0.5, "shipped": 10, "received": 4,
+    ...              "workers": [{"packets": 4, "lost": None}]}])[0]["received"]
+    4
+    >>> read_group([{"total": -1}])
+    Traceback (most recent call last):
+    ...
+    ValueError: a relay's group job must be {total, shipped, received, workers}
+    """
+    if not isinstance(data, list) or len(data) > MAX_GROUP_JOBS:
+        raise ValueError("a relay's group jobs must be a list")
+    return [_group_job(job) for job in data]
+
+
+def _group_job(job) -> dict:
+    keys = {"total", "shipped", "received", "workers"}
+    if not (isinstance(job, dict) and set(job) == keys and _count(job["shipped"]) and
+            _count(job["received"]) and type(job["total"]) in (int, float) and
+            0 <= job["total"] < float("inf") and isinstance(job["workers"], list) and
+            len(job["workers"]) <= MAX_GROUP_SIZE):
+        raise ValueError("a relay's group job must be {total, shipped, received, workers}")
+    for worker in job["workers"]:
+        if not (isinstance(worker, dict) and set(worker) == {"packets", "lost"} and
+                _count(worker["packets"]) and (worker["lost"] is None or
+                                               isinstance(worker["lost"], str) and
+                                               len(worker["lost"]) <= 200)):
+            raise ValueError("a relay's group worker must be {packets, lost}")
+    return job
+
+
+def _count(value) -> bool:
+    return type(value) is int and 0 <= value < 1 << 63

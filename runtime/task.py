@@ -75,7 +75,10 @@ class Task:
     operand: the row-linear operand's place (full speed); data: the resident data holding
     the shares (None: shipped); seeds: each share's packet-coefficient seed (random);
     faults: what it injects; max_message: the largest message part the master takes;
-    priority: the job's (a worker runs the tasks of its highest priority first, in turn)."""
+    priority: the job's (a worker runs the tasks of its highest priority first, in turn);
+    inner: for a relay, {"code": the inner code (ProductCode.description), "faults": its
+    group's (Faults.to_dict, or None)}, which its group runs on each piece of work instead
+    of f (None: the worker computes f itself)."""
     f: str
     p: int
     send: str
@@ -88,6 +91,7 @@ class Task:
     faults: FaultPlan = field(default_factory=FaultPlan)
     max_message: int = 256 << 20
     priority: int = 0
+    inner: Optional[dict] = None
 
     @property
     def work(self) -> int:
@@ -117,7 +121,8 @@ class Task:
                    data=_optional(meta["data"], "data", _count), seeds=seeds,
                    faults=FaultPlan.from_meta(meta["faults"]),
                    max_message=_count(meta["max_message"], "max_message", low=1),
-                   priority=_signed(meta["priority"], "priority"))
+                   priority=_signed(meta["priority"], "priority"),
+                   inner=_optional(meta["inner"], "inner", _mapping))
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,12 @@ def _list(value, name, length=None) -> list:
             length is not None and len(value) != length:
         raise ProtocolError(f"a task's {name} must be a list" +
                             (f" of {length}" if length is not None else ""))
+    return value
+
+
+def _mapping(value, name) -> dict:
+    if not isinstance(value, dict):
+        raise ProtocolError(f"a task's {name} must be an object")
     return value
 
 

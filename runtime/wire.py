@@ -31,7 +31,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 4        # 4: a worker sends the messages it has ready together
+MAGIC, VERSION = b"FC", 5        # 5: relays (a task's inner code, DONE and STOPPED notes)
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 
@@ -52,7 +52,7 @@ class Kind(IntEnum):
 
 # A worker's messages to the master, by the data frames after their header. A worker sends
 # the messages it has ready together, up to MAX_TOGETHER in one multipart message.
-TO_MASTER = {Kind.HELLO: 1, Kind.HEARTBEAT: 0, Kind.PACKET: 2, Kind.DONE: 0, Kind.STOPPED: 0,
+TO_MASTER = {Kind.HELLO: 1, Kind.HEARTBEAT: 0, Kind.PACKET: 2, Kind.DONE: 1, Kind.STOPPED: 1,
              Kind.FAILED: 1}
 MAX_TOGETHER = 32
 MAX_PARTS = MAX_TOGETHER * 3        # frames of the longest multipart message a worker sends
@@ -100,10 +100,10 @@ def split(frames: list) -> list:
     after another. ProtocolError if any is malformed or not for the master, or a HELLO is
     not alone: the whole multipart message is then dropped.
 
-    >>> done = Header(Kind.DONE, 7, 3).pack()
-    >>> [(h.kind.name, len(data)) for h, data in split([done, done])]
-    [('DONE', 0), ('DONE', 0)]
-    >>> split([done, b"stray"])
+    >>> done = control(Header(Kind.DONE, 7, 3))
+    >>> [(h.kind.name, len(data)) for h, data in split(done + done)]
+    [('DONE', 1), ('DONE', 1)]
+    >>> split(done + [b"stray"])
     Traceback (most recent call last):
     ...
     ffcode.errors.ProtocolError: header of 5 bytes, expected 82

@@ -59,8 +59,15 @@ TOGETHER_BYTES = 256 << 10  # ready messages leave together up to this size (sma
 log = logging.getLogger(__name__)
 
 
-class _Stopped(Exception):
-    """The job was stopped while the compute thread waited to hand over a packet."""
+class Stopped(Exception):
+    """The job was stopped while the compute thread waited (to hand over a packet, or for
+    a relay's group)."""
+
+
+class Unable(Exception):
+    """The worker can do no more of a job, though nothing is wrong with the job (a relay
+    whose group lost more workers than its code absorbs): it says DONE after what it
+    sent, as a straggler that ran out of work."""
 
 
 class Job:
@@ -81,6 +88,13 @@ class Job:
         self.sent = 0
         self.steps = None               # the compute thread's generator, once started
         self.spent = 0.0                # seconds its steps took so far (wall: f may wait)
+        self.group: list | None = None  # a relay's: its group's jobs so far, in brief
+
+    def ended(self, kind):
+        """Its DONE or STOPPED message: a relay's tells its group's jobs (a snapshot: the
+        compute thread may add one meanwhile)."""
+        return wire.control(self.header(kind),
+                            {} if self.group is None else {"group": list(self.group)})
 
     @property
     def size(self) -> int:
@@ -170,11 +184,18 @@ def compute(job, out):
         pass
 
 
-def steps(job, out):
+def own_operation(job):
+    """(F, op) of a job this worker computes itself: refused for a relay's task."""
+    if job.task.inner is not None:
+        raise ValueError("this worker is not a relay: it cannot run a task's inner code")
+    return operation(job.task)
+
+
+def steps(job, out, operation_of=own_operation):
     """Run one task, its shares in order, handing each message to out(header, frames): a
     generator that yields after each share, so that the compute thread can turn to
-    another job; returns early on a stop."""
-    F, op = operation(job.task)
+    another job; returns early on a stop. ``operation_of(job)`` gives (F, op)."""
+    F, op = operation_of(job)
     held = job.shares                   # read once: an unload may clear it meanwhile
     if held is None:
         if job.stop.is_set():
@@ -195,7 +216,7 @@ def steps(job, out):
                                           delays[k * work:(k + 1) * work], seeds[k], rng, out)
         if not finished:
             return
-    out(job.header(Kind.DONE), [])
+    out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
 
 
 def share_steps(job, F, op, share, k, delays, seed, rng, out):
@@ -347,6 +368,10 @@ class Worker:
 
     # -- the compute thread --------------------------------------------------------------------
 
+    def operation(self, job):
+        """(F, op) of a job's task: its f, computed here (a relay's group computes instead)."""
+        return own_operation(job)
+
     def _compute_loop(self):
         renice(COMPUTE_NICE)                # the main thread answers the master first
         pipe = self.context.socket(zmq.PAIR)
@@ -357,7 +382,7 @@ class Worker:
             fits(job, frames)
             while not pipe.poll(50, zmq.POLLOUT):   # the main thread is pacing a slow link
                 if job.stop.is_set():
-                    raise _Stopped
+                    raise Stopped
             self.handoff.append((header, frames))
             pipe.send(b"", copy=False)              # a wake-up: the message is in handoff
 
@@ -370,7 +395,7 @@ class Worker:
         operands (wall time: an f may wait without computing) is quick: its next small jobs
         run in the main thread."""
         if job.steps is None:
-            job.steps = steps(job, functools.partial(out, job))
+            job.steps = steps(job, functools.partial(out, job), self.operation)
         began = time.perf_counter()
         try:
             try:
@@ -378,14 +403,17 @@ class Worker:
                 return True                 # more to do: its next turn comes
             except StopIteration:
                 pass
-            except _Stopped:
+            except Stopped:
                 raise
+            except Unable as e:             # no more packets will come: the job goes on
+                log.warning("job %d: no more work possible: %s", job.epoch, e)
+                out(job, job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
             except Exception as e:          # the worker survives; the master fails the job
                 log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
                 failed = job.header(Kind.FAILED)
                 out(job, failed,
                     wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
-        except _Stopped:
+        except Stopped:
             pass
         finally:
             job.spent += time.perf_counter() - began
@@ -494,7 +522,7 @@ class Worker:
                  task.pieces, task.send)
         self._fault_point(job)          # crash or hang after 0 packets
         if job.task.f in self.quick and not job.paused and job.size <= INLINE_BYTES and \
-                self.tasks.idle():          # one thread at a time runs f's (and imports)
+                job.task.inner is None and self.tasks.idle():   # one thread runs f's
             self._inline(job)
         else:
             self.tasks.put(job)
@@ -524,7 +552,7 @@ class Worker:
             if kept:
                 self._schedule_head(time.monotonic())
         if ack:
-            self._send([job.header(Kind.STOPPED).pack()])
+            self._send(job.ended(Kind.STOPPED))
 
     def _take(self):
         while self.queued < self.buffer and self.pipe.poll(0):
@@ -582,11 +610,11 @@ class Worker:
 
     def _loose(self, item) -> bool:
         """Whether a message of the outbox may leave with others: an acknowledgement (a
-        lone header; a HELLO goes alone), or a job's message unless its faults pace it or
-        count its packets."""
+        HELLO goes alone), or a job's message unless its faults pace it or count its
+        packets."""
         header, frames, _ = item
         if header is None:
-            return len(frames) == 1
+            return Header.unpack(frames[0]).kind != Kind.HELLO
         job = self.jobs.get(header.epoch)
         return job is None or job.faults.link_rate is None and \
             job.faults.crash_after is None and job.faults.hang_after is None
@@ -646,6 +674,11 @@ def run(endpoint: str, *, key: str | None = None, server_key: str | None = None,
     except zmq.ZMQError as e:
         raise ValueError(f"cannot connect to {endpoint!r}: {e} (an endpoint looks like "
                          f"tcp://HOST:PORT)") from None
+    serve_and_exit(worker)
+
+
+def serve_and_exit(worker: Worker) -> NoReturn:
+    """Serve until the worker's end, then exit the process with its status (see run)."""
     status = 1
     try:
         status = worker.serve()

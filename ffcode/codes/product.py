@@ -17,6 +17,9 @@ from ffcode._blocks import rows_of
 from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, powers,
                                 read_only, secure_random)
 
+DESCRIBED_TERMS = 1 << 12       # exponents and masks a code built from a description may have
+DESCRIBED_EXPONENT = 1 << 20    # and their largest value
+
 
 class ProductCode(Code):
     """C = A @ B from any R results, for a code given by its exponents.
@@ -86,6 +89,50 @@ class ProductCode(Code):
             self.outputs = read_only(outputs)
             self._placement = read_only(np.arange(exponents.size).reshape(exponents.shape))
         self.output_exponents = read_only(exponents)
+
+    def description(self) -> dict:
+        """The code as plain JSON-ready values: its exponents, masks, points and signedness,
+        from which ``from_description`` builds it again (a relay's inner code travels so,
+        never pickled)."""
+        return {"n_workers": self.n_workers, "a_exponents": self.a_exponents.tolist(),
+                "b_exponents": None if self.encodes == 1 else self.b_exponents.tolist(),
+                "a_masks": list(self.a_masks), "b_masks": list(self.b_masks),
+                "points": [int(a) for a in self.points], "signed": self.signed}
+
+    @classmethod
+    def from_description(cls, F: PrimeField, description: Any) -> "ProductCode":
+        """The ProductCode over F that ``description()`` gave, every value checked (it may
+        come from the network): ValueError or TypeError naming what is wrong, also for a
+        code too large to be one (more than DESCRIBED_TERMS exponents and masks, or an
+        exponent above DESCRIBED_EXPONENT).
+
+        >>> from ffcode import GF, MDS
+        >>> F = GF(65521)
+        >>> code = ProductCode.from_description(F, MDS(F, 2, 3).description())
+        >>> code.recovery_threshold, code.points.tolist(), code.encodes
+        (2, [1, 2, 3], 1)
+        """
+        fields = {"n_workers", "a_exponents", "b_exponents", "a_masks", "b_masks",
+                  "points", "signed"}
+        if not isinstance(description, dict) or set(description) != fields:
+            raise ValueError(f"A code's description needs the fields {sorted(fields)}.")
+        d = description
+        terms = [e for grid in (d["a_exponents"], d["b_exponents"] or [])
+                 if isinstance(grid, list) for row in grid
+                 for e in (row if isinstance(row, list) else [row])]
+        for name in ("a_masks", "b_masks"):
+            if not isinstance(d[name], list):
+                raise TypeError(f"A code's description needs a list of {name}.")
+            terms += d[name]
+        if len(terms) > DESCRIBED_TERMS or any(type(e) is int and e > DESCRIBED_EXPONENT
+                                               for e in terms):
+            raise ValueError(f"A described code may have at most {DESCRIBED_TERMS} exponents "
+                             f"and masks, each at most {DESCRIBED_EXPONENT}.")
+        if type(d["signed"]) is not bool or not isinstance(d["points"], list):
+            raise TypeError("A code's description needs a list of points and a boolean "
+                            "'signed'.")
+        return cls(F, d["n_workers"], d["a_exponents"], d["b_exponents"], d["a_masks"],
+                   d["b_masks"], points=d["points"], signed=d["signed"])
 
     @property
     def masks(self) -> int:

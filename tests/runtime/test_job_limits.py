@@ -175,8 +175,8 @@ class Flooder(threading.Thread):
                 if header.kind == Kind.SHUTDOWN:
                     return
                 if header.kind == Kind.STOP:
-                    dealer.send_multipart([Header(Kind.STOPPED, header.session, header.epoch,
-                                                  header.worker).pack()])
+                    dealer.send_multipart(wire.control(Header(
+                        Kind.STOPPED, header.session, header.epoch, header.worker)))
                 if header.kind == Kind.JOB:
                     self.flood(dealer, header)
         finally:

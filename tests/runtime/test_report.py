@@ -4,9 +4,12 @@ import json
 import re
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 import ffcode
 from ffcode.runtime import Report, WorkerTimeline
 from ffcode.runtime import report as report_module
+from ffcode.runtime.report import read_group
 
 KEYS = ["schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
         "needed", "job", "cancelled", "rank", "encode", "compute", "decode", "total", "verify",
@@ -30,10 +33,10 @@ def sample() -> Report:
 
 
 def test_header_fields():
-    """schema 6, the running version, the date in UTC ISO 8601 at creation."""
+    """schema 7, the running version, the date in UTC ISO 8601 at creation."""
     before = datetime.now(timezone.utc).replace(microsecond=0)
     report = sample()
-    assert report.schema == report_module.SCHEMA == 6
+    assert report.schema == report_module.SCHEMA == 7
     assert report.ffcode == ffcode.__version__
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", report.date)
     made = datetime.strptime(report.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
@@ -60,3 +63,30 @@ def test_docstring_names_every_key():
                if f"``{key}``" not in doc]
     assert missing == []
     assert "seconds" in Report.__doc__
+
+
+GROUP_JOB = {"total": 0.5, "shipped": 100, "received": 12,
+             "workers": [{"packets": 4, "lost": None}, {"packets": 1, "lost": "process exited"}]}
+
+
+def test_a_relays_group_jobs_are_read_back_from_its_brief():
+    report = sample()
+    assert read_group([report.brief(), GROUP_JOB]) == [report.brief(), GROUP_JOB]
+    assert report.brief() == {"total": 0.25, "shipped": 0, "received": 5,
+                              "workers": [{"packets": 2, "lost": None}] * 2 +
+                              [{"packets": 1, "lost": None}]}
+
+
+@pytest.mark.parametrize("bad", [
+    None, {"total": 1}, [None], [dict(GROUP_JOB, total=-1.0)],
+    [dict(GROUP_JOB, total=float("inf"))], [dict(GROUP_JOB, total="1")],
+    [dict(GROUP_JOB, shipped=-1)], [dict(GROUP_JOB, received=True)],
+    [dict(GROUP_JOB, extra=1)], [dict(GROUP_JOB, workers={})],
+    [dict(GROUP_JOB, workers=[{"packets": 1}])],
+    [dict(GROUP_JOB, workers=[{"packets": 1, "lost": "x" * 201}])],
+    [dict(GROUP_JOB, workers=[{"packets": 2**63, "lost": None}])],
+    [dict(GROUP_JOB, workers=[{"packets": 1, "lost": None}] * 1025)],
+    [GROUP_JOB] * (2**16 + 1)])
+def test_a_malformed_group_note_is_refused(bad):
+    with pytest.raises(ValueError, match="a relay's group"):
+        read_group(bad)

@@ -313,7 +313,8 @@ REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "job", "cancel
                "wasted_after_stop", "stale", "rejected", "workers", "shipped", "received",
                "used", "wasted", "schema", "ffcode", "date", "settings"}
 WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
-               "packets", "compute", "speed", "done", "stopped", "lost", "used", "wasted"}
+               "packets", "compute", "speed", "done", "stopped", "lost", "group", "used",
+               "wasted"}
 
 
 @pytest.mark.bounded(30)
@@ -461,8 +462,8 @@ class FakeWorker(threading.Thread):
                     if header.kind == Kind.SHUTDOWN:
                         return
                     if header.kind == Kind.STOP:
-                        dealer.send_multipart([Header(Kind.STOPPED, header.session,
-                                                      header.epoch, header.worker).pack()])
+                        dealer.send_multipart(wire.control(Header(
+                            Kind.STOPPED, header.session, header.epoch, header.worker)))
                     if header.kind == Kind.JOB:
                         meta, arrays = wire.read_control(frames[1:])
                         self.jobs.append(header)
