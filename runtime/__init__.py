@@ -21,6 +21,7 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
     from ffcode.runtime.report import SCHEMA, Report, WorkerTimeline, utc_now
     from ffcode.runtime.transport import reachable
     from ffcode.runtime.wire import MAX_META_BYTES
+    from ffcode.runtime.relay import run as run_relay
     from ffcode.runtime.worker import run as run_worker
 
 # name -> its module, or "module:attribute" where the module's own name says less
@@ -30,6 +31,7 @@ _WHERE = {"Cluster": "cluster", "JobFuture": "driver", "Faults": "faults", "Opti
           "SCHEMA": "report", "utc_now": "report", "MAX_META_BYTES": "wire",
           "generate_keys": "keys:generate", "key_pair": "keys:pair",
           "authorise_key": "keys:authorise", "run_worker": "worker:run",
+          "run_relay": "relay:run",
           "reachable": "transport"}
 __all__ = sorted([*_WHERE, "ClusterBusy", "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])

@@ -122,7 +122,7 @@ def check_settings(endpoint, engine, address, key, clients, insecure) -> None:
 
 def group_sizes(groups: Any, n_workers: int, engine: str, endpoint: Optional[str]) -> tuple:
     """Each group's size for ``groups`` (a count of equal groups, or each one's size) of
-    n_workers local workers; () for none.
+    n_workers workers behind relays, local or remote (at ``endpoint``); () for none.
 
     >>> group_sizes(3, 12, "local", None), group_sizes([2, 3], 5, "local", None)
     ((4, 4, 4), (2, 3))
@@ -133,9 +133,10 @@ def group_sizes(groups: Any, n_workers: int, engine: str, endpoint: Optional[str
     """
     if groups is None:
         return ()
-    if engine != "local" or endpoint is not None:
-        raise ValueError("Relays (groups=...) run on the local engine: start the cluster "
-                         "without endpoint and with engine='local'.")
+    if engine != "local":
+        raise ValueError("Relays (groups=...) are local processes, or remote ones started "
+                         "with 'ffcode worker --connect ENDPOINT --group SIZE': not Ray "
+                         "actors.")
     if isinstance(groups, Sequence) and not isinstance(groups, str):
         sizes = tuple(checks.integer(size, "groups", low=1) for size in groups)
         if not sizes or sum(sizes) != n_workers:

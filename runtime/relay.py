@@ -23,22 +23,25 @@ What a relay's task carries, as the master plans a job on three groups of four:
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import os
-import sys
 from typing import NoReturn
 
+from ffcode import checks
 from ffcode.codes.product import ProductCode
 from ffcode.errors import ClusterError, JobFailed
 from ffcode.field import GF
 from ffcode.runtime import pool
 from ffcode.runtime.cluster import Cluster
 from ffcode.runtime.faults import Faults
-from ffcode.runtime.worker import Stopped, Unable, Worker, serve_and_exit
+from ffcode.runtime import worker
+from ffcode.runtime.worker import Stopped, Unable, Worker
 
 GROUP_SCHEME = "compfs"     # the inner code at full speed
 GROUP_TIMEOUT = 600.0       # seconds a group's job may take (the master's job has its own)
 LOOK_EVERY = 0.02           # seconds between looks at a stop while the group works
+MAX_GROUP = 1024            # workers a relay starts at most (as a Cluster does)
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +49,9 @@ log = logging.getLogger(__name__)
 class Relay(Worker):
     """A worker whose work its group does: ``group`` is the Cluster of its workers."""
 
-    def __init__(self, endpoint: str, group: Cluster, **options) -> None:
+    def __init__(self, *arguments, group: Cluster, **options) -> None:
         self.group = group
-        super().__init__(endpoint, **options)
+        super().__init__(*arguments, **options)
 
     def operation(self, job):
         """(F, op): op runs the task's inner code on the group, waiting for its output and
@@ -98,17 +101,16 @@ class Relay(Worker):
         self.group.close()
 
 
-def run(endpoint: str, *, size: int, slot: int = -1, parent: int | None = None) -> NoReturn:
+def run(endpoint: str, *, size: int, **options) -> NoReturn:
     """Start a group of ``size`` local workers and, once they are connected, serve the
-    master at endpoint as their relay; then exit the process (as
-    ffcode.runtime.worker.run)."""
+    master at endpoint as their relay; then exit the process. The other arguments are
+    ffcode.runtime.worker.run's (CURVE keys, timeout, buffer): ``ffcode worker --connect
+    ENDPOINT --group SIZE`` starts one by hand."""
+    size = checks.integer(size, "size", low=1, high=MAX_GROUP)
     os.environ.pop(pool.IN_POOL, None)     # this process starts its group's pool
-    sys.setswitchinterval(5e-4)
     group = Cluster(size)
     try:
         group.wait()                    # ready when its group is: then it says hello
-        relay = Relay(endpoint, group, slot=slot, parent=parent)
-    except BaseException:
+        worker.run(endpoint, make=functools.partial(Relay, group=group), **options)
+    finally:                            # run exits the process; this is for its errors
         group.close()
-        raise
-    serve_and_exit(relay)

@@ -659,26 +659,22 @@ class Worker:
 
 def run(endpoint: str, *, key: str | None = None, server_key: str | None = None,
         timeout: float | None = 60.0, buffer: int = 32 << 20, slot: int = -1,
-        parent: int | None = None) -> NoReturn:
+        parent: int | None = None, make=Worker) -> NoReturn:
     """Serve the master at endpoint, then exit the process: 0 when told to shut down, 1 when
     the master went away or refused us, 2 when no master answered within timeout seconds
     (None: wait forever; an error line). key and server_key: this worker's CURVE secret key
-    file and the master's public one (both or neither)."""
+    file and the master's public one (both or neither). ``make`` builds the worker (a
+    relay's: runtime/relay.py) with Worker's arguments."""
     sys.setswitchinterval(5e-4)     # the main thread answers a stop without waiting 5 ms
     if (key is None) != (server_key is None):
         raise ValueError("A worker's CURVE key and the master's public key go together.")
     try:
         curve = None if key is None or server_key is None else \
             keys.load_client(key, server_key)
-        worker = Worker(endpoint, slot, curve, buffer, parent, connect_timeout=timeout)
+        worker = make(endpoint, slot, curve, buffer, parent, connect_timeout=timeout)
     except zmq.ZMQError as e:
         raise ValueError(f"cannot connect to {endpoint!r}: {e} (an endpoint looks like "
                          f"tcp://HOST:PORT)") from None
-    serve_and_exit(worker)
-
-
-def serve_and_exit(worker: Worker) -> NoReturn:
-    """Serve until the worker's end, then exit the process with its status (see run)."""
     status = 1
     try:
         status = worker.serve()

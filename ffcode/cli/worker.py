@@ -1,5 +1,6 @@
 """``ffcode worker --connect ENDPOINT``: serve a master on another host as one of its
-workers (the process itself is the runtime's ``run_worker``).
+workers (the process itself is the runtime's ``run_worker``), or with ``--group N`` as a
+relay of N local workers (``run_relay``).
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser(prog="ffcode worker")
@@ -10,7 +11,7 @@ workers (the process itself is the runtime's ``run_worker``).
 """
 import argparse
 
-from ffcode.cli.args import argument_parser, namespace, non_negative, positive
+from ffcode.cli.args import argument_parser, integer, namespace, non_negative, positive
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "0 waits forever (default 60)")
     parser.add_argument("--buffer", type=positive("MiB"), default=32, metavar="MiB",
                         help="bytes of packets queued for sending at most (default 32 MiB)")
+    parser.add_argument("--group", type=integer(low=1, high=1024), metavar="N",
+                        help="serve as a relay with a group of N local worker processes, "
+                             "for a master of groups that runs hierarchical codes "
+                             "(default: a worker)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -34,6 +39,9 @@ def main(args: argparse.Namespace) -> int:
     does, with its status (0 told to shut down, 1 the master went away, 2 none answered)."""
     if (namespace(args).key is None) != (args.server_key is None):
         raise ValueError("--key and --server-key go together (CURVE).")
-    from ffcode.runtime import run_worker  # the runtime loads only for this command
-    run_worker(args.connect, key=args.key, server_key=args.server_key,
-               timeout=args.timeout or None, buffer=int(args.buffer * (1 << 20)))
+    from ffcode.runtime import run_relay, run_worker  # the runtime loads only for this
+    options = dict(key=args.key, server_key=args.server_key, timeout=args.timeout or None,
+                   buffer=int(args.buffer * (1 << 20)))
+    if args.group:
+        run_relay(args.connect, size=args.group, **options)
+    run_worker(args.connect, **options)

@@ -11,6 +11,7 @@ from ffcode import GF, MDS, HierarchicalCode, MatDot, PolynomialCode
 from ffcode.runtime import Cluster, Faults
 
 from helpers import descendants, shared_cluster
+from test_remote import LOOPBACK, exits, start_workers
 
 F = GF(2**31 - 1)
 A, B, X = F.random((40, 18), seed=1), F.random((18, 10), seed=2), F.random(18, seed=3)
@@ -192,6 +193,27 @@ def test_bad_topologies_are_refused(bounded, cluster):
             flat.run(MDS(F, 2, 2), A, X, group_faults={0: Faults()})
 
 
+@pytest.mark.bounded(90)
+def test_remote_relays_over_tcp(bounded, tmp_path):
+    """Two relays started by hand ('ffcode worker --connect ENDPOINT --group 4'), each with
+    its own group of local workers, serve a master on loopback tcp: exact in every scheme,
+    and they exit with status 0 when the cluster closes. Relays whose groups are not the
+    size the master was given fail its jobs, naming both sizes."""
+    code = HierarchicalCode(MDS(F, 1, 2), MDS(F, 3, 4))
+    for size in (4, 3):
+        with Cluster(8, LOOPBACK, groups=2, insecure=True) as c:
+            relays = start_workers(c.endpoint, 2, tmp_path, "--group", str(size))
+            c.wait()
+            if size == 3:
+                with pytest.raises(ffcode.WorkerError,
+                                   match="the inner code has 4 workers, this relay's group 3"):
+                    c.run(code, A, X, timeout=60)
+            for scheme in SCHEMES if size == 4 else ():
+                y, report = c.run(code, A, X, scheme=scheme, timeout=60)
+                assert (y == F.matmul(A, X)).all() and len(report.workers) == 2, scheme
+        assert exits(relays) == [0, 0]
+
+
 @pytest.mark.parametrize("groups, error", [
     (5, "12 workers do not split into 5 equal groups"),
     ([4, 4], r"sizes \[4, 4\] must add up to n_workers \(12\)"),
@@ -202,9 +224,9 @@ def test_bad_groups_are_refused_before_anything_starts(groups, error):
         Cluster(12, groups=groups)
 
 
-def test_relays_need_the_local_engine():
-    with pytest.raises(ValueError, match="Relays .* run on the local engine"):
-        Cluster(12, "tcp://127.0.0.1:5999", groups=3, insecure=True)
+def test_relays_are_not_ray_actors():
+    with pytest.raises(ValueError, match="Relays .* not Ray actors"):
+        Cluster(12, groups=3, engine="ray")
 
 
 def test_a_relay_refuses_a_task_without_an_inner_code_and_a_worker_one_with():
