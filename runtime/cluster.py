@@ -85,7 +85,7 @@ class Cluster:
         ray = engine == "ray"
         most = MAX_STARTED if endpoint is None or ray else MAX_REMOTE
         self.n_workers = checks.integer(n_workers, "n_workers", low=1, high=most)
-        self.groups = engines.group_sizes(groups, self.n_workers, engine, endpoint)
+        self.groups = engines.group_sizes(groups, self.n_workers)
         self.members = len(self.groups) or self.n_workers   # the master's direct peers
         self.start_timeout = checks.seconds(start_timeout, "start_timeout")
         self.lost_after = checks.seconds(lost_after, "lost_after")

@@ -68,8 +68,8 @@ def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: i
     bind the transport where they connect: a private ipc socket in tmpdir for local
     workers; for Ray, tcp (``endpoint``, default this node's Ray address) plus a plaintext
     ipc socket for the actors on this node when no endpoint is given. ``curve``: the
-    transport uses CURVE. ``groups``: local relays' group sizes (runtime/relay.py), one
-    relay per slot."""
+    transport uses CURVE. ``groups``: the relays' group sizes (runtime/relay.py), one
+    relay per slot, its group local to it."""
     if engine == "local" and endpoint is None:
         transport.gate.processes = lambda pid: False    # none is the pool's until it exists
         transport.bind(f"ipc://{tmpdir}/master")
@@ -80,7 +80,7 @@ def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: i
         transport.bind(endpoint)
         return None
     from ffcode.runtime import ray_pool
-    ray = ray_pool.RayPool(address, size, timeout)
+    ray = ray_pool.RayPool(address, size, timeout, groups)
     try:
         bound = transport.bind(endpoint or f"tcp://{ray.host}:*")     # its first bind
         nearby = None
@@ -120,23 +120,19 @@ def check_settings(endpoint, engine, address, key, clients, insecure) -> None:
             raise ValueError(f"Ray workers connect over tcp, not {endpoint!r}.")
 
 
-def group_sizes(groups: Any, n_workers: int, engine: str, endpoint: Optional[str]) -> tuple:
+def group_sizes(groups: Any, n_workers: int) -> tuple:
     """Each group's size for ``groups`` (a count of equal groups, or each one's size) of
-    n_workers workers behind relays, local or remote (at ``endpoint``); () for none.
+    n_workers workers behind relays; () for none.
 
-    >>> group_sizes(3, 12, "local", None), group_sizes([2, 3], 5, "local", None)
+    >>> group_sizes(3, 12), group_sizes([2, 3], 5)
     ((4, 4, 4), (2, 3))
-    >>> group_sizes(5, 12, "local", None)
+    >>> group_sizes(5, 12)
     Traceback (most recent call last):
     ...
     ValueError: 12 workers do not split into 5 equal groups: give each group's size.
     """
     if groups is None:
         return ()
-    if engine != "local":
-        raise ValueError("Relays (groups=...) are local processes, or remote ones started "
-                         "with 'ffcode worker --connect ENDPOINT --group SIZE': not Ray "
-                         "actors.")
     if isinstance(groups, Sequence) and not isinstance(groups, str):
         sizes = tuple(checks.integer(size, "groups", low=1) for size in groups)
         if not sizes or sum(sizes) != n_workers:

@@ -61,10 +61,12 @@ class RayWorker:
     def public_key(self) -> bytes:
         return self.public
 
-    def serve(self, endpoint, slot, server_public, timeout, level, token=None) -> int:
+    def serve(self, endpoint, slot, server_public, timeout, level, token=None,
+              group=0) -> int:
         """Serve the master until it says SHUTDOWN (0), goes away or refuses us (1), or
         does not answer within timeout seconds (2). server_public: the master's key for
-        CURVE (None: plaintext, over ipc or when insecure)."""
+        CURVE (None: plaintext, over ipc or when insecure). group: serve as a relay of
+        that many local worker processes on this node (runtime/relay.py)."""
         from ffcode.runtime import worker
 
         worker.log_to_stderr(level)
@@ -72,7 +74,11 @@ class RayWorker:
         worker.renice(to=0)             # Ray runs workers at nice 15: answer at the usual
                                         # priority where allowed (zmq's threads inherit it)
         curve = None if server_public is None else (self.public, self.secret, server_public)
-        process = worker.Worker(endpoint, slot, curve, connect_timeout=timeout, token=token)
+        make = worker.Worker
+        if group:
+            from ffcode.runtime import relay
+            make = relay.with_group(group)
+        process = make(endpoint, slot, curve, connect_timeout=timeout, token=token)
         try:
             return process.serve()
         except NoMaster as e:
@@ -115,8 +121,9 @@ class RayPool:
     connected to, else $RAY_ADDRESS, else a new local one with a CPU per worker (at least
     the machine's count)."""
 
-    def __init__(self, address, n_workers, timeout):
+    def __init__(self, address, n_workers, timeout, groups=()):
         self.ray = ray = require()
+        self.groups = tuple(groups)     # relays': each slot's group, on its node
         self.timeout = timeout
         self.owns_ray = not ray.is_initialized()
         if not self.owns_ray and address is not None:
@@ -130,10 +137,12 @@ class RayPool:
             RayWorker)
         try:
             cpus = ray.cluster_resources().get("CPU", 0)
-            if cpus < n_workers:
-                raise ClusterError(f"The Ray cluster has {cpus:g} CPUs; {n_workers} workers "
+            need = sum(self.groups) or n_workers
+            if cpus < need:
+                raise ClusterError(f"The Ray cluster has {cpus:g} CPUs; {need} workers "
                                    f"need one each.")
-            self.group = placement_group([{"CPU": 1}] * n_workers, strategy="SPREAD")
+            self.group = placement_group([{"CPU": size} for size in self.groups] or
+                                         [{"CPU": 1}] * n_workers, strategy="SPREAD")
         except BaseException:
             self._disconnect()
             raise
@@ -177,8 +186,9 @@ class RayPool:
             server_public = None
         else:
             actor.endpoint, server_public = self.endpoint, self.server_public
-        actor.serving = actor.handle.serve.remote(actor.endpoint, actor.slot, server_public,
-                                                  self.timeout, level, actor.token)
+        actor.serving = actor.handle.serve.remote(
+            actor.endpoint, actor.slot, server_public, self.timeout, level, actor.token,
+            self.groups[actor.slot] if self.groups else 0)
 
     def check(self):
         """Move the actors' start on: admit the keys they made, then let them serve.

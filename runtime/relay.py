@@ -23,8 +23,6 @@ What a relay's task carries, as the master plans a job on three groups of four:
 from __future__ import annotations
 
 import concurrent.futures
-import functools
-import logging
 import os
 from typing import NoReturn
 
@@ -42,8 +40,6 @@ GROUP_SCHEME = "compfs"     # the inner code at full speed
 GROUP_TIMEOUT = 600.0       # seconds a group's job may take (the master's job has its own)
 LOOK_EVERY = 0.02           # seconds between looks at a stop while the group works
 MAX_GROUP = 1024            # workers a relay starts at most (as a Cluster does)
-
-log = logging.getLogger(__name__)
 
 
 class Relay(Worker):
@@ -101,16 +97,30 @@ class Relay(Worker):
         self.group.close()
 
 
-def run(endpoint: str, *, size: int, **options) -> NoReturn:
-    """Start a group of ``size`` local workers and, once they are connected, serve the
-    master at endpoint as their relay; then exit the process. The other arguments are
-    ffcode.runtime.worker.run's (CURVE keys, timeout, buffer): ``ffcode worker --connect
-    ENDPOINT --group SIZE`` starts one by hand."""
+def with_group(size: int):
+    """A maker of relays (Worker's arguments) with a group of ``size`` local workers,
+    started and connected first."""
     size = checks.integer(size, "size", low=1, high=MAX_GROUP)
     os.environ.pop(pool.IN_POOL, None)     # this process starts its group's pool
     group = Cluster(size)
     try:
         group.wait()                    # ready when its group is: then it says hello
-        worker.run(endpoint, make=functools.partial(Relay, group=group), **options)
-    finally:                            # run exits the process; this is for its errors
+    except BaseException:
         group.close()
+        raise
+
+    def make(*arguments, **options) -> Relay:
+        try:
+            return Relay(*arguments, group=group, **options)
+        except BaseException:
+            group.close()
+            raise
+    return make
+
+
+def run(endpoint: str, *, size: int, **options) -> NoReturn:
+    """Start a group of ``size`` local workers and, once they are connected, serve the
+    master at endpoint as their relay; then exit the process. The other arguments are
+    ffcode.runtime.worker.run's (CURVE keys, timeout, buffer): ``ffcode worker --connect
+    ENDPOINT --group SIZE`` starts one by hand."""
+    worker.run(endpoint, make=with_group(size), **options)

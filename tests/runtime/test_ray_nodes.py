@@ -128,6 +128,22 @@ def test_workers_spread_and_a_node_removed_mid_job(bounded, ray_session):
         assert victim.node_id not in {w.node for w in report.workers}
 
 
+@pytest.mark.bounded(120)
+def test_relays_one_per_node_with_their_groups(bounded, ray_session):
+    """Three relays of two workers each on the three nodes (a bundle of 2 CPUs a relay,
+    its group started on its node): a hierarchical code is exact in every scheme, and the
+    relays' timelines name three nodes and show their groups' jobs."""
+    F = ffcode.GF(2**31 - 1)
+    A, x = F.random((120, 40), seed=5), F.random(40, seed=6)
+    code = ffcode.HierarchicalCode(MDS(F, 2, 3), MDS(F, 1, 2))
+    with Cluster(6, engine="ray", groups=3, start_timeout=60) as cluster:
+        assert len({h.node for h in cluster.wait()}) == 3
+        for scheme in ("compfs", "cfs", "classic", "systematic", "uncoded"):
+            output, report = cluster.run(code, A, x, scheme=scheme, timeout=60)
+            assert np.array_equal(output, F.matmul(A, x)), scheme
+        assert len(report.workers) == 3 and any(w.group for w in report.workers)
+
+
 @pytest.mark.bounded(60)
 def test_workers_that_cannot_reach_the_master(bounded, ray_session, monkeypatch):
     """Actors told an endpoint they cannot reach (as a node behind a firewall would be;

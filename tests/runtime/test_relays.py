@@ -224,11 +224,6 @@ def test_bad_groups_are_refused_before_anything_starts(groups, error):
         Cluster(12, groups=groups)
 
 
-def test_relays_are_not_ray_actors():
-    with pytest.raises(ValueError, match="Relays .* not Ray actors"):
-        Cluster(12, groups=3, engine="ray")
-
-
 def test_a_relay_refuses_a_task_without_an_inner_code_and_a_worker_one_with():
     from ffcode.runtime.task import Task
     from ffcode.runtime.worker import own_operation
