@@ -3,6 +3,7 @@ pair of outer and inner codes exact in every scheme, faults at both layers (a lo
 frozen worker behind a relay, a wrong relay caught), and the topologies refused."""
 import os
 import signal
+import time
 
 import pytest
 
@@ -75,6 +76,35 @@ def test_a_lost_relay_is_a_straggler_of_the_outer_code(bounded):
         assert (y == expected).all() and report.workers[1].lost == "process exited"
         y, report = c.run(code, *inputs, timeout=60)
         assert (y == expected).all() and not any(w.lost for w in report.workers)
+
+
+def alive(pid) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.bounded(90)
+def test_a_frozen_relay_is_given_up_on_and_its_group_goes_with_it(bounded):
+    """Relay 1 freezes (SIGSTOP) before its first packet: the master decodes from the
+    other two and kills it, and its group's pool and workers exit too (their relay is
+    gone); a fresh relay and group take its place before the next job."""
+    code, inputs, expected = case("MDS", "MDS")
+    with Cluster(12, groups=3, lost_after=1.0) as c:
+        relay = c.wait()[1].pid
+        group = descendants(relay)
+        assert len(group) == 5                  # its group's pool and four workers
+        faults = Faults(hang_after={1: 0}, delay={0: (0.5, 0), 2: (0.5, 0)})
+        y, report = c.run(code, *inputs, faults=faults, timeout=60)
+        assert (y == expected).all() and report.workers[1].lost == "process frozen"
+        y, report = c.run(code, *inputs, timeout=60)
+        assert (y == expected).all() and not any(w.lost for w in report.workers)
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in {relay, *group}) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(pid) for pid in {relay, *group})
 
 
 @pytest.mark.bounded(90)
