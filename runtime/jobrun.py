@@ -78,7 +78,7 @@ class JobRun:
         self.state = WAITING
         self.workers: list = []
         self.index: dict = {}
-        self.report = Report(plan.scheme.value, repr(plan.code), self.count, plan.pieces,
+        self.report = Report(plan.scheme.value, plan.name, self.count, plan.pieces,
                              plan.needed)
         self.report.settings = settings
         self.report.job = epoch

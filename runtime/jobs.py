@@ -247,6 +247,7 @@ class Plan:
                              "cfs or compfs.")
         path = functions.path_of(code.function)    # before any work: workers import it
         self.resident, self.assignment, self.inner = resident, assignment, inner
+        self.name = repr(code)          # what the report calls the job's code
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
@@ -335,7 +336,7 @@ class Plan:
                 list(np.shape(x))
 
         options = self.options
-        return {"code": repr(self.code), "p": self.F.p, "inputs": [shapes(x) for x in inputs],
+        return {"code": self.name, "p": self.F.p, "inputs": [shapes(x) for x in inputs],
                 "scheme": self.scheme.value, "pieces": self.pieces,
                 "faults": options.faults.to_dict(), "seed": options.seed,
                 "coefficient_seed": self.coefficient_seed,
@@ -355,7 +356,7 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     an earlier job left in ``buffers`` (dtype -> storage; a job returns it as it ends).
     ``groups``: the group sizes of a cluster of relays (its n_workers relays), which runs
     a hierarchical code's outer code (``through_relays``)."""
-    inner = None
+    inner, asked = None, code
     if groups:
         code, inner = through_relays(code, groups, options.group_faults)
     elif options.group_faults is not None:
@@ -373,6 +374,8 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     options.faults.check_workers(len(assignment))
     buffer = buffers.pop(code.F.dtype, None)    # one job's at a time
     plan = Plan(code, inputs, options, assignment, data, buffer, max_message, inner)
+    if groups:
+        plan.name = repr(asked)         # the hierarchical code, its outer one at the master
     inputs = inputs if data is None else (*data.data, *inputs)
     return plan, inputs, verification(options.verify, code, inputs, options.adversaries)
 

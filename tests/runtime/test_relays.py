@@ -54,6 +54,7 @@ def test_every_pair_of_codes_is_exact_in_every_scheme(bounded, cluster, outer, i
         y, report = cluster.run(code, *inputs, scheme=scheme, timeout=60)
         assert (y == expected).all() and y.shape == expected.shape, scheme
         assert len(report.workers) == 3 and report.scheme == scheme
+        assert report.code == report.settings["code"] == repr(code)
 
 
 @pytest.mark.bounded(60)
