@@ -145,7 +145,11 @@ class Tree:
     may be per worker too. Rates are bytes per second (inf: free), latencies seconds;
     ``piece_bytes`` is one inner packet's payload, of ``element_bytes`` per element.
     ``decode_cost`` (None: ``measure_decode_cost()``) prices the relays' and the master's
-    decoding. ``members[g]`` are group g's workers."""
+    decoding. Before a worker starts, its share is encoded and shipped, one share after
+    another: by the flat master ``share_cost`` seconds a worker; in the hierarchy by the
+    master ``outer_share_cost`` a relay, then by each relay ``inner_share_cost`` a worker
+    of its group (all 0: every worker starts at once). ``members[g]`` are group g's
+    workers."""
     groups: Union[int, Sequence[int]]
     outer_threshold: int
     inner_threshold: int
@@ -165,6 +169,9 @@ class Tree:
     element_bytes: int = 4
     decode_cost: Optional[DecodeCost] = None
     seed: int = 0
+    share_cost: float = 0.0
+    outer_share_cost: float = 0.0
+    inner_share_cost: float = 0.0
 
     def __post_init__(self) -> None:
         self.groups = _group_sizes(self.groups, self.n_workers)
@@ -185,7 +192,8 @@ class Tree:
             "outer_pieces", low=1)
         for name in ("uplink_rate", "relay_rate", "master_rate", "piece_bytes"):
             setattr(self, name, checks.positive(getattr(self, name), name, finite=False))
-        for name in ("inner_latency", "uplink_latency"):
+        for name in ("inner_latency", "uplink_latency", "share_cost", "outer_share_cost",
+                     "inner_share_cost"):
             setattr(self, name, checks.non_negative(getattr(self, name), name))
         self.element_bytes = checks.integer(self.element_bytes, "element_bytes", low=1)
         self.seed = checks.integer(self.seed, "seed", low=0)
@@ -200,6 +208,16 @@ class Tree:
                                  link_rate=self.inner_rate, seed=self.seed)
         ends = np.cumsum(self.groups)
         self.members = [np.arange(end - size, end) for end, size in zip(ends, self.groups)]
+
+    def starts(self, flat: bool) -> np.ndarray:
+        """When each worker starts computing: its share encoded and shipped after those
+        before it (in the flat run by the master; in the hierarchy by its relay, once the
+        master has shipped the relay's)."""
+        if flat:
+            return self.share_cost * np.arange(1, self.n_workers + 1)
+        return np.concatenate([self.outer_share_cost * (g + 1) + self.inner_share_cost *
+                               np.arange(1, len(members) + 1)
+                               for g, members in enumerate(self.members)])
 
     def decode_seconds(self, rank: int, columns: float) -> float:
         """The seconds of one decode of ``rank`` unknowns, payloads of ``columns`` elements."""
@@ -253,7 +271,7 @@ def simulate_tree(tree: Tree, exact: Optional[bool] = None) -> TreeResult:
     if not isinstance(tree, Tree):
         raise TypeError(f"Argument 'tree' must be a Tree, not {type(tree).__name__}.")
     m, R_i, size = tree.pieces, tree.inner_threshold, tree.piece_bytes
-    ready = np.cumsum(tree.workers.times, axis=1)
+    ready = tree.starts(flat=False)[:, None] + np.cumsum(tree.workers.times, axis=1)
     arrivals = sim.link_arrivals(ready, np.full(ready.shape, size), tree.workers.link_rate) + \
         tree.inner_latency
     columns = size / tree.element_bytes
@@ -287,7 +305,7 @@ def simulate_flat(tree: Tree, exact: Optional[bool] = None) -> TreeResult:
         raise TypeError(f"Argument 'tree' must be a Tree, not {type(tree).__name__}.")
     m, size = tree.pieces, tree.piece_bytes
     R = tree.outer_threshold * tree.inner_threshold
-    ready = np.cumsum(tree.workers.times, axis=1)
+    ready = tree.starts(flat=True)[:, None] + np.cumsum(tree.workers.times, axis=1)
     local = sim.link_arrivals(ready, np.full(ready.shape, size), tree.workers.link_rate) + \
         tree.inner_latency
     arrivals = np.empty_like(local)

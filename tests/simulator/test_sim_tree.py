@@ -182,3 +182,26 @@ def test_sweep_has_flat_and_hierarchical_runs():
     for flat, hierarchy in runs.values():
         assert flat.relay_done.size == 0 and hierarchy.relay_done.size > 0
         assert hierarchy.master_work < flat.master_work
+
+
+def test_shares_are_shipped_before_their_workers_start():
+    """The flat master ships one share after another; in the hierarchy the master ships the
+    relays' and each relay then its group's: a worker starts once its share is there."""
+    tree = Tree(groups=[2, 2], outer_threshold=2, inner_threshold=2, pieces=1,
+                piece_time=ShiftedExponential(1.0, 0.0), decode_cost=0.0, share_cost=0.1,
+                outer_share_cost=0.5, inner_share_cost=0.1)
+    assert np.allclose(tree.starts(flat=True), [0.1, 0.2, 0.3, 0.4])
+    assert np.allclose(tree.starts(flat=False), [0.6, 0.7, 1.1, 1.2])
+    assert np.isclose(simulate_flat(tree).seconds, 1.4)
+    hierarchy = simulate_tree(tree)
+    assert np.allclose(hierarchy.relay_done, [1.7, 2.2]) and np.isclose(hierarchy.seconds, 2.2)
+    free = Tree(groups=[2, 2], outer_threshold=2, inner_threshold=2, pieces=1,
+                piece_time=ShiftedExponential(1.0, 0.0), decode_cost=0.0)
+    assert np.isclose(simulate_tree(free).seconds, 1.0) and not free.starts(False).any()
+
+
+@pytest.mark.parametrize("name", ["share_cost", "outer_share_cost", "inner_share_cost"])
+def test_a_negative_share_cost_is_refused(name):
+    with pytest.raises(ValueError, match=name):
+        Tree(groups=[2, 2], outer_threshold=1, inner_threshold=1, pieces=1, decode_cost=0.0,
+             **{name: -0.1})
