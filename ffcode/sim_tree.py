@@ -214,7 +214,7 @@ class Tree:
         before it (in the flat run by the master; in the hierarchy by its relay, once the
         master has shipped the relay's)."""
         if flat:
-            return self.share_cost * np.arange(1, self.n_workers + 1)
+            return self.share_cost * np.arange(1, len(self.workers.times) + 1)
         return np.concatenate([self.outer_share_cost * (g + 1) + self.inner_share_cost *
                                np.arange(1, len(members) + 1)
                                for g, members in enumerate(self.members)])
