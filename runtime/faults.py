@@ -16,7 +16,6 @@ Traceback (most recent call last):
 ...
 ValueError: Faults 'slowdown' needs workers >= 0 and values >= 1.0, not 0: 0.5.
 """
-import json  # noqa: F401 (the doctest's)
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -135,6 +134,7 @@ class Faults:
         """The Faults ``to_dict`` gave (worker keys strings after JSON), every value checked
         as the constructor checks it: it may come from the network.
 
+        >>> import json
         >>> faults = Faults(delay={1: (0.5, 0.0)}, corrupt={0: "random"})
         >>> Faults.from_dict(json.loads(json.dumps(faults.to_dict()))) == faults
         True

@@ -307,7 +307,10 @@ class JobRun:
 
     def _notes(self, i, frames) -> None:
         """What a worker's DONE or STOPPED tells: a relay's group's jobs, in brief
-        (report.read_group; a malformed one is rejected and left out)."""
+        (report.read_group; a malformed one is rejected and left out). A worker's says
+        nothing: its frame is not parsed."""
+        if frames and memoryview(frames[0]) == wire.EMPTY_META:
+            return
         try:
             meta, _ = wire.read_control(frames)
             if "group" in meta:

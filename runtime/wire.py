@@ -165,6 +165,9 @@ def read_packet(header: Header, frames: list, dtype: np.dtype):
     return coeffs, payload.reshape(header.shape)
 
 
+EMPTY_META = json.dumps({"arrays": []}).encode()     # a control message with nothing to say
+
+
 def control(header: Header, meta=None, arrays=()) -> list:
     """A message with a JSON meta frame and array frames (their dtypes and shapes in meta)."""
     arrays = [_contiguous(a) for a in arrays]

@@ -93,8 +93,9 @@ class Job:
     def ended(self, kind):
         """Its DONE or STOPPED message: a relay's tells its group's jobs (a snapshot: the
         compute thread may add one meanwhile)."""
-        return wire.control(self.header(kind),
-                            {} if self.group is None else {"group": list(self.group)})
+        if self.group is None:              # a worker's, every job: nothing to encode
+            return [self.header(kind).pack(), wire.EMPTY_META]
+        return wire.control(self.header(kind), {"group": list(self.group)})
 
     @property
     def size(self) -> int:

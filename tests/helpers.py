@@ -192,19 +192,31 @@ def low_rank(p: int, m: int, n: int, r: int, seed) -> np.ndarray:
     return flint_product(p, rand(p, (m, r), seed), rand(p, (r, n), (seed, 1))).astype(dtype)
 
 
+def process_state(pid):
+    """(state, parent pid) of a process from /proc/PID/stat, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0], int(fields[1])
+
+
+def alive(pid) -> bool:
+    """True while pid is a process that is not a zombie."""
+    state = process_state(pid)
+    return state is not None and state[0] != "Z"
+
+
 def descendants(pid=None) -> set:
     """The pids of every living process below pid (default: this one), from /proc."""
     import os
     parents = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":                    # zombies are already dead
-                parents.setdefault(int(fields[1]), []).append(int(entry))
+            state = process_state(entry)
+            if state is not None and state[0] != "Z":   # zombies are already dead
+                parents.setdefault(state[1], []).append(int(entry))
     found, todo = set(), [os.getpid() if pid is None else pid]
     while todo:
         for child in parents.get(todo.pop(), []):

@@ -21,7 +21,7 @@ from ffcode import MDS, PolynomialCode
 from ffcode.cli import commands as cli
 from ffcode.runtime import SCHEMA, Cluster
 
-from helpers import descendants
+from helpers import alive, descendants
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
@@ -364,15 +364,6 @@ def test_unwritable_report_path(bounded, capsys, tmp_path):
 
 
 # -- Ctrl-C --------------------------------------------------------------------------------------
-
-
-def alive(pid) -> bool:
-    """True while pid is a process that is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def ffcode_command(*args):

@@ -11,7 +11,7 @@ import ffcode
 from ffcode import GF, MDS, HierarchicalCode, MatDot, PolynomialCode
 from ffcode.runtime import Cluster, Faults
 
-from helpers import descendants, shared_cluster
+from helpers import alive, descendants, process_state, shared_cluster
 from test_remote import LOOPBACK, exits, start_workers
 
 F = GF(2**31 - 1)
@@ -37,13 +37,8 @@ def case(outer, inner):
 
 def group_workers(relay_pid) -> set:
     """The worker processes of a relay's group: its fork server's children."""
-    return descendants(relay_pid) - {pid for pid in descendants(relay_pid)
-                                     if _parent(pid) == relay_pid}
-
-
-def _parent(pid) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
+    below = descendants(relay_pid)
+    return {pid for pid in below if process_state(pid)[1] != relay_pid}
 
 
 @pytest.mark.bounded(120)
@@ -77,14 +72,6 @@ def test_a_lost_relay_is_a_straggler_of_the_outer_code(bounded):
         assert (y == expected).all() and report.workers[1].lost == "process exited"
         y, report = c.run(code, *inputs, timeout=60)
         assert (y == expected).all() and not any(w.lost for w in report.workers)
-
-
-def alive(pid) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.bounded(90)

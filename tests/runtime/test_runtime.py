@@ -25,7 +25,7 @@ from ffcode.runtime import wire
 from ffcode.errors import ClusterError, JobFailed, JobTimeout, WorkerError
 from ffcode.runtime.wire import Header, Kind
 
-from helpers import joined_dealer, reap, shared_cluster
+from helpers import alive, joined_dealer, reap, shared_cluster
 
 P31, P16, P61 = 2**31 - 1, 65521, 2**61 - 1
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
@@ -949,14 +949,6 @@ def test_ctrl_c_during_a_job(bounded, send):
         signal.signal(signal.SIGINT, previous)
 
 
-def _alive(pid) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.bounded(40)
 def test_killed_master_takes_its_workers_along(bounded):
     """SIGKILL to the master's process: no cleanup code runs, yet the fork server sees its
@@ -978,7 +970,7 @@ def test_killed_master_takes_its_workers_along(bounded):
         master.wait()
         master.stdin.close()
         master.stdout.close()
-    assert wait_gone(lambda: [pid for pid in pool if _alive(pid)])
+    assert wait_gone(lambda: [pid for pid in pool if alive(pid)])
 
 
 @pytest.mark.bounded(60)
