@@ -264,6 +264,7 @@ class JobRun:
         if self.state == RUNNING:
             self._stop_all()
         self.report.cancelled = True
+        self.report.rank = self.collector.rank
         self._end()
         return True
 

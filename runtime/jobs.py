@@ -36,8 +36,9 @@ from ffcode.decoding import verify
 from ffcode.errors import VerificationError
 from ffcode.pieces import pieces_count
 from ffcode.runtime.faults import Faults
+from ffcode.runtime.forwarding import Forwarding
 from ffcode.runtime.report import Report
-from ffcode.runtime.task import Task, share_piece
+from ffcode.runtime.task import Task, filed
 from ffcode.schemes import Scheme
 
 ALLOCATE = ("uniform", "speed")
@@ -222,12 +223,14 @@ class Plan:
     for ``resident`` data (runtime.resident.Resident) just the arguments, on the assignment
     it was loaded with. A wrong worker is wrong on every share it holds, so the collector
     corrects as many shares as the A workers holding the most hold between them
-    (``wrong_shares``). ``inner``: for a cluster of relays, what each one's task carries
-    (``through_relays``); the code is then the outer code."""
+    (``wrong_shares``). ``inner``: for a cluster of relays, inner(plan, relay, held) is
+    what a relay's task carries, held being the code indices of its shares with work
+    (``through_relays``, where the code is then the outer code, and ``forwarded``)."""
 
     def __init__(self, code: Code, inputs: Sequence[Any], options: Options,
                  assignment: tuple, resident: Any = None, buffer: Any = None,
-                 max_message: int = 256 << 20, inner: Optional[list] = None) -> None:
+                 max_message: int = 256 << 20,
+                 inner: Optional[Callable[["Plan", int, list], dict]] = None) -> None:
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -311,16 +314,15 @@ class Plan:
                     faults=self.options.faults.for_worker(worker,
                                                           self.work_pieces * len(held)),
                     max_message=max_message, priority=self.options.priority,
-                    inner=None if self.inner is None else self.inner[worker])
+                    inner=None if self.inner is None else
+                    self.inner(self, worker, [k for k, _ in held]))
         shipped = [] if resident else [a for _, share in held for a in share]
         return task, [*shipped, *args]
 
     def share_of(self, worker: int, index: int) -> Optional[tuple[int, int]]:
         """(code index, piece) of a worker's packet ``index`` (None: it has no such
         packet)."""
-        k, j = share_piece(index, self.pieces)
-        held = self.held[worker]
-        return (held[k], j) if k < len(held) else None
+        return filed(self.held[worker], index, self.pieces)
 
     @property
     def buffer(self) -> Any:
@@ -356,9 +358,14 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     an earlier job left in ``buffers`` (dtype -> storage; a job returns it as it ends).
     ``groups``: the group sizes of a cluster of relays (its n_workers relays), which runs
     a hierarchical code's outer code (``through_relays``)."""
-    inner, asked = None, code
-    if groups:
-        code, inner = through_relays(code, groups, options.group_faults)
+    if isinstance(code, Forwarding):        # a relay's job on its group
+        return code.plan(options), (), False
+    inner, asked, assignment = None, code, None
+    if groups and isinstance(code, HierarchicalCode):
+        code, carried = through_relays(code, groups, options.group_faults)
+        inner = lambda plan, relay, held: carried[relay]    # noqa: E731
+    elif groups:
+        assignment, inner = forwarded(code, groups, options, remote)
     elif options.group_faults is not None:
         raise ValueError("Argument 'group_faults' is for a cluster of relays (groups=).")
     data = None
@@ -369,12 +376,12 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
                              "give assignment or allocate to load, not to run.")
         code, assignment = data.code, data.assignment
         options = options.resolved(data.scheme, data.pieces)
-    else:
+    elif assignment is None:
         assignment = options.assignment_for(code, n_workers, speeds, remote=remote)
     options.faults.check_workers(len(assignment))
     buffer = buffers.pop(code.F.dtype, None)    # one job's at a time
     plan = Plan(code, inputs, options, assignment, data, buffer, max_message, inner)
-    if groups:
+    if asked is not code:
         plan.name = repr(asked)         # the hierarchical code, its outer one at the master
     inputs = inputs if data is None else (*data.data, *inputs)
     return plan, inputs, verification(options.verify, code, inputs, options.adversaries)
@@ -392,7 +399,7 @@ def through_relays(code: Any, groups: tuple, group_faults: Any = None) -> tuple:
     if code.groups != len(groups):
         raise ValueError(f"{code!r} has {code.groups} groups (its outer code's points), "
                          f"this cluster {len(groups)}.")
-    inner = code.inner
+    inner, group_faults = code.inner, checked_group_faults(group_faults, groups)
     for g, size in enumerate(groups):
         if size < inner.recovery_threshold:
             raise ValueError(f"Group {g} has {size} workers, fewer than the inner code's "
@@ -402,16 +409,59 @@ def through_relays(code: Any, groups: tuple, group_faults: Any = None) -> tuple:
             raise ValueError(f"Group {g} has {size} workers, the inner code "
                              f"{inner.n_workers} points: give each group a worker per "
                              f"point.")
+    description = inner.description()
+    return code.outer, [{"code": description, "faults": group_faults.get(g)}
+                        for g in range(len(groups))]
+
+
+def forwarded(code: Any, groups: tuple, options: Options, remote: bool = False) -> tuple:
+    """(each relay's shares, inner) of an ordinary code on a cluster of relays whose groups
+    have these sizes: the shares are dealt over the groups' workers (as ``assignment``
+    and ``allocate`` say, over all of them: uniform by default), a relay holding its
+    workers' shares in their order; inner(plan, relay, held) is what its task carries for
+    runtime/forwarding.py: how many of them each of its workers holds, its group's faults,
+    the scheme, each share's decoding equation (a unit vector per slice when uncoded), and
+    whether it forwards only what adds rank (not when the master corrects wrong senders,
+    which needs their redundancy)."""
+    if isinstance(options.allocate, str) and options.allocate == "speed":
+        raise ValueError("allocate='speed' measures relays, not their workers: pass each "
+                         "worker's speed (allocate=[...]) or an assignment.")
+    if not isinstance(code, Code):
+        raise TypeError(f"Argument 'code' must be an ffcode code, not "
+                        f"{type(code).__name__}.")
+    if remote:
+        check_importable(code)
+    group_faults = checked_group_faults(options.group_faults, groups)
+    workers = options._allocated(code, sum(groups), [None] * sum(groups))
+    workers += ((),) * (sum(groups) - len(workers))     # those an assignment leaves idle
+    starts = np.cumsum((0,) + groups)
+    members = [workers[starts[g]:starts[g + 1]] for g in range(len(groups))]
+    assignment = tuple(tuple(k for held in group for k in held) for group in members)
+    warn_privacy(code, assignment)
+
+    def inner(plan: Plan, relay: int, held: list) -> dict:
+        working = set(held)
+        if plan.scheme == Scheme.UNCODED:
+            slices = len(plan.layout.encoding.shares)
+            powers = [[int(k == s) for s in range(slices)] for k in held]
+        else:
+            powers = plan.code.evaluations[held].tolist()
+        return {"members": [sum(k in working for k in shares) for shares in members[relay]],
+                "faults": group_faults.get(relay), "scheme": plan.scheme.value,
+                "work": plan.work_pieces, "powers": powers, "filter": not plan.adversaries}
+    return assignment, inner
+
+
+def checked_group_faults(group_faults: Any, groups: tuple) -> dict:
+    """{group: its faults as data (Faults.to_dict)}, each checked against its group's size."""
     group_faults = group_faults or {}
     beyond = sorted(g for g in group_faults if g >= len(groups))
     if beyond:
         raise ValueError(f"group_faults names groups {beyond}, but the cluster has groups "
                          f"0..{len(groups) - 1}.")
-    for faults in group_faults.values():
-        faults.check_workers(inner.n_workers)
-    description = inner.description()
-    return code.outer, [{"code": description, "faults": group_faults[g].to_dict()
-                         if g in group_faults else None} for g in range(len(groups))]
+    for g, faults in group_faults.items():
+        faults.check_workers(groups[g])
+    return {g: faults.to_dict() for g, faults in group_faults.items()}
 
 
 def _arrays(share) -> list:

@@ -1,15 +1,19 @@
-"""A relay: the process between a group of workers and the master, in hierarchical coded
-computing (``Cluster(n_workers, groups=...)`` running an ffcode.HierarchicalCode).
+"""A relay: the process between a group of workers and the master
+(``Cluster(n_workers, groups=...)``). To its group it is a master: at start it opens a
+local Cluster of the group's workers (processes of its own, gone with it). To the master
+it is one worker, paced, faulted and stopped as any worker is; a stop from the master
+cancels its group's job, and its acknowledgement tells what the group did.
 
-To the master a relay is one worker of the outer code: it is sent the group's outer share
-and answers with packets of its result in the job's scheme, paced, faulted and stopped as
-any worker is. To its group it is a master: at start it opens a local Cluster of the
-group's workers (processes of its own, gone with it), and each piece of its work is one
-job of the task's inner code on that cluster, run at full speed (compfs), so that the group
-absorbs its slow and lost workers and the relay decodes the moment enough of them have
-answered. The inner code and the group's injected faults come as plain values
+With an ffcode.HierarchicalCode it is a worker of the outer code: it is sent the group's
+outer share and answers with packets of its result in the job's scheme. Each piece of its
+work is one job of the task's inner code on its group, run at full speed (compfs), so that
+the group absorbs its slow and lost workers and the relay decodes the moment enough of
+them have answered. The inner code and the group's injected faults come as plain values
 (ProductCode.description, Faults.to_dict), checked, never pickled.
-A stop from the master cancels the group's job.
+
+With an ordinary code it holds its group's shares, already encoded: its group computes
+them as the workers of a flat cluster would, and it forwards their packets as they come,
+only those that add rank (runtime/forwarding.py).
 
 What a relay's task carries, as the master plans a job on three groups of four:
 
@@ -24,17 +28,24 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import queue
+import threading
 from typing import NoReturn
+
+import numpy as np
 
 from ffcode import checks
 from ffcode.codes.product import ProductCode
-from ffcode.errors import ClusterError, JobFailed
+from ffcode.errors import ClusterError, JobFailed, JobTimeout, WorkerError
 from ffcode.field import GF
-from ffcode.runtime import pool
+from ffcode.runtime import pool, wire
 from ffcode.runtime.cluster import Cluster
 from ffcode.runtime.faults import Faults
+from ffcode.runtime.forwarding import Forwarding
 from ffcode.runtime import worker
-from ffcode.runtime.worker import Stopped, Unable, Worker
+from ffcode.runtime.task import packet_index
+from ffcode.runtime.wire import Kind
+from ffcode.runtime.worker import Stopped, Unable, Worker, paused, tamper
 
 GROUP_SCHEME = "compfs"     # the inner code at full speed
 GROUP_TIMEOUT = 600.0       # seconds a group's job may take (the master's job has its own)
@@ -47,7 +58,16 @@ class Relay(Worker):
 
     def __init__(self, *arguments, group: Cluster, **options) -> None:
         self.group = group
+        self.noting = threading.Lock()      # a group job's brief is noted once
         super().__init__(*arguments, **options)
+
+    def note(self, job, future) -> None:
+        """The brief of the job's group job ``future`` (ended, or cancelled) into the notes
+        that its DONE or STOPPED message carries, once."""
+        with self.noting:
+            if job.in_group is future:
+                job.in_group = None
+                job.group.append(future.report.brief())
 
     def operation(self, job):
         """(F, op): op runs the task's inner code on the group, waiting for its output and
@@ -71,26 +91,91 @@ class Relay(Worker):
         job.group = []
 
         def op(*operands):
-            future = self.group.submit(code, *operands, scheme=GROUP_SCHEME,
-                                       faults=faults, timeout=GROUP_TIMEOUT)
+            future = job.in_group = self.group.submit(
+                code, *operands, scheme=GROUP_SCHEME, faults=faults, timeout=GROUP_TIMEOUT,
+                priority=job.priority)
             while True:
                 try:
-                    output, report = future.result(LOOK_EVERY)
-                    job.group.append(report.brief())
+                    output, _ = future.result(LOOK_EVERY)
+                    self.note(job, future)
                     return F.elements(output, "the group's output")
                 except concurrent.futures.TimeoutError:
                     if job.stop.is_set():
                         future.cancel()
                         raise Stopped from None
                 except JobFailed as e:     # too many of the group's workers lost
-                    if e.report is not None:
-                        job.group.append(e.report.brief())
+                    if isinstance(e, (JobTimeout, WorkerError)):
+                        raise
+                    self.note(job, future)
                     raise Unable(f"the group could not decode: {e}") from None
-                except ClusterError:
+                except (ClusterError, concurrent.futures.CancelledError):
                     if job.stop.is_set():       # stopped, then shut down meanwhile
                         raise Stopped from None
                     raise
         return F, op
+
+    def work(self, job, out):
+        """A forwarding task's work (an ordinary code's), else its inner code's steps."""
+        if isinstance(job.task.inner, dict) and "members" in job.task.inner:
+            return self.forward(job, out)
+        return super().work(job, out)
+
+    def forward(self, job, out):
+        """Deal the task's shares to the group and send the master each packet the group's
+        Forwarder passes on, as it comes (yielding while none does, so that other jobs take
+        their turns), then DONE: once nothing more could add rank, or every live worker of
+        the group finished. The relay's own faults pause before each packet it forwards
+        (a slowdown has no computation here to slow), corrupt its payloads, pace its link,
+        or crash or hang it at a packet count."""
+        task = job.task
+        arrived: queue.SimpleQueue = queue.SimpleQueue()
+        forwarding = Forwarding(task, (job.shares, job.args), self.group.n_workers,
+                                arrived.put)
+        F, m = forwarding.F, task.pieces
+        delays, corrupt = job.faults.delays, job.faults.corrupt
+        per = len(delays) // (task.shares * m)     # pieces of work per packet
+        rng = np.random.default_rng() if corrupt else None
+        job.group = []
+        future = job.in_group = self.group.submit(forwarding, timeout=GROUP_TIMEOUT,
+                                                  priority=job.priority)
+        while True:
+            done = future.done()        # first: all it forwarded is queued by then
+            try:
+                packet = arrived.get(timeout=0 if done else LOOK_EVERY)
+            except queue.Empty:
+                if done:
+                    break
+                if job.stop.is_set():
+                    future.cancel()
+                    raise Stopped from None
+                yield
+                continue
+            at = packet_index(packet.worker, packet.index, m)
+            if paused(job, sum(delays[at * per:(at + 1) * per])):
+                future.cancel()
+                raise Stopped
+            header = job.header(Kind.PACKET, at, packet.rows or 0)
+            out(header, wire.packet_arrays(header, packet.coeffs, tamper(
+                F, packet.payload, packet.index, corrupt, rng)))
+        try:
+            future.result()
+        except JobFailed as e:          # workers lost: it forwarded what the rest sent
+            if isinstance(e, (JobTimeout, WorkerError)):
+                raise
+        except (ClusterError, concurrent.futures.CancelledError):
+            if job.stop.is_set():
+                raise Stopped from None
+            raise
+        self.note(job, future)
+        out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
+
+    def stopping(self, job) -> None:
+        """The group's job in flight is cancelled before the acknowledgement leaves, so that
+        the acknowledgement tells what the group did."""
+        future = job.in_group
+        if future is not None:
+            future.cancel()
+            self.note(job, future)
 
     def close(self) -> None:
         super().close()

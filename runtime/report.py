@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 
 from ffcode.version import __version__
 
-SCHEMA = 7                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 8                  # the version of the JSON layout below; raised when it changes
 MAX_GROUP_JOBS = 1 << 16    # a relay's group's jobs a report takes
 MAX_GROUP_SIZE = 1 << 10    # and workers per job
 
@@ -53,9 +53,10 @@ class WorkerTimeline:
     at the job; null for one lost without packets), ``done`` (its message that every packet was sent arrived; null if it was
     stopped first), ``stopped`` (it acknowledged the stop), ``lost`` (why it was given up
     on, or null), ``used`` and ``wasted`` (packets); for a relay, ``group``: its group's
-    jobs (a piece of work each) as it reported them with its DONE or stop
-    acknowledgement (``Report.brief``: ``total`` s, ``shipped`` bytes to the group's
-    workers, ``received`` packets from them, ``workers``: each one's ``packets`` and
+    jobs (of a hierarchical code, a piece of work each; of an ordinary code, one) as it
+    reported them with its DONE or stop acknowledgement (``Report.brief``: ``total`` s,
+    ``shipped`` bytes to the group's workers, ``received`` packets from them, ``rank``
+    (those that counted: decoded, or forwarded), ``workers``: each one's ``packets`` and
     ``lost``), else null."""
     worker: int
     host: str = ""
@@ -176,7 +177,7 @@ class Report:
         """The job in brief, as a relay tells the master about its group's job (read back
         with ``read_group``)."""
         return {"total": self.total, "shipped": self.shipped, "received": self.received,
-                "workers": [{"packets": len(w.packets), "lost": w.lost}
+                "rank": self.rank, "workers": [{"packets": len(w.packets), "lost": w.lost}
                             for w in self.workers]}
 
     def to_dict(self) -> dict:
@@ -236,13 +237,13 @@ def read_group(data) -> list:
     """A relay's group's jobs in brief (``Report.brief`` each), as it sent them: checked
     field by field, ValueError on anything else.
 
-    >>> read_group([{"total": 0.5, "shipped": 10, "received": 4,
-    ...              "workers": [{"packets": 4, "lost": None}]}])[0]["received"]
-    4
+    >>> read_group([{"total": 0.5, "shipped": 10, "received": 4, "rank": 3,
+    ...              "workers": [{"packets": 4, "lost": None}]}])[0]["rank"]
+    3
     >>> read_group([{"total": -1}])
     Traceback (most recent call last):
     ...
-    ValueError: a relay's group job must be {total, shipped, received, workers}
+    ValueError: a relay's group job must be {total, shipped, received, rank, workers}
     """
     if not isinstance(data, list) or len(data) > MAX_GROUP_JOBS:
         raise ValueError("a relay's group jobs must be a list")
@@ -250,12 +251,14 @@ def read_group(data) -> list:
 
 
 def _group_job(job) -> dict:
-    keys = {"total", "shipped", "received", "workers"}
+    keys = {"total", "shipped", "received", "rank", "workers"}
     if not (isinstance(job, dict) and set(job) == keys and _count(job["shipped"]) and
-            _count(job["received"]) and type(job["total"]) in (int, float) and
+            _count(job["received"]) and _count(job["rank"]) and
+            job["rank"] <= job["received"] and type(job["total"]) in (int, float) and
             0 <= job["total"] < float("inf") and isinstance(job["workers"], list) and
             len(job["workers"]) <= MAX_GROUP_SIZE):
-        raise ValueError("a relay's group job must be {total, shipped, received, workers}")
+        raise ValueError("a relay's group job must be {total, shipped, received, rank, "
+                         "workers}")
     for worker in job["workers"]:
         if not (isinstance(worker, dict) and set(worker) == {"packets", "lost"} and
                 _count(worker["packets"]) and (worker["lost"] is None or

@@ -39,6 +39,13 @@ def share_piece(index: int, pieces: int) -> tuple:
     return divmod(index, pieces)
 
 
+def filed(held: Any, index: int, pieces: int) -> Optional[tuple]:
+    """(share, piece) a worker's packet ``index`` is filed under: its k-th share of
+    ``held``, piece j (None: it holds no k-th share)."""
+    k, j = divmod(index, pieces)
+    return (held[k], j) if k < len(held) else None
+
+
 @dataclass(frozen=True)
 class FaultPlan:
     """The faults one worker injects into a task (ffcode.Faults.for_worker): a slowdown

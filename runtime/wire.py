@@ -31,7 +31,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 5        # 5: relays (a task's inner code, DONE and STOPPED notes)
+MAGIC, VERSION = b"FC", 6        # 6: relays forward ordinary codes; group notes have rank
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 

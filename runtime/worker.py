@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Iterable, NoReturn
+from typing import Any, Iterable, NoReturn
 
 import numpy as np
 import zmq
@@ -89,6 +89,7 @@ class Job:
         self.steps = None               # the compute thread's generator, once started
         self.spent = 0.0                # seconds its steps took so far (wall: f may wait)
         self.group: list | None = None  # a relay's: its group's jobs so far, in brief
+        self.in_group: Any = None       # a relay's: its group's job in flight (a JobFuture)
 
     def ended(self, kind):
         """Its DONE or STOPPED message: a relay's tells its group's jobs (a snapshot: the
@@ -234,7 +235,7 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
         computed = piece_results(op, piece_share)
         for j in range(m):
             packet, spent, work = _timed(next, computed)
-            if _paused(job, (slowdown - 1) * work + delays[j]):
+            if paused(job, (slowdown - 1) * work + delays[j]):
                 return False
             header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
@@ -242,7 +243,7 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
         yield
         return True
     y, spent, work = _timed(op, *share, *job.args)     # the whole result, then packets
-    if _paused(job, (slowdown - 1) * work + sum(delays)):
+    if paused(job, (slowdown - 1) * work + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
     packets: Iterable[Packet]
@@ -329,7 +330,7 @@ def _timed(function, *args) -> tuple:
     return result, time.perf_counter() - start, time.thread_time() - cpu
 
 
-def _paused(job, seconds) -> bool:
+def paused(job, seconds) -> bool:
     """An injected pause, cut short by a stop (True when stopped); the longest wait the
     platform takes bounds it (faults bound each pause, not their sum)."""
     if seconds <= 0:
@@ -373,6 +374,14 @@ class Worker:
         """(F, op) of a job's task: its f, computed here (a relay's group computes instead)."""
         return own_operation(job)
 
+    def work(self, job, out):
+        """The generator of a job's work (``steps``), its messages to out(header, frames)."""
+        return steps(job, out, self.operation)
+
+    def stopping(self, job) -> None:
+        """A job is being stopped, before its acknowledgement leaves (a relay stops its
+        group's work first, so that the acknowledgement tells it)."""
+
     def _compute_loop(self):
         renice(COMPUTE_NICE)                # the main thread answers the master first
         pipe = self.context.socket(zmq.PAIR)
@@ -396,7 +405,7 @@ class Worker:
         operands (wall time: an f may wait without computing) is quick: its next small jobs
         run in the main thread."""
         if job.steps is None:
-            job.steps = steps(job, functools.partial(out, job), self.operation)
+            job.steps = self.work(job, functools.partial(out, job))
         began = time.perf_counter()
         try:
             try:
@@ -553,6 +562,7 @@ class Worker:
             if kept:
                 self._schedule_head(time.monotonic())
         if ack:
+            self.stopping(job)
             self._send(job.ended(Kind.STOPPED))
 
     def _take(self):

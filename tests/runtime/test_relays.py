@@ -166,7 +166,7 @@ def test_a_worker_lost_mid_job_is_absorbed_and_the_report_shows_the_tree(bounded
                                                                     False]
         assert first["shipped"] > 0 and first["received"] >= 3
         data = report.to_dict()
-        assert data["schema"] == 7 and data["workers"][0]["group"] == relay.group
+        assert data["schema"] == 8 and data["workers"][0]["group"] == relay.group
 
 
 @pytest.mark.bounded(90)
@@ -196,8 +196,6 @@ def test_bad_topologies_are_refused(bounded, cluster):
     with pytest.raises(ValueError, match="Group 1 has 5 workers, the inner code 4 points"):
         with Cluster(13, groups=[4, 5, 4]) as c:
             c.run(code, *inputs)
-    with pytest.raises(TypeError, match="runs hierarchical codes"):
-        cluster.run(MDS(F, 2, 12), A, X)
     with pytest.raises(ValueError, match="Resident data is for a cluster without groups"):
         cluster.load(code, A)
     with pytest.raises(ValueError, match=r"group_faults names groups \[3\]"):

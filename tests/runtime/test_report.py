@@ -33,10 +33,10 @@ def sample() -> Report:
 
 
 def test_header_fields():
-    """schema 7, the running version, the date in UTC ISO 8601 at creation."""
+    """schema 8, the running version, the date in UTC ISO 8601 at creation."""
     before = datetime.now(timezone.utc).replace(microsecond=0)
     report = sample()
-    assert report.schema == report_module.SCHEMA == 7
+    assert report.schema == report_module.SCHEMA == 8
     assert report.ffcode == ffcode.__version__
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", report.date)
     made = datetime.strptime(report.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
@@ -65,7 +65,7 @@ def test_docstring_names_every_key():
     assert "seconds" in Report.__doc__
 
 
-GROUP_JOB = {"total": 0.5, "shipped": 100, "received": 12,
+GROUP_JOB = {"total": 0.5, "shipped": 100, "received": 12, "rank": 8,
              "workers": [{"packets": 4, "lost": None}, {"packets": 1, "lost": "process exited"}]}
 
 
@@ -73,7 +73,7 @@ def test_a_relays_group_jobs_are_read_back_from_its_brief():
     report = sample()
     assert read_group([report.brief(), GROUP_JOB]) == [report.brief(), GROUP_JOB]
     assert report.brief() == {"total": 0.25, "shipped": 0, "received": 5,
-                              "workers": [{"packets": 2, "lost": None}] * 2 +
+                              "rank": report.rank, "workers": [{"packets": 2, "lost": None}] * 2 +
                               [{"packets": 1, "lost": None}]}
 
 
@@ -81,6 +81,7 @@ def test_a_relays_group_jobs_are_read_back_from_its_brief():
     None, {"total": 1}, [None], [dict(GROUP_JOB, total=-1.0)],
     [dict(GROUP_JOB, total=float("inf"))], [dict(GROUP_JOB, total="1")],
     [dict(GROUP_JOB, shipped=-1)], [dict(GROUP_JOB, received=True)],
+    [dict(GROUP_JOB, rank=13)], [dict(GROUP_JOB, rank=None)], [dict(GROUP_JOB, rank=-1)],
     [dict(GROUP_JOB, extra=1)], [dict(GROUP_JOB, workers={})],
     [dict(GROUP_JOB, workers=[{"packets": 1}])],
     [dict(GROUP_JOB, workers=[{"packets": 1, "lost": "x" * 201}])],
