@@ -68,11 +68,11 @@ class Cluster:
     and not yet ended (the master holds their encoded shares and decoders): a submit
     beyond it waits for one to end.
 
-    ``groups`` puts a relay between the master and each group of local workers
-    (``Cluster(12, groups=3)``: 3 relays of 4 workers; a list gives each group's size) to
-    run ffcode.HierarchicalCode jobs (runtime/relay.py); ``wait``, ``live``, ``faults``
-    and ``adversaries`` are then about the relays.
-    """
+    ``groups`` puts a relay between the master and each group of workers, local to it
+    (``Cluster(12, groups=3)``: 3 relays of 4; a list gives the sizes; "nodes" on Ray: a
+    relay per node): it runs a HierarchicalCode's inner code, or forwards an ordinary
+    code's packets that add rank (runtime/relay.py). ``wait``, ``live``, ``faults`` and
+    ``adversaries`` are then about the relays."""
 
     def __init__(self, n_workers: int = 4, endpoint: Optional[str] = None, *,
                  engine: str = "local", address: Optional[str] = None,
@@ -85,13 +85,11 @@ class Cluster:
         ray = engine == "ray"
         most = MAX_STARTED if endpoint is None or ray else MAX_REMOTE
         self.n_workers = checks.integer(n_workers, "n_workers", low=1, high=most)
-        self.groups = engines.group_sizes(groups, self.n_workers)
-        self.members = len(self.groups) or self.n_workers   # the master's direct peers
+        sizes = engines.group_sizes(groups, self.n_workers, engine)     # None: Ray's nodes
         self.start_timeout = checks.seconds(start_timeout, "start_timeout")
         self.lost_after = checks.seconds(lost_after, "lost_after")
         self.max_message = checks.integer(max_message, "max_message", low=wire.MAX_META_BYTES)
-        self.max_in_flight = checks.integer(max_in_flight, "max_in_flight", low=1,
-                                            high=1 << 16)
+        self.max_in_flight = checks.integer(max_in_flight, "max_in_flight", low=1, high=65536)
         self.engine, self.local = engine, endpoint is None and not ray
         self.epoch = 0                      # jobs submitted so far (a job's number)
         self._buffers: dict = {}            # dtype -> payload storage a job may reuse
@@ -106,8 +104,11 @@ class Cluster:
         self._finalizer = weakref.finalize(self, shutdown, self._owned)
         try:
             started = self._owned["engine"] = engines.start(
-                engine, self.transport, endpoint, size=self.members, address=address,
-                timeout=self.start_timeout, curve=curve, tmpdir=tmpdir, groups=self.groups)
+                engine, self.transport, endpoint, size=len(sizes or ()) or self.n_workers,
+                address=address, timeout=self.start_timeout, curve=curve, tmpdir=tmpdir,
+                groups=sizes)
+            self.groups = getattr(started, "groups", sizes)     # Ray's nodes decide
+            self.members = len(self.groups) or self.n_workers   # the master's direct peers
             self.roster = Roster(self.transport, started, self.members, self.lost_after)
             self.roster.spawn_all()
             driver = self._owned["driver"] = Driver(self.roster, self.transport.endpoint,
@@ -244,12 +245,11 @@ class Cluster:
 
         data: the inputs the code encodes (``code.inputs[:code.encodes]``: MDS's A, LCC's
         blocks). scheme: what the shares serve, "uncoded" (slices), "classic", "systematic"
-        or "cfs" (whole shares; a run may pick any of the three), "compfs" (shares already
-        combined into m = pieces pieces, for runs with that m). seed: the masks and piece
-        combinations (default fresh randomness). assignment, allocate: which shares each
-        worker holds, as for ``run``; every run on the data keeps it. A worker lost and
-        replaced gets its share again before its next job (its timeline's ``reloaded``
-        bytes). ``unload`` (or closing the cluster) frees the workers' memory."""
+        or "cfs" (whole shares, for any of the three), "compfs" (shares combined into m =
+        pieces pieces, for runs with that m). seed: the masks and piece combinations
+        (default fresh randomness). assignment, allocate: as for ``run``, kept by every run
+        on the data. A worker lost and replaced gets its share again before its next job
+        (its timeline's ``reloaded`` bytes). ``unload`` (or closing) frees their memory."""
         driver = self._outside("load")
         options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
                           allocate=allocate)

@@ -63,13 +63,13 @@ class Engine(Protocol):
 
 def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: int,
           address: Optional[str], timeout: float, curve: bool,
-          tmpdir: Optional[str], groups: tuple = ()) -> Optional[Engine]:
+          tmpdir: Optional[str], groups: Optional[tuple] = ()) -> Optional[Engine]:
     """Start the engine (None: hand-started workers at ``endpoint``) with size workers, and
     bind the transport where they connect: a private ipc socket in tmpdir for local
     workers; for Ray, tcp (``endpoint``, default this node's Ray address) plus a plaintext
     ipc socket for the actors on this node when no endpoint is given. ``curve``: the
     transport uses CURVE. ``groups``: the relays' group sizes (runtime/relay.py), one
-    relay per slot, its group local to it."""
+    relay per slot, its group local to it (None on Ray: a relay per node)."""
     if engine == "local" and endpoint is None:
         transport.gate.processes = lambda pid: False    # none is the pool's until it exists
         transport.bind(f"ipc://{tmpdir}/master")
@@ -120,12 +120,13 @@ def check_settings(endpoint, engine, address, key, clients, insecure) -> None:
             raise ValueError(f"Ray workers connect over tcp, not {endpoint!r}.")
 
 
-def group_sizes(groups: Any, n_workers: int) -> tuple:
+def group_sizes(groups: Any, n_workers: int, engine: str = "local") -> Optional[tuple]:
     """Each group's size for ``groups`` (a count of equal groups, or each one's size) of
-    n_workers workers behind relays; () for none.
+    n_workers workers behind relays; () for none; None for "nodes" on Ray (a relay per
+    node: Ray's nodes decide, ray_pool.node_groups).
 
-    >>> group_sizes(3, 12), group_sizes([2, 3], 5)
-    ((4, 4, 4), (2, 3))
+    >>> group_sizes(3, 12), group_sizes([2, 3], 5), group_sizes("nodes", 6, "ray")
+    ((4, 4, 4), (2, 3), None)
     >>> group_sizes(5, 12)
     Traceback (most recent call last):
     ...
@@ -133,6 +134,11 @@ def group_sizes(groups: Any, n_workers: int) -> tuple:
     """
     if groups is None:
         return ()
+    if isinstance(groups, str) and groups == "nodes":
+        if engine != "ray":
+            raise ValueError("groups='nodes' puts a relay on each Ray node: it needs "
+                             "engine='ray' (give a count or the sizes otherwise).")
+        return None
     if isinstance(groups, Sequence) and not isinstance(groups, str):
         sizes = tuple(checks.integer(size, "groups", low=1) for size in groups)
         if not sizes or sum(sizes) != n_workers:
@@ -144,3 +150,4 @@ def group_sizes(groups: Any, n_workers: int) -> tuple:
         raise ValueError(f"{n_workers} workers do not split into {count} equal groups: give "
                          f"each group's size.")
     return (n_workers // count,) * count
+

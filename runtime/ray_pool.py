@@ -34,7 +34,7 @@ import secrets
 import socket
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import zmq
 
@@ -119,11 +119,12 @@ class RayPool:
     """The actors of one Cluster. ``address`` is a Ray cluster's ("HOST:PORT", "auto" for
     the one 'ray start' began on this host), or None: the Ray instance this process is
     connected to, else $RAY_ADDRESS, else a new local one with a CPU per worker (at least
-    the machine's count)."""
+    the machine's count). ``groups``: the relays' group sizes, a relay per slot (None: a
+    relay on each live node, ``groups`` then says their sizes)."""
 
     def __init__(self, address, n_workers, timeout, groups=()):
         self.ray = ray = require()
-        self.groups = tuple(groups)     # relays': each slot's group, on its node
+        self.groups = tuple(groups or ())   # relays': each slot's group, on its node
         self.timeout = timeout
         self.owns_ray = not ray.is_initialized()
         if not self.owns_ray and address is not None:
@@ -136,13 +137,17 @@ class RayPool:
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(
             RayWorker)
         try:
+            if groups is None:          # a relay per node, each bundle on its own node
+                self.groups = node_groups(n_workers, [
+                    node["Resources"].get("CPU", 0) for node in ray.nodes() if node["Alive"]])
             cpus = ray.cluster_resources().get("CPU", 0)
             need = sum(self.groups) or n_workers
             if cpus < need:
                 raise ClusterError(f"The Ray cluster has {cpus:g} CPUs; {need} workers "
                                    f"need one each.")
-            self.group = placement_group([{"CPU": size} for size in self.groups] or
-                                         [{"CPU": 1}] * n_workers, strategy="SPREAD")
+            self.group = placement_group(
+                [{"CPU": size} for size in self.groups] or [{"CPU": 1}] * n_workers,
+                strategy="STRICT_SPREAD" if groups is None else "SPREAD")
         except BaseException:
             self._disconnect()
             raise
@@ -292,6 +297,20 @@ class RayPool:
     def _disconnect(self):
         if self.owns_ray:
             self.ray.shutdown()
+
+
+def node_groups(n_workers: int, cpus: Sequence[float]) -> tuple:
+    """A group per node, for nodes with these CPU counts: n_workers dealt as evenly as
+    they go over the nodes with a CPU (at most one group per worker), the larger groups
+    first.
+
+    >>> node_groups(12, [4, 4, 4]), node_groups(10, [8, 2, 0, 2]), node_groups(2, [4, 4, 4])
+    ((4, 4, 4), (4, 3, 3), (1, 1))
+    """
+    count = min(sum(1 for c in cpus if c >= 1), n_workers)
+    if not count:
+        raise ClusterError("The Ray cluster has no node with a CPU for a relay's group.")
+    return tuple(n_workers // count + (g < n_workers % count) for g in range(count))
 
 
 def _start(ray, address, n_workers, timeout):

@@ -99,19 +99,23 @@ def ray_session():
 
 @pytest.mark.bounded(120)
 def test_relays_one_per_node_with_their_groups(bounded, ray_session):
-    """A relay of two workers on each live node (a bundle of 2 CPUs a relay, its group
-    started on its node): a hierarchical code is exact in every scheme, and the relays'
-    timelines name every node and show their groups' jobs."""
+    """groups="nodes": a relay of two workers on each live node (a bundle of 2 CPUs a
+    relay, its group started on its node). A hierarchical code is exact in every scheme,
+    and so is an ordinary one, forwarded; the relays' timelines name every node and show
+    their groups' jobs."""
     nodes = sum(1 for node in ray.nodes() if node["Alive"])     # 3, unless one was removed
     F = ffcode.GF(2**31 - 1)
     A, x = F.random((120, 40), seed=5), F.random(40, seed=6)
     code = ffcode.HierarchicalCode(MDS(F, 2, nodes), MDS(F, 1, 2))
-    with Cluster(2 * nodes, engine="ray", groups=nodes, start_timeout=60) as cluster:
+    flat = MDS(F, 3, 2 * nodes)
+    with Cluster(2 * nodes, engine="ray", groups="nodes", start_timeout=60) as cluster:
+        assert cluster.groups == (2,) * nodes
         assert len({h.node for h in cluster.wait()}) == nodes
         for scheme in ("compfs", "cfs", "classic", "systematic", "uncoded"):
-            output, report = cluster.run(code, A, x, scheme=scheme, timeout=60)
-            assert np.array_equal(output, F.matmul(A, x)), scheme
-        assert len(report.workers) == nodes and any(w.group for w in report.workers)
+            for job in (code, flat):
+                output, report = cluster.run(job, A, x, scheme=scheme, timeout=60)
+                assert np.array_equal(output, F.matmul(A, x)), (scheme, job)
+                assert len(report.workers) == nodes and any(w.group for w in report.workers)
 
 
 @pytest.mark.bounded(120)

@@ -225,8 +225,9 @@ def test_remote_relays_over_tcp(bounded, tmp_path):
                                    match="the inner code has 4 workers, this relay's group 3"):
                     c.run(code, A, X, timeout=60)
             for scheme in SCHEMES if size == 4 else ():
-                y, report = c.run(code, A, X, scheme=scheme, timeout=60)
-                assert (y == F.matmul(A, X)).all() and len(report.workers) == 2, scheme
+                for job in (code, MDS(F, 3, 8)):        # hierarchical, and forwarded
+                    y, report = c.run(job, A, X, scheme=scheme, timeout=60)
+                    assert (y == F.matmul(A, X)).all() and len(report.workers) == 2, scheme
         assert exits(relays) == [0, 0]
 
 
@@ -234,7 +235,7 @@ def test_remote_relays_over_tcp(bounded, tmp_path):
     (5, "12 workers do not split into 5 equal groups"),
     ([4, 4], r"sizes \[4, 4\] must add up to n_workers \(12\)"),
     ([6, 0, 6], "must be at least 1"), (0, "must be from 1 to 12"), (13, "must be from 1 to 12"),
-    ("3", "must be an integer"), ([], "must add up")])
+    ("3", "must be an integer"), ([], "must add up"), ("nodes", "needs engine='ray'")])
 def test_bad_groups_are_refused_before_anything_starts(groups, error):
     with pytest.raises((ValueError, TypeError), match=error):
         Cluster(12, groups=groups)
