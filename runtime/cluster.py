@@ -107,7 +107,7 @@ class Cluster:
                 engine, self.transport, endpoint, size=len(sizes or ()) or self.n_workers,
                 address=address, timeout=self.start_timeout, curve=curve, tmpdir=tmpdir,
                 groups=sizes)
-            self.groups = getattr(started, "groups", sizes)     # Ray's nodes decide
+            self.groups = tuple(getattr(started, "groups", sizes) or ())    # Ray's nodes
             self.members = len(self.groups) or self.n_workers   # the master's direct peers
             self.roster = Roster(self.transport, started, self.members, self.lost_after)
             self.roster.spawn_all()
