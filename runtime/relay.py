@@ -138,25 +138,27 @@ class Relay(Worker):
         job.group = []
         future = job.in_group = self.group.submit(forwarding, timeout=GROUP_TIMEOUT,
                                                   priority=job.priority)
-        while True:
-            done = future.done()        # first: all it forwarded is queued by then
-            try:
-                packet = arrived.get(timeout=0 if done else LOOK_EVERY)
-            except queue.Empty:
-                if done:
-                    break
-                if job.stop.is_set():
-                    future.cancel()
-                    raise Stopped from None
-                yield
-                continue
-            at = packet_index(packet.worker, packet.index, m)
-            if paused(job, sum(delays[at * per:(at + 1) * per])):
+        try:
+            while True:
+                done = future.done()        # first: all it forwarded is queued by then
+                try:
+                    packet = arrived.get(timeout=0 if done else LOOK_EVERY)
+                except queue.Empty:
+                    if done:
+                        break
+                    if job.stop.is_set():
+                        raise Stopped from None
+                    yield
+                    continue
+                at = packet_index(packet.worker, packet.index, m)
+                if paused(job, sum(delays[at * per:(at + 1) * per])):
+                    raise Stopped
+                header = job.header(Kind.PACKET, at, packet.rows or 0)
+                out(header, wire.packet_arrays(header, packet.coeffs, tamper(
+                    F, packet.payload, packet.index, corrupt, rng)))
+        finally:                        # stopped, or dropped: the group stops too
+            if not future.done():
                 future.cancel()
-                raise Stopped
-            header = job.header(Kind.PACKET, at, packet.rows or 0)
-            out(header, wire.packet_arrays(header, packet.coeffs, tamper(
-                F, packet.payload, packet.index, corrupt, rng)))
         try:
             future.result()
         except JobFailed as e:          # workers lost: it forwarded what the rest sent

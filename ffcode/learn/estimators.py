@@ -95,7 +95,9 @@ def _opened(cluster: Any, n_workers: int) -> Iterator[Any]:
 class Settings:
     """A model's hyperparameters as a fit on ``n_workers`` workers resolves them (the
     defaults of ``scheme``, ``precision`` and ``k`` filled in), each checked: what
-    ``settings`` returns, a fit would accept."""
+    ``settings`` returns, a fit would accept. On a cluster of relays (``groups``, its
+    groups' sizes) the data ships with every job (``resident`` is off) and ``faults``
+    name relays."""
     coding: str
     scheme: Scheme
     pieces: int
@@ -112,6 +114,7 @@ class Settings:
     shares: int
     n_workers: int
     k: int = 1
+    groups: tuple = ()                  # a cluster of relays: its groups' sizes
 
     @property
     def n_points(self) -> int:
@@ -210,9 +213,10 @@ class _CodedGradientDescent(BaseEstimator):
         tags.input_tags.sparse = True   # densified: the workers' coded shares are dense
         return tags
 
-    def _settings(self, n_workers: Optional[int]) -> Settings:
+    def _settings(self, n_workers: Optional[int], groups: tuple = ()) -> Settings:
         """The hyperparameters checked, and k for n_workers (None: the fit's own local
-        cluster of ``self.n_workers``); see ``settings``."""
+        cluster of ``self.n_workers``) in these groups behind relays (none: ()); see
+        ``settings``."""
         own = checks.integer(self.n_workers, "n_workers", low=1)
         n_workers = own if n_workers is None else n_workers
         coding = checks.choice(self.coding, "coding", CODINGS)
@@ -231,10 +235,11 @@ class _CodedGradientDescent(BaseEstimator):
             degree=checks.integer(self.degree, "degree", low=1),
             precision=PRECISION[coding] if self.precision is None else
             checks.integer(self.precision, "precision", low=1),
-            F=GF(self.prime), faults=_faults(self.faults, n_workers),
+            F=GF(self.prime), faults=_faults(self.faults, len(groups) or n_workers),
             seed=None if self.seed is None else checks.integer(self.seed, "seed", low=0),
-            resident=bool(self.resident), progress=self.progress,
-            shares=checks.integer(self.shares, "shares", low=1), n_workers=n_workers)
+            resident=bool(self.resident) and not groups, progress=self.progress,
+            shares=checks.integer(self.shares, "shares", low=1), n_workers=n_workers,
+            groups=tuple(groups))
         self._check_polynomial(s)
         s.k = s.default_k() if self.k is None else checks.integer(self.k, "k", low=1)
         self._check_workers(s)
@@ -285,7 +290,8 @@ class _CodedGradientDescent(BaseEstimator):
     def _fit(self, X: Any, y: Any, sample_weight: Any, cluster: Any) -> dict:
         """The fitted attributes."""
         chosen = active_cluster() if cluster is None else cluster
-        s = self._settings(None if chosen is None else _workers_of(chosen))
+        s = self._settings(None if chosen is None else _workers_of(chosen),
+                           tuple(getattr(chosen, "groups", ()) or ()))
         data = self._data(X, y, sample_weight, s)
         rate = s.learning_rate or self._default_rate(data)
         coded = self._coded(s, data)

@@ -3,7 +3,11 @@ on a cluster's workers, exactly in GF(p), for a vector w (one task) or a matrix 
 column per task, every task's gradient in one coded product).
 
 ``coding="mds"`` runs two MDS-coded products per step, Z = X W and G = X^T R for the
-residuals R = h(Z) - Y the master forms; ``coding="lcc"`` runs one Lagrange-coded job per
+residuals R = h(Z) - Y the master forms. On a cluster of equal groups behind relays, G
+is a sum over the samples that the relays add up: a HierarchicalCode of MatDot codes
+(``summed_at_relays``) splits the samples over the groups and, in each, over its
+workers; a relay decodes its group's part of the sum, and the master receives one
+vector per group (Z is forwarded, as an ordinary code is). ``coding="lcc"`` runs one Lagrange-coded job per
 step whose workers compute X~^T poly(X~ W) on their shares (``gradient_terms``). Each
 column of the result depends on its own column of W only, so the bounds that refuse a job
 able to wrap around (see ffcode.learn) hold for any number of columns.
@@ -29,7 +33,7 @@ import numpy as np
 
 from ffcode import checks
 from ffcode.field import PrimeField
-from ffcode.codes import LCC, MDS
+from ffcode.codes import LCC, MDS, HierarchicalCode, MatDot
 
 SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
 
@@ -168,14 +172,17 @@ def _run_together(gradients: list) -> list:
 
 
 class _MDSGradient(_Jobs):
-    """X^T (weights (h(X W) - Y)): Z = X W and G = X^T R as two MDS-coded products, h on
-    the master."""
+    """X^T (weights (h(X W) - Y)): Z = X W and G = X^T R as two coded products (MDS; G
+    summed at the relays on a cluster of equal groups), h on the master."""
 
     def __init__(self, s: Any, Xq: np.ndarray, residual: Callable[..., np.ndarray],
                  weights: Optional[np.ndarray]) -> None:
         F, k, N = s.F, s.k, s.n_points
+        sizes = set(s.groups)
+        second = summed_at_relays(F, len(s.groups), sizes.pop()) if len(sizes) == 1 else \
+            MDS(F, k, N, signed=True)
         super().__init__(s, [(MDS(F, k, N, signed=True), (Xq,)),
-                             (MDS(F, k, N, signed=True), (np.ascontiguousarray(Xq.T),))])
+                             (second, (np.ascontiguousarray(Xq.T),))])
         self.residual, self.weights, self.scale = residual, weights, float(2 ** s.precision)
 
     def steps(self, w: np.ndarray) -> _Steps:
@@ -184,8 +191,31 @@ class _MDSGradient(_Jobs):
         r = self.residual(F.to_real(z, s * s))
         if self.weights is not None:    # the rounded residual: an integer weight repeats it
             r = _by_rows(self.weights, r) * np.rint(r * s) / s
-        g, second = yield self.submit(1, F.from_real(r, s))
+        rq = F.from_real(r, s)
+        if isinstance(self.codes[1], HierarchicalCode):     # MatDot takes R as a matrix
+            g, second = yield self.submit(1, rq.reshape(rq.shape[0], -1))
+            g = g.reshape((g.shape[0],) + rq.shape[1:])
+        else:
+            g, second = yield self.submit(1, rq)
         return F.to_real(g, s * s), [first, second]
+
+
+def summed_at_relays(F: PrimeField, groups: int, size: int) -> HierarchicalCode:
+    """The code of G = X^T R on ``groups`` relays of ``size`` workers each: a MatDot
+    across the groups and a MatDot inside each, so that the samples are split over the
+    groups and each group's over its workers (each MatDot as many parts as leave one
+    member to spare, or none when there is one); a relay's inner decoding adds up its
+    workers' parts, the master's outer one the groups'.
+
+    >>> from ffcode import GF
+    >>> code = summed_at_relays(GF(2**61 - 1), 3, 4)
+    >>> code.outer.recovery_threshold, code.inner.recovery_threshold   # groups, workers
+    (1, 3)
+    """
+    def parts(n: int) -> int:       # the most s with 2s - 1 <= n - 1 (or 1)
+        return max(1, n // 2)
+    return HierarchicalCode(MatDot(F, parts(groups), groups, signed=True),    # R's bound
+                            MatDot(F, parts(size), size))   # its shares: coded elements
 
 
 class _LCCGradient(_Jobs):

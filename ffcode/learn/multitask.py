@@ -77,9 +77,9 @@ class _MultiTask(_CodedGradientDescent):
         tags.target_tags.multi_output = True
         return tags
 
-    def _settings(self, n_workers: Optional[int]) -> Settings:
+    def _settings(self, n_workers: Optional[int], groups: tuple = ()) -> Settings:
         checks.non_negative(self.coupling, "coupling")
-        return super()._settings(n_workers)
+        return super()._settings(n_workers, groups)
 
     # -- the data ---------------------------------------------------------------------------
 

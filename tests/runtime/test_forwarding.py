@@ -115,6 +115,8 @@ def test_assignments_over_the_groups_workers(bounded, cluster):
         cluster.run(code, *inputs, allocate="speed")
     y, report = cluster.run(code, *inputs, assignment=[[0, 1, 2], [3, 4, 5]], timeout=60)
     assert same(y, expected) and [w.shares for w in report.workers] == [list(range(6)), []]
+    with pytest.raises(ValueError, match="Share 0 is assigned to both worker 0 and worker 5"):
+        cluster.run(code, *inputs, assignment=[[0], [1], [2], [3], [4], [5, 0]])
     with pytest.raises(ValueError, match="names 7 workers; the cluster has 6"):
         cluster.run(code, *inputs, assignment=[[0], [1], [2], [3], [4], [5], []])
     with pytest.raises(ValueError, match=r"'corrupt' names workers \[2\]"):
