@@ -17,7 +17,7 @@ Traceback (most recent call last):
 ValueError: Faults 'slowdown' needs workers >= 0 and values >= 1.0, not 0: 0.5.
 """
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -153,6 +153,33 @@ class Faults:
         return cls(**{name: keyed(data[name], name) for name in fields - {"delay", "seed"}},
                    delay=keyed(delay, "delay") if isinstance(delay, dict) else delay,
                    seed=data["seed"])
+
+    def by_group(self, sizes: Sequence[int]) -> dict:
+        """These faults, naming the workers of a cluster of relays as one list in group
+        order (group 0's ``sizes[0]`` workers first), as ``group_faults``: {group: its
+        workers' faults, numbered within the group}; a pause for every worker goes to every
+        group, and groups without faults are left out.
+
+        >>> by = Faults(slowdown={1: 4, 5: 2}, crash_after={2: 0}).by_group([2, 4])
+        >>> sorted(by), by[1].slowdown, by[1].crash_after
+        ([0, 1], {3: 2.0}, {0: 0})
+        """
+        starts = [sum(sizes[:g]) for g in range(len(sizes))]
+        self.check_workers(sum(sizes))
+
+        def part(mapping, g):
+            return {w - starts[g]: v for w, v in mapping.items()
+                    if starts[g] <= w < starts[g] + sizes[g]}
+        out = {}
+        for g in range(len(sizes)):
+            delay = part(self.delay, g) or None if isinstance(self.delay, Mapping) else \
+                self.delay
+            faults = Faults(**{name: part(getattr(self, name), g) for name in (
+                "slowdown", "link_rate", "crash_after", "hang_after", "corrupt")},
+                delay=delay, seed=self.seed)
+            if faults != Faults(seed=self.seed):
+                out[g] = faults
+        return out
 
     def for_worker(self, worker: int, pieces: int) -> FaultPlan:
         """The faults one worker injects into its task of ``pieces`` pieces of work."""

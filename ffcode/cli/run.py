@@ -169,6 +169,11 @@ def _cluster_flags(cluster):
                          "one) or ipc://PATH and wait for 'ffcode worker --connect' workers "
                          "(default: local workers; with --engine ray, tcp on this node's Ray "
                          "address)")
+    cluster.add_argument("--groups", type=integer(low=1), metavar="G", help="a relay between "
+                         "the master and each of G equal groups of the workers: it forwards "
+                         "its group's packets that add rank (with --endpoint, start each "
+                         "relay with 'ffcode worker --connect ... --group N/G'); the "
+                         "injected faults still name the N workers (default: no relays)")
     cluster.add_argument("--key", help="CURVE: the master's secret key file, with --clients "
                          "(default: from --keys)")
     cluster.add_argument("--clients", help="CURVE: directory of authorised worker public "
@@ -228,6 +233,13 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
                          "--slow W:FACTOR for one worker.")
     if args.adversaries and args.scheme is Scheme.UNCODED:
         raise ValueError("--adversaries needs redundancy, which --scheme uncoded has none of.")
+    if args.groups is not None:
+        if args.groups > args.workers or args.workers % args.groups:
+            raise ValueError(f"--workers {args.workers} do not split into --groups "
+                             f"{args.groups} equal groups.")
+        if args.allocate == "speed":
+            raise ValueError("--allocate speed measures the relays, not their workers: leave "
+                             "it out with --groups.")
     if args.allocate == "speed" and args.shares == 1:
         raise ValueError("--allocate speed shares out --shares W per worker on average: give "
                          "--shares 2 or more.")
@@ -450,6 +462,12 @@ def main(args: argparse.Namespace) -> int:
     code, inputs, expected, what = job_from(args)
     jobs, codes, notes = _plan(args, code)
     options, worker_args, note = cluster_options(args)
+    if args.groups is not None:
+        options["groups"] = args.groups
+        notes.append(f"  {args.groups} relays, each forwarding what adds rank of "
+                     f"{args.workers // args.groups} workers' packets")
+        if worker_args is not None:
+            worker_args = [*worker_args, "--group", str(args.workers // args.groups)]
     start = time.perf_counter()
     runs = []                               # (label, report or None, exact, error)
     # The cluster checks its own arguments before it starts a worker: only then print.
@@ -539,7 +557,8 @@ def _one(cluster, args, job, code, inputs, expected, faults):
     bar = RankBar(label, not args.no_progress)
     try:
         result, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
-                                     faults=faults, timeout=args.timeout, seed=args.seed,
+                                     **_injected(cluster, faults), timeout=args.timeout,
+                                     seed=args.seed,
                                      progress=bar, verify=False if args.no_verify else "auto",
                                      adversaries=args.adversaries,
                                      allocate="speed" if shares > 1 and
@@ -567,13 +586,13 @@ def _many(cluster, args, scheme, code, inputs, expected) -> list:
     began = time.perf_counter()
     for j in range(T):
         try:
-            cluster.run(code, *inputs, faults=faults[j], **options)
+            cluster.run(code, *inputs, **_injected(cluster, faults[j]), **options)
         except ClusterError as e:
             print(f"  one at a time, job {j}: FAILED: {e}")
     alone = time.perf_counter() - began
     print(f"  {T} jobs one at a time: {alone:.3f} s; now in flight together:", flush=True)
     began = time.perf_counter()
-    futures = {cluster.submit(code, *inputs, faults=faults[j], **options): j
+    futures = {cluster.submit(code, *inputs, **_injected(cluster, faults[j]), **options): j
                for j in range(T)}
     runs: list = [None] * T
     for future in concurrent.futures.as_completed(futures):
@@ -591,6 +610,13 @@ def _many(cluster, args, scheme, code, inputs, expected) -> list:
     print(f"  {T} jobs in flight together: {together:.3f} s, {alone / together:.2f}x "
           f"one at a time ({alone:.3f} s)")
     return runs
+
+
+def _injected(cluster, faults) -> dict:
+    """The run's fault options: the faults name the workers, which on a cluster of relays
+    are the groups' (``group_faults``)."""
+    return {"group_faults": faults.by_group(cluster.groups)} if cluster.groups else \
+        {"faults": faults}
 
 
 def _exact(result, expected) -> bool:

@@ -176,8 +176,8 @@ class Forwarder:
 
     @property
     def needed(self) -> int:
-        """The most that could be forwarded (for progress): m·R, or every packet of the
-        shares when they hold fewer."""
+        """The most packets that could be forwarded, m·R or all of the shares' when they
+        hold fewer (how a job's progress counts)."""
         return min(self._basis.n, self.shares * self.pieces) if self.filter else \
             self.shares * self.pieces
 

@@ -302,6 +302,29 @@ def test_fault_flags(bounded, capsys, tmp_path):
     assert [w["used"] for w in data["workers"][:3]] == [4, 4, 4]
 
 
+@pytest.mark.bounded(90)
+def test_groups_behind_relays(bounded, capsys, tmp_path):
+    """--groups 2: two relays of three workers forward the MDS job's packets, exact in
+    every coded scheme; the faults still name the six workers (worker 4 crashes in every
+    job: a worker of group 1, which the code absorbs, but uncoded needs its slice), and
+    the report has the two relays with their groups' notes."""
+    path = tmp_path / "groups.json"
+    status, out = run_cli(capsys, "matvec", "--n", "48", "--workers", "6", "--k", "2",
+                          "--groups", "2", "--stragglers", "0", "--crash", "4:0",
+                          "--compare", "--report", str(path))
+    assert status == 1 and "uncoded: FAILED" in out, out
+    assert "2 relays, each forwarding what adds rank of 3 workers' packets" in out
+    for run in json.loads(path.read_text())["runs"][1:]:
+        assert run["exact"] and len(run["workers"]) == 2, run["scheme"]
+        assert any(relay["group"] for relay in run["workers"]), run["scheme"]
+    for bad, error in ((["--groups", "4"], "do not split into --groups 4"),
+                       (["--groups", "2", "--shares", "2", "--allocate", "speed"],
+                        "measures the relays")):
+        with pytest.raises(SystemExit) as e:
+            cli.main(["run", "matvec", "--workers", "6", *bad])
+        assert e.value.code == 2 and error in capsys.readouterr().err
+
+
 @pytest.mark.bounded(60)
 def test_crash_fails_uncoded_only(bounded, capsys, tmp_path):
     """With worker 3 crashing in every job, --compare fails uncoded (naming worker 3) and the

@@ -157,3 +157,19 @@ def test_what_a_relays_task_carries():
     assert not task.inner["filter"]
     task, _ = relay_task(code=MDS(F, 2, 3), groups=(2, 4), relay=1)
     assert task.inner["members"] == [1, 0, 0, 0] and task.shares == 1
+
+
+def test_faults_of_the_workers_by_group():
+    faults = Faults(slowdown={0: 2, 5: 3}, delay={1: (0.1, 0.0), 4: (0.2, 0.1)},
+                    link_rate={3: 1e6}, hang_after={2: 1}, corrupt={5: "piece"}, seed=7)
+    by = faults.by_group([2, 1, 3])
+    assert sorted(by) == [0, 1, 2]
+    assert by[0] == Faults(slowdown={0: 2}, delay={1: (0.1, 0.0)}, seed=7)
+    assert by[1] == Faults(hang_after={0: 1}, seed=7)
+    assert by[2] == Faults(slowdown={2: 3}, delay={1: (0.2, 0.1)}, link_rate={0: 1e6},
+                           corrupt={2: "piece"}, seed=7)
+    everyone = Faults(delay=(0.1, 0.0)).by_group([2, 2])
+    assert everyone == {0: Faults(delay=(0.1, 0.0)), 1: Faults(delay=(0.1, 0.0))}
+    assert Faults().by_group([3, 3]) == {}
+    with pytest.raises(ValueError, match=r"names workers \[6\]"):
+        Faults(crash_after={6: 0}).by_group([3, 3])
