@@ -22,8 +22,8 @@ groups of 4 behind relays (``Cluster(12, groups=3)``), one HierarchicalCode job 
 another, alternating. Targets: the master's CPU per job at most 0.5x flat; the job time no
 worse than flat by more than twice the flat runs' median deviation; the simulator within
 20 % of the relays' measured job time, calibrated without the relays' runs (the workers'
-pace from the flat runs, shipping at raw pyzmq's ipc rate and the relays' encoding timed
-here: ``simulated_runtime``). Beside them an ordinary code, MDS(6 of 12), flat and
+pace and starts from the flat runs, a relay's share shipped at raw pyzmq's ipc rate and
+its encoding timed here: ``simulated_runtime``). Beside them an ordinary code, MDS(6 of 12), flat and
 forwarded by the same relays: the master reads no more packets than flat (target), from
 3 connections instead of 12, and its CPU and job time are printed as ratios.
 
@@ -181,15 +181,18 @@ def simulated_runtime(runs, piece_bytes, cost):
     """The simulator's job times for the same two runs, calibrated without the relays'
     runs: every worker's piece time the median over the flat runs of its pace (time between
     its first and last packets received over the pieces between them: two cores shared by
-    12 workers included); shipping at the rate of raw pyzmq over ipc, measured here (a
-    worker's share and x; a relay's outer share and x, then each worker's), the relay's
-    encoding of its group's shares timed here on the kernels; links free otherwise, and
-    decoding priced by ``cost``. Returns (the pace, the costs, flat, hierarchical)."""
+    12 workers included); a worker's start, its share shipped after those before it, at
+    the cost per worker that fits the flat runs' starts (a worker's first packet received
+    less one piece: ``start_cost``), for the flat master's workers and each relay's; a
+    relay's outer share and x shipped at the rate of raw pyzmq over ipc, measured here, and
+    its encoding of its group's shares timed here on the kernels; links free otherwise,
+    and decoding priced by ``cost``. Returns (the pace, the costs, flat, hierarchical)."""
     from bench_runtime import raw_ingest
     from ffcode.sim_tree import Tree, simulate_flat, simulate_tree
     per_piece = statistics.median(
         (w.packets[-1]["received"] - w.packets[0]["received"]) / (len(w.packets) - 1)
         for _, _, report in runs["flat"] for w in report.workers if len(w.packets) > 1)
+    start = statistics.median(start_cost(report, per_piece) for _, _, report in runs["flat"])
     rate = raw_ingest(1, 20, 4 << 20) * 1e9            # bytes a second
     F = GF(2**31 - 1)
     outer_share, x_bytes = F.random((2400, 1200), seed=7), 1200 * 256 * 4
@@ -199,13 +202,21 @@ def simulated_runtime(runs, piece_bytes, cost):
         t0 = time.perf_counter()
         inner.encode(outer_share, pieces=4, seed=1)
         encode.append(time.perf_counter() - t0)
-    leaf = (outer_share.nbytes // 3 + x_bytes) / rate
-    costs = {"share_cost": leaf, "outer_share_cost": (outer_share.nbytes + x_bytes) / rate,
-             "inner_share_cost": leaf + statistics.median(encode) / 4}
+    costs = {"share_cost": start, "outer_share_cost": (outer_share.nbytes + x_bytes) / rate,
+             "inner_share_cost": start + statistics.median(encode) / 4}
     tree = Tree(groups=[4, 4, 4], outer_threshold=2, inner_threshold=3, pieces=4,
                 piece_time=ShiftedExponential(per_piece, 0.0), piece_bytes=piece_bytes,
                 decode_cost=cost, **costs)
     return per_piece, costs, simulate_flat(tree).seconds, simulate_tree(tree).seconds
+
+
+def start_cost(report, per_piece):
+    """The seconds per worker that best explain (least squares) a flat job's starts, its
+    workers sent their tasks in order: worker i starts (i + 1) times it, its first packet
+    arriving one piece after its start."""
+    points = [(i + 1, w.packets[0]["received"] - per_piece)
+              for i, w in enumerate(report.workers) if w.packets]
+    return max(0.0, sum(k * t for k, t in points) / sum(k * k for k, _ in points))
 
 
 def main(argv=None):
