@@ -1,0 +1,265 @@
+"""Coded shuffling (Li, Maddah-Ali, Yu, Avestimehr, "A fundamental tradeoff between
+computation and communication in distributed computing"): K workers, computation load r.
+
+The input's files are split into one batch per r-subset of the workers, and every worker
+of the subset maps the batch (``Placement``). A worker q reduces function q, so after the
+map it needs, for every batch it did not map, that batch's values for q. Uncoded, one of
+the batch's mappers sends them (``uncoded_transfers``). Coded, every (r + 1)-subset T of the
+workers exchanges what its members need of the batches the others share: member k needs
+W_k, the values for k of the batch mapped exactly by T \\ {k}; W_k is split into r segments,
+one per other member, and each member j sends the others one packet, the sum of its
+segment of every W_k it holds (``coded_packet``): every receiver k has mapped the other
+W's (it is in each of their batches' subsets), subtracts them, and keeps its segment
+(``decoded_segment``). Each worker then sends 1/r of what it would uncoded.
+
+The values are bytes, summed by XOR (``Bytes``), or vectors of a prime field, summed in it
+(``Vectors``); with a sum-reduce the values of a batch's files are added up first (the
+compressed shuffle), so a batch carries one vector per function.
+
+Three workers, load 2, one file a batch: each pair of workers maps a batch, and the one
+group of three exchanges three packets, each half of a batch's value:
+
+>>> placement = Placement(3, 2)
+>>> placement.subsets, placement.groups()
+([(0, 1), (0, 2), (1, 2)], [(0, 1, 2)])
+>>> value = {(q, b): bytes([q, b]) * 2 for q in range(3) for b in range(3)}
+>>> held = lambda w: {key: v for key, v in value.items() if w in placement.subsets[key[1]]}
+>>> packets = {j: coded_packet(placement, (0, 1, 2), j, held(j), Bytes()) for j in range(3)}
+>>> [len(packets[j][0]) for j in range(3)]                  # half of a 4-byte value each
+[2, 2, 2]
+>>> segments = [decoded_segment(placement, (0, 1, 2), j, 0, packets[j], held(0), Bytes())
+...             for j in (1, 2)]
+>>> Bytes().join(segments) == value[(0, placement.batch((1, 2)))]
+True
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ffcode import checks
+from ffcode.field import PrimeField
+
+MAX_SUBSETS = 1 << 20       # batches (r-subsets) a placement may have
+
+
+class Placement:
+    """The files of a job on ``workers`` workers at computation load ``load`` (r): a batch
+    per r-subset of the workers (``subsets``, in lexicographic order), ``per_batch`` files
+    each (``files``: a multiple of the batches' count; default one each), file n in batch
+    n // per_batch, mapped by every worker of its subset."""
+
+    def __init__(self, workers: int, load: int, files: int | None = None) -> None:
+        self.workers = checks.integer(workers, "workers", low=2)
+        self.load = checks.integer(load, "load", low=1)
+        if self.load >= self.workers:
+            raise ValueError(f"Computation load r = {self.load} must be below the workers "
+                             f"K = {self.workers}: with r = K every worker maps everything "
+                             f"and nothing is shuffled.")
+        count = math.comb(self.workers, self.load)
+        if count > MAX_SUBSETS:
+            raise ValueError(f"K = {self.workers} and r = {self.load} make {count} batches, "
+                             f"more than {MAX_SUBSETS}.")
+        self.subsets = list(itertools.combinations(range(self.workers), self.load))
+        self._index = {subset: b for b, subset in enumerate(self.subsets)}
+        files = count if files is None else checks.integer(files, "files", low=1)
+        if files % count:
+            raise ValueError(f"{files} files do not split into the {count} batches of K = "
+                             f"{self.workers}, r = {self.load} (one per r-subset): give a "
+                             f"multiple of {count}.")
+        self.files, self.per_batch = files, files // count
+
+    def __repr__(self) -> str:
+        return (f"Placement(K={self.workers}, r={self.load}, {len(self.subsets)} batches of "
+                f"{self.per_batch} files)")
+
+    def batch(self, subset: Sequence[int]) -> int:
+        """The batch that exactly these r workers map."""
+        key = tuple(sorted(subset))
+        if key not in self._index:
+            raise ValueError(f"{list(subset)} is not a subset of {self.load} of the "
+                             f"{self.workers} workers.")
+        return self._index[key]
+
+    def batch_files(self, batch: int) -> range:
+        return range(batch * self.per_batch, (batch + 1) * self.per_batch)
+
+    def mapped_by(self, worker: int) -> list[int]:
+        """The batches a worker maps."""
+        return [b for b, subset in enumerate(self.subsets) if worker in subset]
+
+    def groups(self) -> list[tuple]:
+        """The (r + 1)-subsets of the workers: the coded shuffle's multicast groups."""
+        return list(itertools.combinations(range(self.workers), self.load + 1))
+
+    def needed(self, worker: int, group: Sequence[int]) -> int:
+        """The batch whose values for ``worker`` its group exchanges: the one the group's
+        other members map."""
+        return self.batch([w for w in group if w != worker])
+
+
+def uncoded_transfers(placement: Placement) -> list[tuple[int, int, int]]:
+    """(sender, receiver, batch) for every value a worker needs and did not map: the values
+    of the batch for the receiver's function, each sent once, by the batch's mappers in
+    turn (receiver by receiver), so that the senders share the load."""
+    out = []
+    for b, subset in enumerate(placement.subsets):
+        outside = [k for k in range(placement.workers) if k not in subset]
+        for turn, receiver in enumerate(outside):
+            out.append((subset[(b + turn) % len(subset)], receiver, b))
+    return out
+
+
+class Bytes:
+    """Values as bytes, summed by XOR: a segment shorter than the others is padded with
+    zeros, and its length travels with the packet."""
+
+    def split(self, value: bytes, parts: int) -> list[bytes]:
+        """``parts`` nearly equal consecutive segments (the first ones a byte longer)."""
+        size, extra = divmod(len(value), parts)
+        bounds = np.cumsum([0] + [size + (i < extra) for i in range(parts)])
+        return [bytes(value[bounds[i]:bounds[i + 1]]) for i in range(parts)]
+
+    def join(self, segments: Sequence[bytes]) -> bytes:
+        return b"".join(segments)
+
+    def length(self, segment: bytes) -> int:
+        return len(segment)
+
+    def add(self, segments: Sequence[bytes]) -> bytes:
+        """The XOR of the segments, each padded with zeros to the longest."""
+        longest = max((len(s) for s in segments), default=0)
+        total = np.zeros(longest, np.uint8)
+        for s in segments:
+            total[:len(s)] ^= np.frombuffer(s, np.uint8)
+        return total.tobytes()
+
+    def cancel(self, packet: bytes, known: Sequence[bytes], length: int) -> bytes:
+        """The one segment of ``length`` bytes left once the known ones are taken out."""
+        if length > len(packet) or any(len(s) > len(packet) for s in known):
+            raise ValueError(f"A packet of {len(packet)} bytes cannot hold a segment of "
+                             f"{max([length, *map(len, known)])}.")
+        return self.add([packet, *known])[:length]
+
+
+class Vectors:
+    """Values as flat vectors of a prime field F, summed in it: a segment shorter than the
+    others is padded with zeros."""
+
+    def __init__(self, F: PrimeField) -> None:
+        if not isinstance(F, PrimeField):
+            raise TypeError(f"Argument 'F' must be a field (ffcode.GF), not "
+                            f"{type(F).__name__}.")
+        self.F = F
+
+    def split(self, value: Any, parts: int) -> list[np.ndarray]:
+        return [np.ascontiguousarray(s) for s in np.array_split(
+            self.F.elements(value, "value").reshape(-1), parts)]
+
+    def join(self, segments: Sequence[np.ndarray]) -> np.ndarray:
+        return np.concatenate(segments) if segments else np.zeros(0, self.F.dtype)
+
+    def length(self, segment: np.ndarray) -> int:
+        return int(segment.shape[0])
+
+    def add(self, segments: Sequence[np.ndarray]) -> np.ndarray:
+        longest = max((s.shape[0] for s in segments), default=0)
+        total = np.zeros(longest, self.F.dtype)
+        for s in segments:
+            total[:s.shape[0]] = self.F.add(total[:s.shape[0]], s)
+        return total
+
+    def cancel(self, packet: np.ndarray, known: Sequence[np.ndarray], length: int) -> Any:
+        packet = self.F.elements(packet, "packet")
+        if length > packet.shape[0] or any(s.shape[0] > packet.shape[0] for s in known):
+            raise ValueError(f"A packet of {packet.shape[0]} elements cannot hold a segment "
+                             f"of {max([length, *(s.shape[0] for s in known)])}.")
+        rest = self.add(known) if known else np.zeros(0, self.F.dtype)
+        out = packet.copy()
+        out[:rest.shape[0]] = self.F.sub(out[:rest.shape[0]], rest)
+        return out[:length]
+
+
+def _segment(placement: Placement, group: tuple, sender: int, receiver: int,
+             value: Any, algebra: Any) -> Any:
+    """The sender's segment of the receiver's W: W split over the group's other members
+    in their order."""
+    others = [w for w in group if w != receiver]
+    return algebra.split(value, len(others))[others.index(sender)]
+
+
+def coded_packet(placement: Placement, group: Sequence[int], sender: int,
+                 held: Mapping[tuple, Any], algebra: Any) -> tuple[Any, list[int]]:
+    """(the packet, the lengths of its segments) that ``sender`` multicasts to the rest of
+    ``group`` (an (r + 1)-subset it is in): the sum of its segment of each other member's
+    W. ``held``: the values it mapped, by (function, batch)."""
+    group = _checked_group(placement, group, sender)
+    parts, lengths = [], []
+    for receiver in group:
+        if receiver == sender:
+            continue
+        value = held[(receiver, placement.needed(receiver, group))]
+        part = _segment(placement, group, sender, receiver, value, algebra)
+        parts.append(part)
+        lengths.append(algebra.length(part))
+    return algebra.add(parts), lengths
+
+
+def decoded_segment(placement: Placement, group: Sequence[int], sender: int, receiver: int,
+                    packet: tuple[Any, Sequence[int]], held: Mapping[tuple, Any],
+                    algebra: Any) -> Any:
+    """The receiver's segment of its W in the sender's packet (``coded_packet``'s), the
+    other members' segments taken out with the values it mapped (``held``)."""
+    group = _checked_group(placement, group, sender)
+    if receiver == sender or receiver not in group:
+        raise ValueError(f"Worker {receiver} does not receive worker {sender}'s packet of "
+                         f"group {list(group)}.")
+    payload, lengths = packet
+    others = [w for w in group if w != sender]
+    if len(lengths) != len(others):
+        raise ValueError(f"A packet of group {list(group)} carries {len(others)} segment "
+                         f"lengths, not {len(lengths)}.")
+    known = [_segment(placement, group, sender, k, held[(k, placement.needed(k, group))],
+                      algebra) for k in others if k != receiver]
+    return algebra.cancel(payload, known, int(lengths[others.index(receiver)]))
+
+
+def _checked_group(placement: Placement, group: Sequence[int], sender: int) -> tuple:
+    group = tuple(sorted(group))
+    if len(group) != placement.load + 1 or len(set(group)) != len(group) or \
+            not all(0 <= w < placement.workers for w in group):
+        raise ValueError(f"{list(group)} is not a group of {placement.load + 1} of the "
+                         f"{placement.workers} workers.")
+    if sender not in group:
+        raise ValueError(f"Worker {sender} is not in group {list(group)}.")
+    return group
+
+
+def shuffle(placement: Placement, held: Callable[[int], Mapping[tuple, Any]], algebra: Any,
+            coded: bool = True) -> tuple[list[dict], list[int]]:
+    """The whole shuffle in one process, as the workers do it: (for each worker q, the
+    values it received, by batch: what function q needs of the batches it did not map;
+    the bytes (or elements) each worker sent, packets' segment lengths aside).
+    ``held(w)``: worker w's mapped values by (function, batch)."""
+    K = placement.workers
+    mine = [held(w) for w in range(K)]
+    received: list[dict] = [{} for _ in range(K)]
+    sent = [0] * K
+    if not coded:
+        for sender, receiver, batch in uncoded_transfers(placement):
+            value = mine[sender][(receiver, batch)]
+            received[receiver][batch] = value
+            sent[sender] += algebra.length(algebra.join([value]))
+        return received, sent
+    for group in placement.groups():
+        packets = {j: coded_packet(placement, group, j, mine[j], algebra) for j in group}
+        for j, (payload, _) in packets.items():
+            sent[j] += algebra.length(payload)
+        for k in group:
+            segments = [decoded_segment(placement, group, j, k, packets[j], mine[k], algebra)
+                        for j in group if j != k]
+            received[k][placement.needed(k, group)] = algebra.join(segments)
+    return received, sent
