@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -238,28 +239,85 @@ def _checked_group(placement: Placement, group: Sequence[int], sender: int) -> t
     return group
 
 
+@dataclass(frozen=True)
+class Message:
+    """One message of a shuffle: from ``sender`` to ``receivers``; coded, the packet of
+    ``group`` (with its segments' ``lengths``), else the value of ``batch`` for its one
+    receiver."""
+    sender: int
+    receivers: tuple
+    payload: Any
+    group: Optional[tuple] = None
+    batch: Optional[int] = None
+    lengths: tuple = ()
+
+
+def outgoing(placement: Placement, worker: int, held: Mapping[tuple, Any], algebra: Any,
+             coded: bool = True) -> list[Message]:
+    """What a worker sends in the shuffle, from the values it mapped (``held``, by
+    (function, batch)): coded, a packet for each group it is in; uncoded, each value its
+    turn among its batch's mappers gives it to send."""
+    if not coded:
+        return [Message(worker, (receiver,), held[(receiver, batch)], batch=batch)
+                for sender, receiver, batch in uncoded_transfers(placement)
+                if sender == worker]
+    out = []
+    for group in placement.groups():
+        if worker in group:
+            payload, lengths = coded_packet(placement, group, worker, held, algebra)
+            out.append(Message(worker, tuple(w for w in group if w != worker), payload,
+                               group=group, lengths=tuple(lengths)))
+    return out
+
+
+def incoming(placement: Placement, worker: int, messages: Sequence[Message],
+             held: Mapping[tuple, Any], algebra: Any, coded: bool = True) -> dict[int, Any]:
+    """The values a worker needs, by batch, from the messages it received and the values
+    it mapped; ValueError naming what is missing, repeated or not its own."""
+    keys: list[tuple] = [(b,) for b, subset in enumerate(placement.subsets)
+                         if worker not in subset] if not coded else \
+        [(group, j) for group in placement.groups() if worker in group
+         for j in group if j != worker]
+    expected: dict[tuple, Optional[Message]] = dict.fromkeys(keys)
+    for m in messages:
+        key: tuple = (m.batch,) if not coded else (m.group, m.sender)
+        if worker not in m.receivers or key not in expected:
+            raise ValueError(f"Worker {worker} received a message it does not need: from "
+                             f"worker {m.sender}, {key[0]}.")
+        if expected[key] is not None:
+            raise ValueError(f"Worker {worker} received {key[0]} from worker {m.sender} "
+                             f"twice.")
+        expected[key] = m
+    missing = sorted(str(key) for key, m in expected.items() if m is None)
+    if missing:
+        raise ValueError(f"Worker {worker} misses the shuffle's messages {', '.join(missing)}.")
+    arrived = {key: m for key, m in expected.items() if m is not None}
+    if not coded:
+        return {key[0]: m.payload for key, m in arrived.items()}
+    out = {}
+    for group in placement.groups():
+        if worker in group:
+            segments = [decoded_segment(placement, group, j, worker,
+                                        (arrived[(group, j)].payload,
+                                         arrived[(group, j)].lengths), held, algebra)
+                        for j in group if j != worker]
+            out[placement.needed(worker, group)] = algebra.join(segments)
+    return out
+
+
 def shuffle(placement: Placement, held: Callable[[int], Mapping[tuple, Any]], algebra: Any,
             coded: bool = True) -> tuple[list[dict], list[int]]:
-    """The whole shuffle in one process, as the workers do it: (for each worker q, the
-    values it received, by batch: what function q needs of the batches it did not map;
-    the bytes (or elements) each worker sent, packets' segment lengths aside).
-    ``held(w)``: worker w's mapped values by (function, batch)."""
+    """The whole shuffle in one process, as the workers do it (``outgoing``, then
+    ``incoming``): (for each worker q, the values it received, by batch: what function q
+    needs of the batches it did not map; the bytes, or elements, each worker sent, a
+    multicast counted once, its segments' lengths aside). ``held(w)``: worker w's mapped
+    values by (function, batch)."""
     K = placement.workers
     mine = [held(w) for w in range(K)]
-    received: list[dict] = [{} for _ in range(K)]
+    messages = [m for w in range(K) for m in outgoing(placement, w, mine[w], algebra, coded)]
     sent = [0] * K
-    if not coded:
-        for sender, receiver, batch in uncoded_transfers(placement):
-            value = mine[sender][(receiver, batch)]
-            received[receiver][batch] = value
-            sent[sender] += algebra.length(algebra.join([value]))
-        return received, sent
-    for group in placement.groups():
-        packets = {j: coded_packet(placement, group, j, mine[j], algebra) for j in group}
-        for j, (payload, _) in packets.items():
-            sent[j] += algebra.length(payload)
-        for k in group:
-            segments = [decoded_segment(placement, group, j, k, packets[j], mine[k], algebra)
-                        for j in group if j != k]
-            received[k][placement.needed(k, group)] = algebra.join(segments)
+    for m in messages:
+        sent[m.sender] += algebra.length(m.payload)
+    received = [incoming(placement, k, [m for m in messages if k in m.receivers], mine[k],
+                         algebra, coded) for k in range(K)]
     return received, sent

@@ -13,7 +13,7 @@ import pytest
 
 from ffcode import GF
 from ffcode.mapreduce import (Bytes, Placement, Vectors, coded_packet, decoded_segment,
-                              shuffle, uncoded_transfers)
+                              incoming, outgoing, shuffle, uncoded_transfers)
 from ffcode.mapreduce import terasort
 
 CASES = [(K, r) for K in range(2, 7) for r in range(1, K)]
@@ -177,3 +177,21 @@ def test_segments_of_every_length_come_back():
         for i, segment in enumerate(segments):
             rest = segments[:i] + segments[i + 1:]
             assert algebra.cancel(packet, rest, len(segment)) == segment
+
+
+@pytest.mark.parametrize("coded", [True, False], ids=["coded", "uncoded"])
+def test_a_worker_refuses_messages_missing_repeated_or_not_its_own(coded):
+    placement = Placement(5, 2)
+    values = byte_values(placement, size=8)
+    held = held_by(placement, values)
+    messages = [m for w in range(5) for m in outgoing(placement, w, held(w), Bytes(), coded)]
+    mine = [m for m in messages if 0 in m.receivers]
+    assert incoming(placement, 0, mine, held(0), Bytes(), coded) == {
+        b: values[(0, b)] for b, s in enumerate(placement.subsets) if 0 not in s}
+    with pytest.raises(ValueError, match="misses the shuffle's messages"):
+        incoming(placement, 0, mine[1:], held(0), Bytes(), coded)
+    with pytest.raises(ValueError, match="twice"):
+        incoming(placement, 0, mine + mine[:1], held(0), Bytes(), coded)
+    stranger = next(m for m in messages if 0 not in m.receivers)
+    with pytest.raises(ValueError, match="does not need"):
+        incoming(placement, 0, mine + [stranger], held(0), Bytes(), coded)
