@@ -470,7 +470,9 @@ class LinearRegression(RegressorMixin, _LeastSquares):
     lcc). ``learning_rate``: by default 1 / the largest eigenvalue of the standardized
     X^T X / n. ``faults`` (ffcode.Faults) go to every job; ``seed`` seeds the masks and
     packet combinations (None: fresh randomness, private). ``resident=False`` ships the
-    data with every job instead of loading it once. ``progress(step)`` is called after
+    data with every job instead of loading it once (as a cluster of relays always does:
+    there the gradient's sum is added up at the relays, see ffcode.learn.gradients).
+    ``progress(step)`` is called after
     every iteration. ``shares``: each worker holds that many shares (the codes get
     shares × n_workers points), so that fast workers keep computing while stragglers are
     waited for; LCC's privacy then counts the shares t workers hold (a code of privacy
