@@ -75,12 +75,38 @@ def boundaries(data: bytes | np.ndarray, ranges: int, seed: int | None = None,
     return chosen[[len(chosen) * q // ranges for q in range(1, ranges)]]
 
 
+def _halves(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of rows that start with a key: its first 8 bytes as one big-endian integer, and its
+    last 2 as another: the key
+    order is theirs, compared in turn (integers sort and search several times faster than
+    10-byte values)."""
+    hi = np.ascontiguousarray(rows[:, :8]).view(">u8").reshape(-1).astype(np.uint64)
+    lo = np.ascontiguousarray(rows[:, 8:KEY]).view(">u2").reshape(-1).astype(np.uint16)
+    return hi, lo
+
+
+def ranges_of(data: bytes | np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Each record's range: how many of the (sorted) ``bounds`` its key is not below."""
+    rows = as_records(data)
+    bounds = np.asarray(bounds)
+    if not bounds.size:
+        return np.zeros(len(rows), np.intp)
+    hi, lo = _halves(rows)
+    bound_hi, _ = _halves(bounds.view(np.uint8).reshape(-1, KEY))
+    where = np.searchsorted(bound_hi, hi, side="right")
+    near = np.isin(hi, bound_hi)                # a bound shares its first 8 bytes: all 10
+    if near.any():
+        where[near] = np.searchsorted(bounds, keys(rows[near]), side="right")
+    return where
+
+
 def partition(data: bytes | np.ndarray, bounds: np.ndarray) -> list[bytes]:
     """A file's map: its records dealt into the ``len(bounds) + 1`` ranges, range q holding
     the keys from bounds[q - 1] (included) to bounds[q] (excluded), in input order."""
     rows = as_records(data)
-    where = np.searchsorted(bounds, keys(rows), side="right")
-    order = np.argsort(where, kind="stable")
+    where = ranges_of(rows, bounds)
+    order = np.argsort(where.astype(np.uint16 if len(bounds) < 65535 else np.intp),
+                       kind="stable")           # 16-bit: numpy sorts it by radix
     counts = np.bincount(where, minlength=len(bounds) + 1)
     ends = np.cumsum(counts)
     ordered = rows[order]
@@ -88,9 +114,13 @@ def partition(data: bytes | np.ndarray, bounds: np.ndarray) -> list[bytes]:
 
 
 def sort(data: bytes | np.ndarray) -> bytes:
-    """A range's reduce: its records sorted by key (stable)."""
+    """A range's reduce: its records sorted by key (records of equal keys in any order)."""
     rows = as_records(data)
-    return rows[np.argsort(keys(rows), kind="stable")].tobytes()
+    hi, lo = _halves(rows)
+    order = np.argsort(hi)
+    if bool((hi[order][1:] == hi[order][:-1]).any()):  # first 8 bytes equal: the last 2
+        order = np.lexsort((lo, hi))
+    return rows[order].tobytes()
 
 
 def check(outputs: Sequence[bytes | np.ndarray], data: bytes | np.ndarray) -> bool:

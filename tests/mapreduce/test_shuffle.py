@@ -195,3 +195,20 @@ def test_a_worker_refuses_messages_missing_repeated_or_not_its_own(coded):
     stranger = next(m for m in messages if 0 not in m.receivers)
     with pytest.raises(ValueError, match="does not need"):
         incoming(placement, 0, mine + [stranger], held(0), Bytes(), coded)
+
+
+def test_keys_that_share_their_first_bytes_sort_and_split_by_all_ten():
+    """Keys equal in their first 8 bytes (and boundaries equal to them there) are ordered by
+    their last 2, as 10-byte keys are; every record lands in the range its whole key says."""
+    rng = np.random.default_rng(5)
+    data = terasort.records(400, seed=6)
+    data[:, :8] = rng.integers(0, 3, (400, 1), dtype=np.uint8)   # three 8-byte prefixes
+    data[:, 8:10] = rng.integers(0, 4, (400, 2), dtype=np.uint8)
+    bounds = terasort.boundaries(data, 5, seed=1, sample=50)
+    expected = np.searchsorted(bounds, terasort.keys(data), side="right")
+    assert (terasort.ranges_of(data, bounds) == expected).all()
+    parts = terasort.partition(data, bounds)
+    assert terasort.check([terasort.sort(p) for p in parts], data)
+    rows = terasort.as_records(terasort.sort(data))
+    keys = [bytes(k) for k in rows[:, :10]]
+    assert keys == sorted(keys)
