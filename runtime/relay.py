@@ -96,23 +96,33 @@ class Relay(Worker):
                 priority=job.priority)
             while True:
                 try:
-                    output, _ = future.result(LOOK_EVERY)
-                    self.note(job, future)
-                    return F.elements(output, "the group's output")
+                    return F.elements(self.settled(job, future, LOOK_EVERY),
+                                      "the group's output")
                 except concurrent.futures.TimeoutError:
                     if job.stop.is_set():
                         future.cancel()
                         raise Stopped from None
-                except JobFailed as e:     # too many of the group's workers lost
-                    if isinstance(e, (JobTimeout, WorkerError)):
-                        raise
-                    self.note(job, future)
-                    raise Unable(f"the group could not decode: {e}") from None
-                except (ClusterError, concurrent.futures.CancelledError):
-                    if job.stop.is_set():       # stopped, then shut down meanwhile
-                        raise Stopped from None
-                    raise
         return F, op
+
+    def settled(self, job, future, wait=None):
+        """The output of the job's group job ``future``, its brief noted, once it ended
+        (concurrent.futures.TimeoutError while it runs after ``wait`` seconds). Unable when
+        more of the group's workers were lost than its job absorbs; Stopped when the relay
+        was stopped meanwhile (and the group shut down); a worker's failing f, or the
+        group's timeout, is the relay's job's error."""
+        try:
+            output, _ = future.result(wait)
+        except JobFailed as e:
+            if isinstance(e, (JobTimeout, WorkerError)):
+                raise
+            self.note(job, future)
+            raise Unable(f"the group could not decode: {e}") from None
+        except (ClusterError, concurrent.futures.CancelledError):
+            if job.stop.is_set():
+                raise Stopped from None
+            raise
+        self.note(job, future)
+        return output
 
     def work(self, job, out):
         """A forwarding task's work (an ordinary code's), else its inner code's steps."""
@@ -160,15 +170,9 @@ class Relay(Worker):
             if not future.done():
                 future.cancel()
         try:
-            future.result()
-        except JobFailed as e:          # workers lost: it forwarded what the rest sent
-            if isinstance(e, (JobTimeout, WorkerError)):
-                raise
-        except (ClusterError, concurrent.futures.CancelledError):
-            if job.stop.is_set():
-                raise Stopped from None
-            raise
-        self.note(job, future)
+            self.settled(job, future)
+        except Unable:                  # workers lost: it forwarded what the rest sent
+            pass
         out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
 
     def stopping(self, job) -> None:

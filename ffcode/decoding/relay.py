@@ -209,13 +209,14 @@ class Forwarder:
         if not payload.ndim or self._shape is not None and shape != self._shape:
             raise ValueError(f"Packet payload has shape {payload.shape} (rows "
                              f"{packet.rows}), expected {self._shape or 'rows first'}.")
-        payload = self.F.elements(payload, "packet payload")
         if (share, piece) in self._seen or self.complete:
             return False
+        if self.filter and self._basis.probe(coeffs, share) < 0:
+            self._seen.add((share, piece))
+            return False
+        payload = self.F.elements(payload, "packet payload")   # read only to forward it
         self._seen.add((share, piece))
         if self.filter:
-            if self._basis.probe(coeffs, share) < 0:
-                return False
             self._basis.commit()
         self._shape = shape
         self.forward(Packet(share, piece, coeffs, payload, packet.rows))

@@ -118,19 +118,22 @@ class Bytes:
     """Values as bytes, summed by XOR: a segment shorter than the others is padded with
     zeros, and its length travels with the packet."""
 
-    def split(self, value: bytes, parts: int) -> list[bytes]:
-        """``parts`` nearly equal consecutive segments (the first ones a byte longer)."""
+    def split(self, value: bytes, parts: int) -> list[memoryview]:
+        """``parts`` nearly equal consecutive segments (the first ones a byte longer), as
+        views of the value: a packet's segments are cut again for every sender, not
+        copied."""
         size, extra = divmod(len(value), parts)
         bounds = np.cumsum([0] + [size + (i < extra) for i in range(parts)])
-        return [bytes(value[bounds[i]:bounds[i + 1]]) for i in range(parts)]
+        view = memoryview(value)
+        return [view[bounds[i]:bounds[i + 1]] for i in range(parts)]
 
-    def join(self, segments: Sequence[bytes]) -> bytes:
+    def join(self, segments: Sequence[Any]) -> bytes:
         return b"".join(segments)
 
-    def length(self, segment: bytes) -> int:
+    def length(self, segment: Any) -> int:
         return len(segment)
 
-    def add(self, segments: Sequence[bytes]) -> bytes:
+    def add(self, segments: Sequence[Any]) -> bytes:
         """The XOR of the segments, each padded with zeros to the longest."""
         longest = max((len(s) for s in segments), default=0)
         total = np.zeros(longest, np.uint8)
@@ -138,7 +141,7 @@ class Bytes:
             total[:len(s)] ^= np.frombuffer(s, np.uint8)
         return total.tobytes()
 
-    def cancel(self, packet: bytes, known: Sequence[bytes], length: int) -> bytes:
+    def cancel(self, packet: bytes, known: Sequence[Any], length: int) -> bytes:
         """The one segment of ``length`` bytes left once the known ones are taken out."""
         if length > len(packet) or any(len(s) > len(packet) for s in known):
             raise ValueError(f"A packet of {len(packet)} bytes cannot hold a segment of "
@@ -184,8 +187,7 @@ class Vectors:
         return out[:length]
 
 
-def _segment(placement: Placement, group: tuple, sender: int, receiver: int,
-             value: Any, algebra: Any) -> Any:
+def _segment(group: tuple, sender: int, receiver: int, value: Any, algebra: Any) -> Any:
     """The sender's segment of the receiver's W: W split over the group's other members
     in their order."""
     others = [w for w in group if w != receiver]
@@ -203,7 +205,7 @@ def coded_packet(placement: Placement, group: Sequence[int], sender: int,
         if receiver == sender:
             continue
         value = held[(receiver, placement.needed(receiver, group))]
-        part = _segment(placement, group, sender, receiver, value, algebra)
+        part = _segment(group, sender, receiver, value, algebra)
         parts.append(part)
         lengths.append(algebra.length(part))
     return algebra.add(parts), lengths
@@ -223,8 +225,8 @@ def decoded_segment(placement: Placement, group: Sequence[int], sender: int, rec
     if len(lengths) != len(others):
         raise ValueError(f"A packet of group {list(group)} carries {len(others)} segment "
                          f"lengths, not {len(lengths)}.")
-    known = [_segment(placement, group, sender, k, held[(k, placement.needed(k, group))],
-                      algebra) for k in others if k != receiver]
+    known = [_segment(group, sender, k, held[(k, placement.needed(k, group))], algebra)
+             for k in others if k != receiver]
     return algebra.cancel(payload, known, int(lengths[others.index(receiver)]))
 
 

@@ -118,7 +118,8 @@ def sort(data: bytes | np.ndarray) -> bytes:
     rows = as_records(data)
     hi, lo = _halves(rows)
     order = np.argsort(hi)
-    if bool((hi[order][1:] == hi[order][:-1]).any()):  # first 8 bytes equal: the last 2
+    ordered = hi[order]
+    if bool((ordered[1:] == ordered[:-1]).any()):       # first 8 bytes equal: the last 2
         order = np.lexsort((lo, hi))
     return rows[order].tobytes()
 
