@@ -15,9 +15,9 @@ rates, on a network of capped links or a shared medium, for any K.
 >>> placement, len(placement.groups())  # the coded shuffle's groups: the 3-subsets
 (Placement(K=6, r=2, 15 batches of 1 files), 20)
 """
-from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Vectors, coded_packet,
-                                      decoded_segment, incoming, outgoing, shuffle,
-                                      uncoded_transfers)
+from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Recovery, Vectors,
+                                      coded_packet, decoded_segment, incoming, outgoing,
+                                      shuffle, uncoded_transfers)
 
-__all__ = ["Bytes", "Message", "Placement", "Vectors", "coded_packet", "decoded_segment",
-           "incoming", "outgoing", "shuffle", "uncoded_transfers"]
+__all__ = ["Bytes", "Message", "Placement", "Recovery", "Vectors", "coded_packet",
+           "decoded_segment", "incoming", "outgoing", "shuffle", "uncoded_transfers"]

@@ -252,6 +252,7 @@ class Message:
     group: Optional[tuple] = None
     batch: Optional[int] = None
     lengths: tuple = ()
+    function: Optional[int] = None      # uncoded: whose value (None: the receiver's own)
 
 
 def outgoing(placement: Placement, worker: int, held: Mapping[tuple, Any], algebra: Any,
@@ -280,20 +281,8 @@ def incoming(placement: Placement, worker: int, messages: Sequence[Message],
                          if worker not in subset] if not coded else \
         [(group, j) for group in placement.groups() if worker in group
          for j in group if j != worker]
-    expected: dict[tuple, Optional[Message]] = dict.fromkeys(keys)
-    for m in messages:
-        key: tuple = (m.batch,) if not coded else (m.group, m.sender)
-        if worker not in m.receivers or key not in expected:
-            raise ValueError(f"Worker {worker} received a message it does not need: from "
-                             f"worker {m.sender}, {key[0]}.")
-        if expected[key] is not None:
-            raise ValueError(f"Worker {worker} received {key[0]} from worker {m.sender} "
-                             f"twice.")
-        expected[key] = m
-    missing = sorted(str(key) for key, m in expected.items() if m is None)
-    if missing:
-        raise ValueError(f"Worker {worker} misses the shuffle's messages {', '.join(missing)}.")
-    arrived = {key: m for key, m in expected.items() if m is not None}
+    arrived = _arrivals(worker, messages, keys,
+                        lambda m: (m.batch,) if not coded else (m.group, m.sender))
     if not coded:
         return {key[0]: m.payload for key, m in arrived.items()}
     out = {}
@@ -305,6 +294,26 @@ def incoming(placement: Placement, worker: int, messages: Sequence[Message],
                         for j in group if j != worker]
             out[placement.needed(worker, group)] = algebra.join(segments)
     return out
+
+
+def _arrivals(worker: int, messages: Sequence[Message], keys: Sequence[tuple],
+              key_of: Callable[[Message], tuple]) -> dict[tuple, Message]:
+    """The messages by key, each of ``keys`` exactly once; ValueError naming what is
+    missing, repeated or not the worker's."""
+    expected: dict[tuple, Optional[Message]] = dict.fromkeys(keys)
+    for m in messages:
+        key = key_of(m)
+        if worker not in m.receivers or key not in expected:
+            raise ValueError(f"Worker {worker} received a message it does not need: from "
+                             f"worker {m.sender}, {key[0]}.")
+        if expected[key] is not None:
+            raise ValueError(f"Worker {worker} received {key[0]} from worker {m.sender} "
+                             f"twice.")
+        expected[key] = m
+    missing = sorted(str(key) for key, m in expected.items() if m is None)
+    if missing:
+        raise ValueError(f"Worker {worker} misses the shuffle's messages {', '.join(missing)}.")
+    return {key: m for key, m in expected.items() if m is not None}
 
 
 def shuffle(placement: Placement, held: Callable[[int], Mapping[tuple, Any]], algebra: Any,
@@ -323,3 +332,85 @@ def shuffle(placement: Placement, held: Callable[[int], Mapping[tuple, Any]], al
     received = [incoming(placement, k, [m for m in messages if k in m.receivers], mine[k],
                          algebra, coded) for k in range(K)]
     return received, sent
+
+
+class Recovery:
+    """How the workers left finish a shuffle without the ``lost`` ones, when every batch is
+    still mapped by one of them (a load r >= 2 absorbs r - 1 losses of its subsets): each
+    lost worker's function is reduced by a survivor (``reducers[q]``), the coded groups
+    with no lost member exchange as before (``groups``), and every other value a reducer
+    needs is sent plain by a surviving mapper of its batch (``transfers``: (sender,
+    receiver, function, batch), the mappers taking turns). ValueError naming the batches
+    that no survivor mapped.
+
+    >>> recovery = Recovery(Placement(4, 2), lost=[3])
+    >>> recovery.reducers, len(recovery.groups), recovery.transfers[:2]
+    ((0, 1, 2, 0), 1, [(1, 0, 0, 4), (2, 0, 0, 5)])
+    >>> Recovery(Placement(4, 1), lost=[3])
+    Traceback (most recent call last):
+    ...
+    ValueError: No worker left has mapped batches [3] (mapped only by workers [3]): load r = 1 cannot lose them.
+    """
+
+    def __init__(self, placement: Placement, lost: Sequence[int], coded: bool = True) -> None:
+        K = placement.workers
+        self.placement, self.coded = placement, checks.flag(coded, "coded")
+        self.lost = tuple(sorted({checks.integer(w, "lost", low=0, high=K - 1) for w in lost}))
+        self.survivors = [w for w in range(K) if w not in self.lost]
+        if not self.survivors:
+            raise ValueError("No worker is left to finish the shuffle.")
+        orphans = [b for b, subset in enumerate(placement.subsets)
+                   if set(subset) <= set(self.lost)]
+        if orphans:
+            raise ValueError(f"No worker left has mapped batches {orphans} (mapped only by "
+                             f"workers {sorted({w for b in orphans for w in placement.subsets[b]})}"
+                             f"): load r = {placement.load} cannot lose them.")
+        reducers = list(range(K))
+        for turn, q in enumerate(self.lost):
+            reducers[q] = self.survivors[turn % len(self.survivors)]
+        self.reducers = tuple(reducers)
+        lost_set = set(self.lost)
+        self.groups = [g for g in placement.groups() if coded and not lost_set & set(g)]
+        kept = set(self.groups)
+        self.transfers = []
+        for q in range(K):
+            w = reducers[q]
+            for b, subset in enumerate(placement.subsets):
+                if w in subset or q == w and tuple(sorted((*subset, w))) in kept:
+                    continue            # mapped it, or its kept group brings it
+                senders = [s for s in subset if s not in lost_set]
+                self.transfers.append((senders[(b + q) % len(senders)], w, q, b))
+
+    def functions(self, worker: int) -> list[int]:
+        """The functions a worker reduces."""
+        return [q for q, w in enumerate(self.reducers) if w == worker]
+
+    def outgoing(self, worker: int, held: Mapping[tuple, Any], algebra: Any) -> list[Message]:
+        """What a survivor sends: a packet for each kept group it is in, and its transfers."""
+        out = []
+        for g in self.groups:
+            if worker in g:
+                payload, lengths = coded_packet(self.placement, g, worker, held, algebra)
+                out.append(Message(worker, tuple(w for w in g if w != worker), payload,
+                                   group=g, lengths=tuple(lengths)))
+        return out + [Message(worker, (receiver,), held[(q, b)], batch=b, function=q)
+                      for sender, receiver, q, b in self.transfers if sender == worker]
+
+    def incoming(self, worker: int, messages: Sequence[Message], held: Mapping[tuple, Any],
+                 algebra: Any) -> dict[tuple, Any]:
+        """The values a survivor needs, by (function, batch), from the messages it received
+        and the values it mapped; ValueError naming what is missing, repeated or not its
+        own."""
+        keys: list[tuple] = [(g, j) for g in self.groups if worker in g for j in g
+                             if j != worker]
+        keys += [(q, b) for _, receiver, q, b in self.transfers if receiver == worker]
+        arrived = _arrivals(worker, messages, keys, lambda m: (m.group, m.sender)
+                            if m.group is not None else (m.function, m.batch))
+        out = {key: m.payload for key, m in arrived.items() if m.group is None}
+        for g in self.groups:
+            if worker in g:
+                segments = [decoded_segment(self.placement, g, j, worker,
+                                            (arrived[(g, j)].payload, arrived[(g, j)].lengths),
+                                            held, algebra) for j in g if j != worker]
+                out[(worker, self.placement.needed(worker, g))] = algebra.join(segments)
+        return out
