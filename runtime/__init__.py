@@ -16,6 +16,8 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
     from ffcode.runtime.faults import Faults
     from ffcode.runtime.jobs import Options, Plan
     from ffcode.runtime.keys import authorise as authorise_key
+    from ffcode.runtime.mapreduce import MapReduceReport
+    from ffcode.runtime.mapreduce import run as run_mapreduce
     from ffcode.runtime.keys import generate as generate_keys
     from ffcode.runtime.keys import pair as key_pair
     from ffcode.runtime.report import SCHEMA, Report, WorkerTimeline, utc_now
@@ -32,6 +34,8 @@ _WHERE = {"Cluster": "cluster", "JobFuture": "driver", "Faults": "faults", "Opti
           "generate_keys": "keys:generate", "key_pair": "keys:pair",
           "authorise_key": "keys:authorise", "run_worker": "worker:run",
           "run_relay": "relay:run",
+          # coded MapReduce: a job's phases on a cluster's workers, and what they did
+          "run_mapreduce": "mapreduce:run", "MapReduceReport": "mapreduce",
           "reachable": "transport"}
 __all__ = sorted([*_WHERE, "ClusterBusy", "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])

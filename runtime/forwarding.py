@@ -36,13 +36,13 @@ from ffcode import checks
 from ffcode.decoding.relay import Forwarder
 from ffcode.field import GF
 from ffcode.runtime.faults import Faults
-from ffcode.runtime.task import Task, filed
+from ffcode.runtime.task import Planned, Task, filed
 from ffcode.schemes import Scheme
 
 FIELDS = {"members", "faults", "scheme", "work", "powers", "filter"}
 
 
-class Forwarding:
+class Forwarding(Planned):
     """A relay's task (its ``inner`` saying how its group of ``size`` workers holds its
     shares) as the job its group runs; ``shares`` are the task's arrays, a list per share,
     then ``args``; forward(packet) is handed each packet to pass on. ValueError naming
@@ -91,6 +91,7 @@ class ForwardPlan:
     adversaries = 0             # the master corrects wrong senders
     code = None                 # nothing is decoded here
     buffer = None
+    every_worker = False        # a lost worker's packets are made up by the others'
 
     def __init__(self, job: Forwarding, options: Any) -> None:
         task, self.options, self.F, self.faults = job.task, options, job.F, job.faults

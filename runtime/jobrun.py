@@ -221,6 +221,9 @@ class JobRun:
             return
         if now > self.deadline:
             raise self._failure(JobTimeout, "no output within the timeout")
+        if self.plan.every_worker and any(t.lost and t.done is None for t in self.timelines):
+            raise self._failure(JobFailed, "when a worker was lost: every worker's part is "
+                                           "needed")
         if len(self.finished) == len(self.workers):
             unexplained = self.plan.adversaries and self.collector.rank >= self.plan.needed
             raise self._failure(VerificationError if unexplained else JobFailed,

@@ -36,9 +36,8 @@ from ffcode.decoding import verify
 from ffcode.errors import VerificationError
 from ffcode.pieces import pieces_count
 from ffcode.runtime.faults import Faults
-from ffcode.runtime.forwarding import Forwarding
 from ffcode.runtime.report import Report
-from ffcode.runtime.task import Task, filed
+from ffcode.runtime.task import Planned, Task, filed
 from ffcode.schemes import Scheme
 
 ALLOCATE = ("uniform", "speed")
@@ -227,6 +226,8 @@ class Plan:
     what a relay's task carries, held being the code indices of its shares with work
     (``through_relays``, where the code is then the outer code, and ``forwarded``)."""
 
+    every_worker = False        # a lost worker's shares are made up by the others'
+
     def __init__(self, code: Code, inputs: Sequence[Any], options: Options,
                  assignment: tuple, resident: Any = None, buffer: Any = None,
                  max_message: int = 256 << 20,
@@ -358,7 +359,9 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     an earlier job left in ``buffers`` (dtype -> storage; a job returns it as it ends).
     ``groups``: the group sizes of a cluster of relays (its n_workers relays), which runs
     a hierarchical code's outer code (``through_relays``)."""
-    if isinstance(code, Forwarding):        # a relay's job on its group
+    if isinstance(code, Planned):           # a relay's forwarding, a MapReduce phase
+        if groups:
+            raise ValueError(f"A cluster of relays (groups=...) cannot run {code!r}.")
         return code.plan(options), (), False
     inner, asked, assignment = None, code, None
     if groups and isinstance(code, HierarchicalCode):

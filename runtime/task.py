@@ -46,6 +46,14 @@ def filed(held: Any, index: int, pieces: int) -> Optional[tuple]:
     return (held[k], j) if k < len(held) else None
 
 
+class Planned:
+    """A job that makes its own plan (a relay's forwarding, a MapReduce phase):
+    ``Cluster.submit(job)`` carries out ``job.plan(options)`` (runtime/jobrun.py)."""
+
+    def plan(self, options: Any) -> Any:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class FaultPlan:
     """The faults one worker injects into a task (ffcode.Faults.for_worker): a slowdown

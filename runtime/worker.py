@@ -41,7 +41,7 @@ from ffcode import functions, logs
 from ffcode.errors import NoMaster
 from ffcode.field import GF
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
-from ffcode.runtime import keys, pool, wire
+from ffcode.runtime import keys, pool, shuffler, wire
 from ffcode.runtime.faults import Link
 from ffcode.runtime.task import Load, Task, Unload, packet_index
 from ffcode.runtime.transport import HANDSHAKE_REFUSED, dial
@@ -360,6 +360,7 @@ class Worker:
         self.tasks = Queue()
         self.jobs: dict = {}            # epoch -> Job, from its start until it stops or ends
         self.store: dict = {}           # resident data id -> the arrays of this worker's share
+        self.runs: dict = {}            # MapReduce job -> its values kept between phases
         self.handoff: deque = deque()   # (header, frames) from the compute thread
         self.outbox: deque = deque()    # [header, frames, bytes]; header None: control
         self.queued = 0                 # bytes in the outbox
@@ -375,8 +376,10 @@ class Worker:
         return own_operation(job)
 
     def work(self, job, out):
-        """The generator of a job's work (``steps``), its messages to out(header, frames)."""
-        return steps(job, out, self.operation)
+        """The generator of a job's work (``steps``, or a MapReduce phase's), its messages
+        to out(header, frames)."""
+        phase = shuffler.steps(job, out, self.runs, self.endpoint)
+        return steps(job, out, self.operation) if phase is None else phase
 
     def stopping(self, job) -> None:
         """A job is being stopped, before its acknowledgement leaves (a relay stops its
@@ -665,6 +668,8 @@ class Worker:
                 self.head_due = time.monotonic()
 
     def close(self):
+        for run in list(self.runs.values()):   # their ipc directories go with them
+            run.close()
         self.dealer.close(linger=200)
 
 

@@ -113,6 +113,16 @@ def partition(data: bytes | np.ndarray, bounds: np.ndarray) -> list[bytes]:
     return [ordered[end - count:end].tobytes() for count, end in zip(counts, ends)]
 
 
+def mapper(data: bytes | np.ndarray, bounds: bytes | np.ndarray) -> list[bytes]:
+    """``partition`` with the bounds as plain bytes (10 a key), as a MapReduce job ships
+    them to its workers (``ffcode.runtime.mapreduce.run``'s map)."""
+    raw = np.frombuffer(bounds, np.uint8) if isinstance(bounds, (bytes, bytearray)) else \
+        np.asarray(bounds, np.uint8).reshape(-1)
+    if raw.size % KEY:
+        raise ValueError(f"Bounds of {raw.size} bytes are not whole {KEY}-byte keys.")
+    return partition(data, np.ascontiguousarray(raw).view(f"V{KEY}"))
+
+
 def sort(data: bytes | np.ndarray) -> bytes:
     """A range's reduce: its records sorted by key (records of equal keys in any order)."""
     rows = as_records(data)

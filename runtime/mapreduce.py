@@ -1,0 +1,452 @@
+"""Coded MapReduce on a Cluster's workers (ffcode.mapreduce has the math): the master only
+places the files, starts the phases and gathers the outputs; the workers shuffle among
+themselves (runtime/shuffler.py).
+
+``run(cluster, files, map, reduce, load=r)`` runs three steps as jobs of the cluster:
+
+1. the map phase: each worker gets the files of its batches (a batch per r-subset of the
+   K workers, ``ffcode.mapreduce.shuffle.Placement``), maps them, prepares its shuffle
+   messages (coded packets, or the values its turn gives it), opens a socket for its
+   peers and answers with its endpoint;
+2. the shuffle phase: each worker gets every endpoint, sends its messages straight to its
+   peers (authenticated as the master's links are: CURVE keys the master made for this
+   job on tcp, the kernel's word on the peers' pids on ipc), decodes what it received,
+   reduces its function's values and sends the output to the master;
+3. on a failure, the workers are told to let go of what they kept.
+
+A worker lost after the map (before the shuffle, or during it) is finished without when
+every batch is still mapped by a worker left (load r >= 2 absorbs the loss of any r - 1
+workers): the workers left shuffle again by a ``ffcode.mapreduce.shuffle.Recovery``, a
+survivor reducing each lost worker's function, the coded groups without a lost member
+exchanging as before and the rest sent plain; the report names the ``lost`` workers.
+Otherwise (r = 1, a worker lost during the map, a function that raises) the job fails
+with an error naming the worker and what is missing, and the workers let go of
+everything. ``retries`` runs a failed job again from the map, on the workers the cluster
+then has (a local or Ray cluster replaces a lost one).
+
+The emulated network (``network``, ``link_rate`` in bytes a second): on "links" every
+ordered pair of workers has its own link of that rate and a message for several
+receivers is sent to each; on "turns" the workers send one after another on one shared
+medium of that rate, a multicast reaching all its receivers at once (the schedule of
+Coded TeraSort's implementation, and the setting of the coded-shuffling papers).
+
+Arguments are checked before anything starts:
+
+>>> run(None, [b"x"], "ffcode.mapreduce.terasort:sort", load=1)
+Traceback (most recent call last):
+...
+TypeError: Argument 'cluster' must be an ffcode.Cluster, not NoneType.
+"""
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+from urllib.parse import urlsplit
+
+import numpy as np
+import zmq
+
+from ffcode import checks, functions
+from ffcode.errors import ClusterError, JobFailed
+from ffcode.field import GF
+from ffcode.mapreduce.shuffle import Placement, Recovery
+from ffcode.runtime.faults import Faults
+from ffcode.runtime.shuffler import CHUNK, NETWORKS
+from ffcode.runtime.task import Planned, Task
+from ffcode.schemes import Scheme
+
+PHASES = ("map", "encode", "shuffle", "decode", "reduce")
+DROP_TIMEOUT = 5.0          # seconds the workers get to let go of a failed job's values
+MAX_OUTPUT = 1 << 40        # bytes a worker may announce as its output
+
+
+@dataclass
+class MapReduceReport:
+    """What a MapReduce job did: its settings; ``phases``, the seconds of each phase at its
+    slowest worker (map, encode, shuffle, decode, reduce) and ``total``, the master's wall
+    time from placing the files to holding every output; per worker, its phases
+    (``workers``), the payload bytes it sent in the shuffle (``sent``: a multicast
+    counted once) and the bytes it put on its links (``copies``: a multicast counted once
+    per receiver on "links"); ``jobs``, the phase jobs' reports (the map, then each
+    shuffle attempt); ``lost``, the workers the shuffle was finished without (their
+    entries are None); ``attempts``, how many times the job ran from the map."""
+    workers: int
+    load: int
+    coded: bool
+    network: str
+    link_rate: Optional[float]
+    phases: dict = field(default_factory=dict)
+    per_worker: list = field(default_factory=list)
+    sent: list = field(default_factory=list)
+    copies: list = field(default_factory=list)
+    total: float = 0.0
+    attempts: int = 1
+    lost: list = field(default_factory=list)
+    jobs: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"workers": self.workers, "load": self.load, "coded": self.coded,
+                "network": self.network, "link_rate": self.link_rate,
+                "phases": dict(self.phases, total=self.total),
+                "per_worker": self.per_worker, "sent": self.sent, "copies": self.copies,
+                "attempts": self.attempts, "lost": self.lost}
+
+
+class Answers:
+    """The collector of a phase: from every worker, its answer (a JSON packet 0) and its
+    output in chunks (packets 1, 2, ...); complete once every worker's whole answer is in.
+    Nothing a worker says is trusted: its announced size bounds what it may send, each
+    chunk is checked against it, and a bad packet changes nothing."""
+
+    pending = 0
+    buffer = None
+    wrong: list = []
+
+    def __init__(self, workers: int) -> None:
+        self.needed = workers
+        self.meta: dict = {}
+        self.chunks: dict = {w: {} for w in range(workers)}
+        self.done: set = set()
+
+    @property
+    def rank(self) -> int:
+        return len(self.done)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.done) == self.needed
+
+    def add(self, packet: Any) -> bool:
+        w, index = int(packet.worker), int(packet.index)
+        if not 0 <= w < self.needed or w in self.done:
+            raise ValueError(f"no answer expected from worker {w}")
+        payload = np.asarray(packet.payload)
+        if payload.dtype != np.uint8 or payload.ndim != 1:
+            raise ValueError("an answer's packets carry bytes")
+        if index == 0:
+            if w in self.meta:
+                raise ValueError(f"worker {w} answered twice")
+            meta = json.loads(payload.tobytes())
+            size = meta.get("bytes") if isinstance(meta, dict) else None
+            if type(size) is not int or not 0 <= size <= MAX_OUTPUT:
+                raise ValueError(f"worker {w}'s answer does not say its output's size")
+            self.meta[w] = meta
+        else:
+            size = self.meta[w]["bytes"] if w in self.meta else MAX_OUTPUT
+            if index > math.ceil(size / CHUNK) or index in self.chunks[w] or \
+                    payload.size != min(CHUNK, size - (index - 1) * CHUNK):
+                raise ValueError(f"worker {w} sent a chunk {index} that its output has not")
+            self.chunks[w][index] = payload
+        if w in self.meta and len(self.chunks[w]) == math.ceil(self.meta[w]["bytes"] / CHUNK):
+            self.done.add(w)
+        return True
+
+    def eliminate(self, count: int = 1) -> int:
+        return 0
+
+    def counted(self, share: int, piece: int) -> bool:
+        return True
+
+    def exclude(self, share: int) -> None:
+        raise ValueError("a MapReduce phase trusts its workers' answers")
+
+    def result(self) -> list:
+        """(meta, output bytes) of every worker."""
+        return [(self.meta[w], b"".join(self.chunks[w][i].tobytes()
+                                        for i in sorted(self.chunks[w])))
+                for w in range(self.needed)]
+
+
+class _Raw:
+    """The packets of a phase carry bytes, not field elements."""
+    dtype = np.dtype(np.uint8)
+    p = 0
+
+
+class Phase(Planned):
+    """One phase of a MapReduce job as a job of the cluster: each worker's task and arrays.
+    ``every_worker``: a lost worker fails it at once (else it ends as its other workers
+    finish, and ``answers`` tells who answered)."""
+
+    def __init__(self, name: str, tasks: list, every_worker: bool = True) -> None:
+        self.name, self.tasks, self.every_worker = name, tasks, every_worker
+        self.answers = Answers(len(tasks))
+
+    def __repr__(self) -> str:
+        return f"MapReduce {self.name} phase on {len(self.tasks)} workers"
+
+    def plan(self, options: Any) -> "PhasePlan":
+        return PhasePlan(self, options)
+
+
+class PhasePlan:
+    """A Phase as the plan a job run carries out (runtime/jobrun.py): every worker needed,
+    its answer gathered by ``Answers``."""
+
+    resident = None
+    adversaries = 0
+    code = None
+    buffer = None
+    scheme = Scheme.UNCODED
+    pieces = work_pieces = 1
+    F = _Raw()
+    faults = Faults()
+
+    def __init__(self, phase: Phase, options: Any) -> None:
+        self.options, self.name = options, repr(phase)
+        self.tasks = phase.tasks
+        self.held = [[w] for w in range(len(phase.tasks))]
+        self.assignment = tuple((w,) for w in range(len(phase.tasks)))
+        self.collector, self.every_worker = phase.answers, phase.every_worker
+        self.needed = len(phase.tasks)
+
+    def share_of(self, worker: int, index: int) -> tuple:
+        return worker, index
+
+    def settings(self, inputs: Any, verify: bool) -> dict:
+        return {"code": self.name}
+
+
+def run(cluster: Any, files: Sequence[Any], map: Callable | str,
+        reduce: Callable | str | None = None, *, load: int, coded: bool = True,
+        field: Optional[int] = None, args: Sequence[Any] = (), network: str = "links",
+        link_rate: Optional[float] = None, timeout: float = 600.0,
+        recover: bool = True, retries: int = 0) -> tuple[list, MapReduceReport]:
+    """Run a MapReduce job on the cluster's K workers at computation load r = ``load``;
+    returns (the K outputs, in reduce-function order; its MapReduceReport).
+
+    files: integer arrays (bytes as uint8), a multiple of C(K, r) of them (``Placement``:
+    file n is in batch n // (files / C(K, r)), mapped by that batch's r workers).
+    map(file, *args) gives K values, one per reduce function: bytes-like, or with
+    ``field`` (a prime p) vectors of GF(p), which are added up (a sum-reduce, shuffled
+    compressed). reduce(values) makes a function's output from its values, joined in batch
+    order (bytes) or added up (vectors); None keeps them as they are. Functions go to the
+    workers by import path (module-level functions, or "package.module:function").
+    coded: the coded shuffle (multicast groups of r + 1), else every missing value sent
+    once. network, link_rate: the emulated network (the module's docstring; None: as fast
+    as the sockets go). recover: finish without workers lost after the map where the
+    load allows (the module's docstring). JobFailed naming the worker for a lost worker
+    that cannot be done without, or a function that raises (``retries``: run again from
+    the map that many times)."""
+    from ffcode.runtime.cluster import Cluster
+    if not isinstance(cluster, Cluster):
+        raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster, not "
+                        f"{type(cluster).__name__}.")
+    if cluster.groups:
+        raise ValueError("A MapReduce job runs on a cluster without relays (groups=None).")
+    placement = Placement(cluster.n_workers, load, files=len(files))
+    paths = [_path(f) for f in (map, reduce) if f is not None]
+    if field is not None and (type(field) is not int or not checks.is_prime(field)):
+        raise ValueError(f"Argument 'field' must be a prime, not {field!r}.")
+    network = checks.choice(network, "network", NETWORKS)
+    if link_rate is not None:
+        link_rate = checks.positive(link_rate, "link_rate")
+    job = dict(placement=placement, map=paths[0], reduce=paths[1] if reduce else None,
+               coded=checks.flag(coded, "coded"), field=field, network=network,
+               rate=link_rate, files=[_array(f, "files") for f in files],
+               args=[_array(a, "args") for a in args],
+               timeout=checks.seconds(timeout, "timeout"), recover=checks.flag(recover,
+                                                                                "recover"))
+    retries = checks.integer(retries, "retries", low=0)
+    for attempt in range(retries + 1):
+        try:
+            outputs, report = _attempt(cluster, job)
+            report.attempts = attempt + 1
+            return outputs, report
+        except ClusterError:
+            if attempt == retries or cluster.closed:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _path(f: Callable | str) -> str:
+    """A function's import path, checked to import here."""
+    if callable(f):
+        return functions.path_of(f)
+    functions.load(f)
+    return f
+
+
+def _array(a: Any, name: str) -> np.ndarray:
+    if isinstance(a, (bytes, bytearray, memoryview)):
+        return np.frombuffer(a, np.uint8)
+    a = np.asarray(a)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"Argument '{name}' must hold integer arrays (bytes as uint8), "
+                        f"not {a.dtype}.")
+    return a
+
+
+def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
+    """One run of the job: the map phase, then shuffle attempts until one ends with every
+    output (workers lost since the map tasks left are done without, where a Recovery
+    can)."""
+    placement: Placement = job["placement"]
+    began = time.perf_counter()
+    ident = secrets.randbits(31)
+    report = MapReduceReport(placement.workers, placement.load, job["coded"],
+                             job["network"], job["rate"])
+    try:
+        mapped, pids = _mapped(cluster, job, ident, report)
+        inner = {"mapreduce": "shuffle", "run": ident, "network": job["network"],
+                 "rate": job["rate"], "endpoints": [meta.get("endpoint", "ipc://lost")
+                                                    for meta in mapped]}
+        # A replacement of a lost worker answers idle: every worker a local or Ray cluster
+        # has gets the task, so that the survivors are sure to be among them.
+        count = cluster.n_workers if cluster.local or cluster.engine == "ray" else None
+        while True:
+            alive = {h.pid for h in cluster.live()}
+            report.lost = sorted(set(report.lost) | {k for k, pid in enumerate(pids)
+                                                     if pid not in alive})
+            if report.lost:
+                _recoverable(job, report)
+            inner.update(lost=report.lost, attempt=len(report.jobs))
+            task = _task(job["map"], job["field"], inner, 0, cluster)
+            left = job["timeout"] - (time.perf_counter() - began)
+            try:
+                answers, shuffle_report = cluster.run(
+                    Phase("shuffle", [(task, [])] * (count or len(cluster.live()))),
+                    timeout=max(left, 1e-3))
+                report.jobs.append(shuffle_report)
+                break
+            except JobFailed as e:
+                gone = {t.pid for t in getattr(e.report, "workers", None) or () if t.lost}
+                if not gone & set(pids) - {pids[k] for k in report.lost}:
+                    raise                   # no worker of the map lost: nothing to recover
+                report.jobs.append(e.report)
+    except ClusterError as e:
+        _drop(cluster, ident, wait=True)
+        raise _explained(e, job, report.lost) from None
+    report.total = time.perf_counter() - began
+    _drop(cluster, ident, wait=False)       # in the background: the outputs are in
+    return _assembled(report, answers, job), report
+
+
+def _mapped(cluster: Any, job: dict, ident: int, report: MapReduceReport) -> tuple:
+    """The map phase: (every worker's answer, {} for a lost one; the pids of the map's
+    workers by place). A worker lost during it is in ``report.lost``; any other failure
+    raises."""
+    phase = Phase("map", _map_tasks(cluster, job, ident), every_worker=False)
+    try:
+        _, map_report = cluster.run(phase, timeout=job["timeout"])
+    except JobFailed as e:
+        map_report = e.report
+        lost = [t.worker for t in getattr(map_report, "workers", None) or () if t.lost]
+        silent = [k for k in range(len(phase.tasks)) if k not in phase.answers.done]
+        if not lost or set(silent) - set(lost):
+            raise
+        report.lost = lost
+    report.jobs.append(map_report)
+    answers = phase.answers
+    return ([answers.meta[k] if k in answers.done else {} for k in range(len(phase.tasks))],
+            [t.pid for t in map_report.workers])
+
+
+def _map_tasks(cluster: Any, job: dict, ident: int) -> list:
+    """Each worker's map task: its files, and who its peers are (their pids on a local
+    cluster, else CURVE keys made for this job, each worker given its own pair)."""
+    placement: Placement = job["placement"]
+    K = placement.workers
+    workers = cluster.wait()
+    pairs: list = [None] * K
+    if cluster.local:
+        listen, peers = ["ipc"] * K, [h.pid for h in workers]
+    else:
+        pairs = [[k.decode() for k in zmq.curve_keypair()] for _ in range(K)]
+        peers = [pair[0] for pair in pairs]
+        host = urlsplit(cluster.endpoint).hostname
+        listen = ["tcp" if host in (None, "0.0.0.0", "::", "*") else f"tcp://{host}"] * K
+    tasks = []
+    for k in range(K):
+        files = [job["files"][n] for b in placement.mapped_by(k)
+                 for n in placement.batch_files(b)]
+        inner = {"mapreduce": "map", "run": ident, "workers": K, "load": placement.load,
+                 "index": k, "per_batch": placement.per_batch, "coded": job["coded"],
+                 "field": job["field"], "reduce": job["reduce"], "listen": listen[k],
+                 "peers": peers, "keys": pairs[k]}
+        tasks.append((_task(job["map"], job["field"], inner, len(files), cluster),
+                      [*files, *job["args"]]))
+    return tasks
+
+
+def _recoverable(job: dict, report: MapReduceReport) -> None:
+    """JobFailed unless the workers left can finish without the lost ones."""
+    if not job["recover"]:
+        raise JobFailed("recover=False", report=report.jobs[-1])
+    try:
+        Recovery(job["placement"], report.lost, job["coded"])
+    except ValueError:
+        raise JobFailed("no recovery", report=report.jobs[-1]) from None
+
+
+def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
+    """The outputs by function, and the report's per-worker figures by the map's places,
+    from the answers of the workers that held the job."""
+    K = job["placement"].workers
+    outputs: list = [None] * K
+    report.per_worker, report.sent, report.copies = [None] * K, [None] * K, [None] * K
+    for meta, data in answers:
+        if meta.get("idle"):
+            continue
+        k, sizes, functions = meta["index"], meta["sizes"], meta["functions"]
+        if sum(sizes) != len(data) or len(sizes) != len(functions) or \
+                any(outputs[q] is not None for q in functions):
+            raise JobFailed(f"worker {k}'s answer does not add up", report=report.jobs[-1])
+        at = 0
+        for q, size in zip(functions, sizes):
+            outputs[q], at = data[at:at + size], at + size
+        report.per_worker[k] = {name: meta[name] for name in PHASES}
+        report.sent[k], report.copies[k] = meta["sent"], meta["copies"]
+    missing = [q for q, out in enumerate(outputs) if out is None]
+    if missing:
+        raise JobFailed(f"no output of functions {missing}", report=report.jobs[-1])
+    report.phases = {name: max(w[name] for w in report.per_worker if w is not None)
+                     for name in PHASES}
+    if job["field"] is not None:
+        dtype = GF(job["field"]).dtype
+        outputs = [np.frombuffer(out, dtype).copy() for out in outputs]
+    return outputs
+
+
+def _task(path: str, p: Optional[int], inner: dict, files: int, cluster: Any) -> Task:
+    return Task(f=path, p=p or 2, send="whole", pieces=1, shares=1, counts=(files,),
+                max_message=cluster.max_message, inner=inner)
+
+
+def _drop(cluster: Any, ident: int, wait: bool) -> None:
+    """Tell the live workers to let go of a job's values and sockets (what cannot be told
+    exits with its worker); ``wait`` for them to have done so."""
+    live = len(cluster.live())
+    if not live or cluster.closed:
+        return
+    inner = {"mapreduce": "drop", "run": ident}
+    task = _task("ffcode.mapreduce.terasort:sort", None, inner, 0, cluster)
+    try:
+        future = cluster.submit(Phase("drop", [(task, [])] * live), timeout=DROP_TIMEOUT)
+        if wait:
+            future.result()
+    except ClusterError:
+        pass
+
+
+def _explained(error: ClusterError, job: dict, lost: list) -> ClusterError:
+    """The job's error, saying what the lost workers leave missing."""
+    placement: Placement = job["placement"]
+    lost = lost or [t.worker for t in getattr(error.report, "workers", None) or () if t.lost]
+    if lost:
+        alone = [b for b, subset in enumerate(placement.subsets) if set(subset) <= set(lost)]
+        why = f"batches {alone} were mapped by no other worker" if alone else \
+            f"every batch is still mapped by another worker (load {placement.load})" + \
+            (", but recover=False" if not job["recover"] else "")
+        error.args = (f"{_workers(lost)} lost: the reduce function and shuffle messages "
+                      f"of {'it' if len(lost) == 1 else 'them'} are missing; {why} "
+                      f"[{error.args[0]}]",)
+    return error
+
+
+def _workers(indices: list) -> str:
+    return f"worker {indices[0]}" if len(indices) == 1 else f"workers {indices}"

@@ -1,0 +1,574 @@
+"""A worker's part of a coded MapReduce job (planned by runtime/mapreduce.py), as two
+tasks from its master and the state kept between them.
+
+The map task carries the worker's files: it maps them with the user's function, prepares
+what it will send in the shuffle (coded packets, or the values its turn gives it), and
+opens the socket its peers will send to: a ROUTER behind a gate that admits only the
+job's other workers, proven by the connection (their CURVE keys on tcp; on ipc, in a
+directory only this user reaches, the kernel's word on their pids). It answers with its
+endpoint and its phases' times. The shuffle task names every worker's endpoint: the
+worker dials the others, sends its messages paced as the emulated network says, takes
+theirs (each sender known by its connection, each message checked against what it
+needs), decodes, reduces, and sends its output to the master. A worker's state between
+the tasks is a ``Run``; it goes when the shuffle ends, however it ends, or when the
+master drops it.
+
+What a map task's ``inner`` must say, checked before anything is done:
+
+>>> spec = Spec.checked({"mapreduce": "map", "run": 7, "workers": 3, "load": 2,
+...                      "index": 1, "per_batch": 1, "coded": True, "field": None,
+...                      "reduce": "ffcode.mapreduce.terasort:sort", "listen": "ipc",
+...                      "peers": [11, 12, 13], "keys": None})
+>>> spec.placement.mapped_by(spec.index)
+[0, 2]
+>>> Spec.checked({"mapreduce": "map", "run": 7, "workers": 3, "load": 3})
+Traceback (most recent call last):
+...
+ValueError: a map task needs the fields ['coded', 'field', 'index', 'keys', 'listen', 'load', 'mapreduce', 'peers', 'per_batch', 'reduce', 'run', 'workers']
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional
+from urllib.parse import urlsplit
+
+import numpy as np
+import zmq
+
+from ffcode import checks, functions
+from ffcode.field import GF
+from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Recovery, Vectors,
+                                      incoming, outgoing)
+from ffcode.runtime import keys, pool, wire
+from ffcode.runtime.faults import Link
+from ffcode.runtime.gate import Gate, peer
+from ffcode.runtime.wire import Kind
+
+MAP_FIELDS = {"mapreduce", "run", "workers", "load", "index", "per_batch", "coded", "field",
+              "reduce", "listen", "peers", "keys"}
+SHUFFLE_FIELDS = {"mapreduce", "run", "endpoints", "network", "rate", "lost", "attempt"}
+NETWORKS = ("links", "turns")
+MAX_RUNS = 4                # jobs' mapped values a worker keeps at once (the oldest go first)
+POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
+CHUNK = 16 << 20            # bytes of output per packet to the master
+LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A map task's description of the job (see the module's docstring)."""
+    run: int
+    placement: Placement
+    index: int
+    coded: bool
+    field: Optional[int]
+    reduce: Optional[str]
+    listen: str
+    peers: tuple                # each worker's identity: its pid (ipc) or CURVE key (tcp)
+    keys: Optional[tuple]       # this worker's CURVE pair (public, secret), z85
+
+    @classmethod
+    def checked(cls, inner: Any) -> "Spec":
+        if not isinstance(inner, dict) or set(inner) != MAP_FIELDS:
+            raise ValueError(f"a map task needs the fields {sorted(MAP_FIELDS)}")
+        K = checks.integer(inner["workers"], "workers", low=2, high=1024)
+        r = checks.integer(inner["load"], "load", low=1, high=K - 1)
+        per_batch = checks.integer(inner["per_batch"], "per_batch", low=1, high=1 << 20)
+        placement = Placement(K, r, files=per_batch * len(Placement(K, r).subsets))
+        field = inner["field"]
+        if field is not None and (type(field) is not int or not checks.is_prime(field)):
+            raise ValueError(f"a map task's field must be a prime, not {field!r}")
+        listen = inner["listen"]
+        if not (listen in ("ipc", "tcp") or isinstance(listen, str) and
+                listen.startswith("tcp://") and urlsplit(listen).hostname):
+            raise ValueError(f"a map task listens on 'ipc', 'tcp' or 'tcp://HOST', not "
+                             f"{listen!r}")
+        peers, pair = inner["peers"], inner["keys"]
+        if not isinstance(peers, list) or len(peers) != K or not all(
+                type(p) is int and p > 0 if listen == "ipc" else
+                isinstance(p, str) and len(p) == 40 for p in peers):
+            raise ValueError(f"a map task names its {K} workers by pid (ipc) or CURVE key")
+        if (listen == "ipc") != (pair is None) or pair is not None and not (
+                isinstance(pair, list) and len(pair) == 2 and
+                all(isinstance(k, str) and len(k) == 40 for k in pair)):
+            raise ValueError("a map task on tcp carries this worker's CURVE key pair")
+        reduce = inner["reduce"]
+        if reduce is not None and not isinstance(reduce, str):
+            raise ValueError("a map task's reduce is an import path")
+        return cls(checks.integer(inner["run"], "run", low=0), placement,
+                   checks.integer(inner["index"], "index", low=0, high=K - 1),
+                   checks.flag(inner["coded"], "coded"), field, reduce, listen, tuple(peers),
+                   None if pair is None else tuple(pair))
+
+    def algebra(self) -> Any:
+        return Bytes() if self.field is None else Vectors(GF(self.field))
+
+
+class Run:
+    """A worker's job between its map and its shuffle: the values it mapped, the messages
+    it will send, and the socket its peers send to (its own context and gate)."""
+
+    def __init__(self, spec: Spec, held: dict, messages: list, master: str,
+                 max_message: int) -> None:
+        self.spec, self.held, self.messages = spec, held, messages
+        self.times: dict = {}
+        self.busy = False               # a shuffle task uses its sockets
+        self.directory: Optional[str] = None
+        self.context = zmq.Context()
+        ipc = spec.listen == "ipc"
+        pids = set(spec.peers) if ipc else set()
+        self.gate = Gate(self.context, keys=frozenset() if ipc else frozenset(spec.peers),
+                         processes=pids.__contains__)
+        self.router = self.context.socket(zmq.ROUTER)
+        self.router.linger = 0
+        self.router.maxmsgsize = max_message
+        self.dials: dict = {}
+        try:
+            if ipc:
+                self.directory = _directory(master)
+                endpoint = f"ipc://{self.directory}/peers"
+            else:
+                assert spec.keys is not None, "Spec.checked: tcp carries a key pair"
+                public, secret = (k.encode() for k in spec.keys)
+                keys.server(self.router, public, secret)
+                endpoint = f"{_host(spec.listen, master)}:*"
+            Gate.bind(self.router, endpoint)
+        except BaseException:
+            self.close()
+            raise
+        self.endpoint = self.router.get_string(zmq.LAST_ENDPOINT)
+
+    def sender(self, frame: Any) -> Optional[int]:
+        """The worker a received frame comes from, as its connection proves (None: no
+        worker of this job)."""
+        proven = peer(frame)
+        mark = proven.key if self.spec.listen != "ipc" else proven.pid
+        return self.spec.peers.index(mark) if mark in self.spec.peers else None
+
+    def dial(self, endpoints: list, lost: tuple = ()) -> None:
+        """A DEALER to every other worker's socket but the lost ones' (those of an earlier
+        attempt hung up first)."""
+        self.hang_up()
+        spec = self.spec
+        for j, endpoint in enumerate(endpoints):
+            if j == spec.index or j in lost:
+                continue
+            sock = self.context.socket(zmq.DEALER)
+            sock.linger = 0
+            sock.sndhwm = 1 << 16
+            if spec.keys is not None:
+                public, secret = (k.encode() for k in spec.keys)
+                keys.client(sock, public, secret, spec.peers[j].encode())
+            sock.connect(endpoint)
+            self.dials[j] = sock
+
+    def hang_up(self, linger: float = 0.0) -> None:
+        """Close the dials (what they still hold given ``linger`` seconds to leave)."""
+        for sock in self.dials.values():
+            sock.close(linger=int(linger * 1000))
+        self.dials = {}
+
+    def close(self) -> None:
+        """Close the sockets, the gate, and the ipc directory."""
+        self.hang_up()
+        self.router.close(linger=0)
+        self.gate.stop()
+        self.context.term()
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+def _directory(master: str) -> str:
+    """A fresh directory (mode 0700) for the peers' ipc socket: inside the master's private
+    one where the master is local (which goes when the master's pool does, whatever
+    happens to this worker), else one of this worker's own."""
+    if master.startswith("ipc://"):
+        return tempfile.mkdtemp(prefix="peers-", dir=os.path.dirname(master[len("ipc://"):]))
+    return pool.private_dir()
+
+
+def _host(listen: str, master: str) -> str:
+    """tcp://ADDRESS to bind: the address this host reaches HOST from (listen
+    "tcp://HOST"), or the master's host ("tcp"): the route the kernel picks, so that
+    whoever reaches that host reaches this one (no packet is sent)."""
+    host = urlsplit(listen if listen != "tcp" else master).hostname or "127.0.0.1"
+    probe = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET,
+                          socket.SOCK_DGRAM)
+    try:
+        probe.connect((host, 9))
+        return f"tcp://{probe.getsockname()[0]}"
+    finally:
+        probe.close()
+
+
+def steps(job: Any, out: Callable, runs: dict, master: str) -> Optional[Iterator[None]]:
+    """The generator of a MapReduce task's work (None: the task is no MapReduce phase).
+    ``runs``: the worker's Runs by job; ``master``: the master's endpoint."""
+    inner = job.task.inner
+    phase = inner.get("mapreduce") if isinstance(inner, dict) else None
+    if phase is None:
+        return None
+    if phase == "map":
+        return map_steps(job, out, runs, master)
+    if phase == "shuffle":
+        return shuffle_steps(job, out, runs)
+    if phase == "drop":
+        return drop_steps(job, out, runs)
+    raise ValueError(f"a MapReduce task's phase is 'map', 'shuffle' or 'drop', not "
+                     f"{phase!r}")
+
+
+def drop_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
+    """Let go of a job's mapped values and socket (its shuffle will not come)."""
+    inner = job.task.inner
+    if set(inner) != {"mapreduce", "run"} or type(inner["run"]) is not int:
+        raise ValueError("a drop task names the run to drop")
+    run = runs.get(inner["run"])
+    if run is not None and not run.busy:
+        runs.pop(inner["run"]).close()
+    _answer(job, out, {"dropped": run is not None}, b"")
+    yield
+
+
+def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None]:
+    """The map task: map the files, prepare the shuffle's messages, open the peers' socket,
+    and answer with its endpoint and times (a generator yielding between files)."""
+    spec = Spec.checked(job.task.inner)
+    if spec.listen == "ipc" and spec.peers[spec.index] != os.getpid():
+        raise ValueError(f"worker {spec.index} of the placement is another process")
+    if job.task.f.startswith("__main__:"):
+        pool.import_main()
+    f = functions.load(job.task.f)
+    placement, algebra = spec.placement, spec.algebra()
+    batches = placement.mapped_by(spec.index)
+    files = job.shares[0] if job.shares else []
+    if len(files) != len(batches) * placement.per_batch:
+        raise ValueError(f"worker {spec.index} maps {len(batches)} batches of "
+                         f"{placement.per_batch} files, not {len(files)} files")
+    began = time.perf_counter()
+    held: dict = {}
+    for at, b in enumerate(batches):
+        parts: list = [[] for _ in range(placement.workers)]
+        for n, number in enumerate(placement.batch_files(b)):
+            values = _mapped(f, files[at * placement.per_batch + n], job.args, number,
+                             spec, algebra)
+            for q, value in enumerate(values):
+                parts[q].append(value)
+            if job.stop.is_set():
+                return
+        for q, values in enumerate(parts):
+            held[(q, b)] = b"".join(values) if spec.field is None else algebra.add(values)
+        yield
+    mapped = time.perf_counter()
+    messages = outgoing(placement, spec.index, held, algebra, spec.coded)
+    run = Run(spec, held, messages, master, job.max_message)
+    run.times = {"map": mapped - began, "encode": time.perf_counter() - mapped}
+    while len(runs) >= MAX_RUNS:
+        dropped = next((key for key, old in runs.items() if not old.busy), None)
+        if dropped is None:
+            break
+        runs.pop(dropped).close()
+    old = runs.pop(spec.run, None)
+    if old is not None:
+        old.close()
+    runs[spec.run] = run
+    _answer(job, out, {"endpoint": run.endpoint, **run.times}, b"")
+
+
+def _mapped(f: Callable, data: Any, args: list, number: int, spec: Spec,
+            algebra: Any) -> list:
+    """A file's values, one per reduce function, checked; ValueError naming the file."""
+    try:
+        values = list(f(data, *args))
+    except Exception as e:
+        raise ValueError(f"the map function failed on file {number}: "
+                         f"{type(e).__name__}: {e}") from None
+    K = spec.placement.workers
+    if len(values) != K:
+        raise ValueError(f"the map function gave {len(values)} values for file {number}, "
+                         f"not one per reduce function ({K})")
+    if spec.field is None:
+        return [_as_bytes(v, f"the map function's value for file {number}") for v in values]
+    return [algebra.F.elements(v, f"the map function's value for file {number}").reshape(-1)
+            for v in values]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A shuffle task, checked: every worker's endpoint, the emulated network, the workers
+    lost since the map (the survivors then finish by a ``Recovery``), and the attempt's
+    number (a message of an earlier one is dropped)."""
+    endpoints: list
+    network: str
+    rate: Optional[float]
+    lost: tuple
+    attempt: int
+
+    @classmethod
+    def checked(cls, inner: Any, spec: Spec) -> "Attempt":
+        if set(inner) != SHUFFLE_FIELDS:
+            raise ValueError(f"a shuffle task needs the fields {sorted(SHUFFLE_FIELDS)}")
+        K = spec.placement.workers
+        endpoints, lost = inner["endpoints"], inner["lost"]
+        if not isinstance(endpoints, list) or len(endpoints) != K or \
+                not all(isinstance(e, str) and e.startswith(("tcp://", "ipc://"))
+                        for e in endpoints):
+            raise ValueError("a shuffle task names every worker's endpoint")
+        if not isinstance(lost, list) or spec.index in lost or \
+                not all(type(w) is int and 0 <= w < K for w in lost):
+            raise ValueError(f"a shuffle task's lost workers must be others of the {K}")
+        rate = None if inner["rate"] is None else \
+            checks.positive(inner["rate"], "rate", finite=False)
+        return cls(endpoints, checks.choice(inner["network"], "network", NETWORKS), rate,
+                   tuple(sorted(set(lost))),
+                   checks.integer(inner["attempt"], "attempt", low=1, high=1 << 16))
+
+
+def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
+    """The shuffle task: exchange the messages with the peers, decode, reduce, and send the
+    output to the master (a generator yielding while it waits). The run stays until the
+    master drops it (it may send another attempt if a worker was lost), unless the task
+    fails. A worker holding no values of the job (one that replaced a lost worker) says
+    so."""
+    inner = job.task.inner
+    run = runs.get(inner.get("run")) if type(inner.get("run")) is int else None
+    if run is None:
+        _answer(job, out, {"idle": True}, b"")
+        return
+    run.busy = True
+    spec, linger = run.spec, 0.0
+    try:
+        attempt = Attempt.checked(inner, spec)
+        algebra = spec.algebra()
+        began = time.perf_counter()
+        recovery = Recovery(spec.placement, attempt.lost, spec.coded) \
+            if attempt.lost else None
+        messages = run.messages if recovery is None else \
+            recovery.outgoing(spec.index, run.held, algebra)
+        encoded = time.perf_counter()
+        run.dial(attempt.endpoints, attempt.lost)
+        received, sent = yield from _exchange(job, run, messages, attempt,
+                                              _expected(spec, recovery))
+        if received is None:
+            return                          # stopped
+        linger = LINGER
+        shuffled = time.perf_counter()
+        if recovery is None:
+            values = {(spec.index, b): v for b, v in incoming(
+                spec.placement, spec.index, received, run.held, algebra, spec.coded).items()}
+            functions = [spec.index]
+        else:
+            values = recovery.incoming(spec.index, received, run.held, algebra)
+            functions = recovery.functions(spec.index)
+        decoded = time.perf_counter()
+        outputs = [_reduced(run, q, values, algebra) for q in functions]
+        done = time.perf_counter()
+        times = dict(run.times, encode=run.times["encode"] + encoded - began,
+                     shuffle=shuffled - encoded, decode=decoded - shuffled,
+                     reduce=done - decoded)
+        _answer(job, out, {**times, **sent, "index": spec.index, "functions": functions,
+                           "sizes": [len(o) for o in outputs]}, b"".join(outputs))
+    finally:                            # (a stopped task's generator may just be dropped)
+        run.busy = False
+        if job.stop.is_set() or linger:     # another attempt may come, or the master's drop
+            run.hang_up(linger)
+        else:
+            runs.pop(spec.run, None)
+            run.close()
+
+
+def _reduced(run: Run, q: int, values: dict, algebra: Any) -> bytes:
+    """Function q's output: its values, the worker's own batches' and those received, in
+    batch order, joined (bytes) or added up (a field), then the user's reduce."""
+    spec = run.spec
+    ordered = [run.held[(q, b)] if (q, b) in run.held else values[(q, b)]
+               for b in range(len(spec.placement.subsets))]
+    whole = b"".join(bytes(v) for v in ordered) if spec.field is None else \
+        algebra.add(ordered)
+    if spec.reduce is not None:
+        if spec.reduce.startswith("__main__:"):
+            pool.import_main()
+        try:
+            whole = functions.load(spec.reduce)(whole)
+        except Exception as e:
+            raise ValueError(f"the reduce function failed on function {q}'s values at "
+                             f"worker {spec.index}: {type(e).__name__}: {e}") from None
+    if spec.field is not None:
+        whole = algebra.F.elements(whole, "the reduce function's output")
+    return _as_bytes(whole, "the reduce function's output")
+
+
+def _as_bytes(value: Any, what: str) -> bytes:
+    """A value as bytes (a bytes-like object, or an array's elements); ValueError naming
+    what it is otherwise."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, np.ndarray):
+        return np.ascontiguousarray(value).tobytes()
+    try:
+        return bytes(memoryview(value).cast("B"))
+    except TypeError:
+        raise ValueError(f"{what} is not bytes but {type(value).__name__}") from None
+
+
+def _exchange(job: Any, run: Run, messages: list, attempt: Attempt, expected: int):
+    """Send this worker's messages and take the others' (a generator; returns (the
+    messages received, what it sent), or (None, None) once stopped). On "links" every
+    pair of workers has its own link of ``rate`` bytes a second and a message for several
+    receivers goes to each; on "turns" the workers send one after another on a shared
+    medium of that rate, a message reaching all its receivers at once."""
+    spec, turns = run.spec, attempt.network == "turns"
+    lanes: dict = {}                # lane -> deque of [receivers, frames, size, due]
+    for m in messages:
+        frames = _frames(spec.run, attempt.attempt, m)
+        size = memoryview(frames[1]).nbytes
+        for lane in ((None,) if turns else m.receivers):
+            receivers = m.receivers if lane is None else (lane,)
+            lanes.setdefault(lane, deque()).append([receivers, frames, size, None])
+    links = {lane: Link(attempt.rate) for lane in lanes}
+    received: list = []
+    sent = {"sent": sum(memoryview(_payload(m.payload)).nbytes for m in messages),
+            "copies": 0, "messages": len(messages)}
+    order = [w for w in range(spec.placement.workers) if w not in attempt.lost]
+    place = order.index(spec.index)
+    waiting = turns and place > 0       # for the previous worker's turn
+    passed = not turns or place == len(order) - 1
+    noted, heard = False, set[int]()    # "I have all mine" said to the others; heard from
+    while True:
+        if job.stop.is_set():
+            return None, None
+        now = time.monotonic()
+        due = now + POLL
+        if not waiting:
+            for lane, queue in lanes.items():
+                due = min(due, _send(run, queue, links[lane], sent, now))
+            if not passed and not any(lanes.values()):
+                _note(run, order[place + 1], "turn", attempt.attempt)
+                passed = True
+        if not noted and len(received) >= expected:
+            for j in run.dials:
+                _note(run, j, "done", attempt.attempt)
+            noted = True
+        if noted and passed and not any(lanes.values()) and len(heard) == len(run.dials):
+            return received, sent   # every message arrived: the sockets may close
+        if run.router.poll(max(0, int((due - time.monotonic()) * 1000))):
+            while run.router.poll(0):
+                message, sender = _read(run, run.router.recv_multipart(copy=False),
+                                        attempt.attempt)
+                if message == "turn":
+                    if sender != order[place - 1]:
+                        raise ValueError(f"worker {sender} passed a turn out of order")
+                    waiting = False
+                elif message == "done":
+                    heard.add(sender)
+                elif message is not None:
+                    received.append(message)
+        yield
+
+
+def _note(run: Run, to: int, what: str, attempt: int) -> None:
+    """A turn passed on, or "done": every message for this worker arrived (so that a
+    worker closes its sockets only once what it sent was taken)."""
+    run.dials[to].send(json.dumps({"run": run.spec.run, "attempt": attempt,
+                                   what: True}).encode())
+
+
+def _send(run: Run, queue: deque, link: Link, sent: dict, now: float) -> float:
+    """Send the lane's messages that are due; when its next one is."""
+    while queue:
+        item = queue[0]
+        receivers, frames, size, due = item
+        if due is None:
+            due = item[3] = link.due(size, now)
+        if due > now:
+            return due
+        for receiver in receivers:
+            run.dials[receiver].send_multipart(frames, copy=False)
+            sent["copies"] += size
+        link.sent(due)
+        queue.popleft()
+    return now + POLL
+
+
+def _payload(value: Any) -> Any:
+    return np.ascontiguousarray(value).view(np.uint8) if isinstance(value, np.ndarray) \
+        else value
+
+
+def _frames(run_id: int, attempt: int, m: Message) -> list:
+    meta = {"run": run_id, "attempt": attempt,
+            "group": None if m.group is None else list(m.group), "batch": m.batch,
+            "function": m.function, "lengths": [int(n) for n in m.lengths]}
+    return [json.dumps(meta).encode(), _payload(m.payload)]
+
+
+def _expected(spec: Spec, recovery: Optional[Recovery]) -> int:
+    """How many messages this worker receives."""
+    placement, k = spec.placement, spec.index
+    if recovery is not None:
+        return sum(len(g) - 1 for g in recovery.groups if k in g) + \
+            sum(1 for _, receiver, _, _ in recovery.transfers if receiver == k)
+    if spec.coded:
+        return sum(1 for g in placement.groups() if k in g) * placement.load
+    return sum(1 for subset in placement.subsets if k not in subset)
+
+
+def _read(run: Run, frames: list, attempt: int) -> tuple:
+    """(a peer's message as a shuffle Message, "turn" for a turn passed on, "done" for a
+    peer that has all its messages, or None for what no worker of this job or attempt
+    sent; its sender); ValueError for a worker's malformed one."""
+    sender = run.sender(frames[1]) if len(frames) > 1 else None
+    if sender is None:
+        return None, None
+    spec = run.spec
+    try:
+        meta = json.loads(frames[1].bytes)
+        if not isinstance(meta, dict) or meta.get("run") != spec.run or \
+                type(meta.get("attempt")) is not int or meta["attempt"] > attempt:
+            raise ValueError("of another job")
+        if meta["attempt"] < attempt:
+            return None, None               # an earlier attempt's, still on its way
+        if meta.get("done") is True and len(frames) == 2:
+            return "done", sender
+        if meta.get("turn") is True and len(frames) == 2:
+            return "turn", sender
+        group, batch, function, lengths = (meta["group"], meta["batch"], meta["function"],
+                                           meta["lengths"])
+        if len(frames) != 3 or not (isinstance(lengths, list) and all(
+                type(n) is int and n >= 0 for n in lengths)) or not (
+                group is None and type(batch) is int or batch is None and
+                isinstance(group, list) and all(type(w) is int for w in group)) or \
+                function is not None and type(function) is not int:
+            raise ValueError("malformed")
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"worker {sender} sent a bad shuffle message ({e})") from None
+    payload: Any = frames[2].buffer
+    if spec.field is not None:
+        dtype = GF(spec.field).dtype
+        if payload.nbytes % dtype.itemsize:
+            raise ValueError(f"worker {sender} sent a vector of {payload.nbytes} bytes")
+        payload = np.frombuffer(payload, dtype)
+    receivers = (spec.index,) if group is None else tuple(w for w in group if w != sender)
+    return Message(sender, receivers, payload, None if group is None else tuple(group),
+                   batch, tuple(lengths), function), sender
+
+
+def _answer(job: Any, out: Callable, meta: dict, output: bytes) -> None:
+    """The worker's answer to the master: packet 0 its meta (JSON), then its output in
+    chunks of CHUNK bytes; then DONE."""
+    blob = json.dumps(dict(meta, bytes=len(output))).encode()
+    view = memoryview(output)
+    chunks = [blob] + [view[at:at + CHUNK] for at in range(0, len(output), CHUNK)]
+    one = np.ones(1, np.uint8)
+    for index, chunk in enumerate(chunks):
+        header = job.header(Kind.PACKET, index, len(chunk))
+        out(header, wire.packet_arrays(header, one, np.frombuffer(chunk, np.uint8)))
+    out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
