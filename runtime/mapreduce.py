@@ -221,9 +221,9 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
 
     files: integer arrays (bytes as uint8), a multiple of C(K, r) of them (``Placement``:
     file n is in batch n // (files / C(K, r)), mapped by that batch's r workers).
-    map(file, *args) gives K values, one per reduce function: bytes-like, or with
+    ``map(file, *args)`` gives K values, one per reduce function: bytes-like, or with
     ``field`` (a prime p) vectors of GF(p), which are added up (a sum-reduce, shuffled
-    compressed). reduce(values) makes a function's output from its values, joined in batch
+    compressed). ``reduce(values)`` makes a function's output from its values, joined in batch
     order (bytes) or added up (vectors); None keeps them as they are. Functions go to the
     workers by import path (module-level functions, or "package.module:function").
     coded: the coded shuffle (multicast groups of r + 1), else every missing value sent
@@ -299,7 +299,8 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
         # has gets the task, so that the survivors are sure to be among them.
         count = cluster.n_workers if cluster.local or cluster.engine == "ray" else None
         while True:
-            alive = {h.pid for h in cluster.live()}
+            cluster.wait(0)     # idle workers are looked at as a job starts: one of the
+            alive = {h.pid for h in cluster.live()}     # map's that died since is found
             report.lost = sorted(set(report.lost) | {k for k, pid in enumerate(pids)
                                                      if pid not in alive})
             if report.lost:

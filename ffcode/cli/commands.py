@@ -2,6 +2,7 @@
 
   ffcode run matmul|matvec|lcc ...    a coded job over local (or remote) worker processes
   ffcode learn linear|logistic ...    a regression trained by coded gradient descent
+  ffcode terasort --records N ...     Coded TeraSort (and TeraSort) on local workers, by phase
   ffcode worker --connect ENDPOINT    a worker for a master on another host
   ffcode keys DIR NAME                a CURVE key pair for encrypted, authenticated tcp
   ffcode experiment --out DIR         simulated runtimes of every scheme, tables and plots
@@ -16,7 +17,7 @@ import logging
 import sys
 from typing import Optional, Sequence
 
-from ffcode.cli import demo, experiment, keys, learn, run, worker
+from ffcode.cli import demo, experiment, keys, learn, run, terasort, worker
 from ffcode.errors import ClusterError
 from ffcode import logs
 from ffcode.version import __version__
@@ -26,6 +27,8 @@ from ffcode.version import __version__
 COMMANDS = {
     "run": (run, "a coded job over worker processes"),
     "learn": (learn, "train a linear or logistic regression by coded gradient descent"),
+    "terasort": (terasort, "sort records with Coded TeraSort (and TeraSort) on local "
+                           "workers; the time of each phase and the bytes shuffled"),
     "worker": (worker, "serve a master at ENDPOINT"),
     "keys": (keys, "write NAME.key and NAME.key_secret (mode 0600) into DIR"),
     "experiment": (experiment, "simulated runtime of every scheme vs stragglers, slowdown, "
