@@ -14,12 +14,12 @@ themselves (runtime/shuffler.py).
    reduces its function's values and sends the output to the master;
 3. on a failure, the workers are told to let go of what they kept.
 
-A worker lost after the map (before the shuffle, or during it) is finished without when
-every batch is still mapped by a worker left (load r >= 2 absorbs the loss of any r - 1
+A worker lost once the map tasks left (during the map, before the shuffle, or during it)
+is done without when every batch is still mapped by a worker left (load r >= 2 absorbs the loss of any r - 1
 workers): the workers left shuffle again by a ``ffcode.mapreduce.shuffle.Recovery``, a
 survivor reducing each lost worker's function, the coded groups without a lost member
 exchanging as before and the rest sent plain; the report names the ``lost`` workers.
-Otherwise (r = 1, a worker lost during the map, a function that raises) the job fails
+Otherwise (r = 1, ``recover=False``, a function that raises) the job fails
 with an error naming the worker and what is missing, and the workers let go of
 everything. ``retries`` runs a failed job again from the map, on the workers the cluster
 then has (a local or Ray cluster replaces a lost one).
@@ -98,19 +98,26 @@ class MapReduceReport:
 
 class Answers:
     """The collector of a phase: from every worker, its answer (a JSON packet 0) and its
-    output in chunks (packets 1, 2, ...); complete once every worker's whole answer is in.
-    Nothing a worker says is trusted: its announced size bounds what it may send, each
-    chunk is checked against it, and a bad packet changes nothing."""
+    output in chunks (packets 1, 2, ...); complete once every worker's whole answer is in,
+    or once more workers than ``idle`` answered that they hold nothing of the job (the
+    replacement of a lost worker: the others would wait for it in vain). Nothing a worker
+    says is trusted: its announced size bounds what it may send, each chunk is checked
+    against it, and a bad packet changes nothing."""
 
     pending = 0
     buffer = None
     wrong: list = []
 
-    def __init__(self, workers: int) -> None:
-        self.needed = workers
+    def __init__(self, workers: int, idle: int = 0) -> None:
+        self.needed, self.idle = workers, idle
         self.meta: dict = {}
         self.chunks: dict = {w: {} for w in range(workers)}
         self.done: set = set()
+
+    @property
+    def replaced(self) -> bool:
+        """Whether more workers answered idle than expected."""
+        return sum(1 for w in self.done if self.meta[w].get("idle")) > self.idle
 
     @property
     def rank(self) -> int:
@@ -118,7 +125,7 @@ class Answers:
 
     @property
     def complete(self) -> bool:
-        return len(self.done) == self.needed
+        return len(self.done) == self.needed or self.replaced
 
     def add(self, packet: Any) -> bool:
         w, index = int(packet.worker), int(packet.index)
@@ -155,10 +162,10 @@ class Answers:
         raise ValueError("a MapReduce phase trusts its workers' answers")
 
     def result(self) -> list:
-        """(meta, output bytes) of every worker."""
+        """(meta, output bytes) of every worker that answered."""
         return [(self.meta[w], b"".join(self.chunks[w][i].tobytes()
                                         for i in sorted(self.chunks[w])))
-                for w in range(self.needed)]
+                for w in sorted(self.done)]
 
 
 class _Raw:
@@ -170,11 +177,13 @@ class _Raw:
 class Phase(Planned):
     """One phase of a MapReduce job as a job of the cluster: each worker's task and arrays.
     ``every_worker``: a lost worker fails it at once (else it ends as its other workers
-    finish, and ``answers`` tells who answered)."""
+    finish, and ``answers`` tells who answered); ``idle``: how many workers may answer
+    that they hold nothing of the job."""
 
-    def __init__(self, name: str, tasks: list, every_worker: bool = True) -> None:
+    def __init__(self, name: str, tasks: list, every_worker: bool = True,
+                 idle: int = 0) -> None:
         self.name, self.tasks, self.every_worker = name, tasks, every_worker
-        self.answers = Answers(len(tasks))
+        self.answers = Answers(len(tasks), idle)
 
     def __repr__(self) -> str:
         return f"MapReduce {self.name} phase on {len(self.tasks)} workers"
@@ -295,25 +304,31 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
         inner = {"mapreduce": "shuffle", "run": ident, "network": job["network"],
                  "rate": job["rate"], "endpoints": [meta.get("endpoint", "ipc://lost")
                                                     for meta in mapped]}
-        # A replacement of a lost worker answers idle: every worker a local or Ray cluster
-        # has gets the task, so that the survivors are sure to be among them.
-        count = cluster.n_workers if cluster.local or cluster.engine == "ray" else None
+        replaced = False
         while True:
             cluster.wait(0)     # idle workers are looked at as a job starts: one of the
             alive = {h.pid for h in cluster.live()}     # map's that died since is found
-            report.lost = sorted(set(report.lost) | {k for k, pid in enumerate(pids)
-                                                     if pid not in alive})
-            if report.lost:
+            lost = sorted(set(report.lost) | {k for k, pid in enumerate(pids)
+                                              if pid not in alive})
+            if replaced and lost == report.lost:
+                raise JobFailed("a worker holding nothing of the job took part in its "
+                                "shuffle, and no worker of the map was found lost",
+                                report=report.jobs[-1])
+            report.lost = lost
+            if lost:
                 _recoverable(job, report)
-            inner.update(lost=report.lost, attempt=len(report.jobs))
+            inner.update(lost=lost, attempt=len(report.jobs))
             task = _task(job["map"], job["field"], inner, 0, cluster)
             left = job["timeout"] - (time.perf_counter() - began)
+            count = _everyone(cluster)
+            phase = Phase("shuffle", [(task, [])] * count,
+                          idle=count - (placement.workers - len(lost)))
             try:
-                answers, shuffle_report = cluster.run(
-                    Phase("shuffle", [(task, [])] * (count or len(cluster.live()))),
-                    timeout=max(left, 1e-3))
+                answers, shuffle_report = cluster.run(phase, timeout=max(left, 1e-3))
                 report.jobs.append(shuffle_report)
-                break
+                replaced = phase.answers.replaced   # a map worker's replacement answered
+                if not replaced:
+                    break
             except JobFailed as e:
                 gone = {t.pid for t in getattr(e.report, "workers", None) or () if t.lost}
                 if not gone & set(pids) - {pids[k] for k in report.lost}:
@@ -376,12 +391,17 @@ def _map_tasks(cluster: Any, job: dict, ident: int) -> list:
 
 def _recoverable(job: dict, report: MapReduceReport) -> None:
     """JobFailed unless the workers left can finish without the lost ones."""
-    if not job["recover"]:
-        raise JobFailed("recover=False", report=report.jobs[-1])
     try:
-        Recovery(job["placement"], report.lost, job["coded"])
+        if job["recover"]:
+            Recovery(job["placement"], report.lost, job["coded"])
+            return
     except ValueError:
-        raise JobFailed("no recovery", report=report.jobs[-1]) from None
+        pass
+    mapped = report.jobs[0].workers          # the map's workers, by place
+    why = "; ".join(f"{t.worker}: {t.lost}" for t in mapped if t.lost and
+                    t.worker in report.lost)
+    raise JobFailed(f"the shuffle cannot go on without {_workers(report.lost)}" +
+                    (f" ({why})" if why else ""), report=report.jobs[-1])
 
 
 def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
@@ -418,16 +438,25 @@ def _task(path: str, p: Optional[int], inner: dict, files: int, cluster: Any) ->
                 max_message=cluster.max_message, inner=inner)
 
 
+def _everyone(cluster: Any) -> int:
+    """How many workers a phase after the map goes to, so that the map's workers still
+    alive are sure to be among them: every worker of a local or Ray cluster (which
+    replaces a lost one in its slot; the replacement answers that it holds nothing), the
+    live ones of a remote cluster (a newcomer comes after them)."""
+    return cluster.n_workers if cluster.local or cluster.engine == "ray" else \
+        len(cluster.live())
+
+
 def _drop(cluster: Any, ident: int, wait: bool) -> None:
-    """Tell the live workers to let go of a job's values and sockets (what cannot be told
+    """Tell the workers to let go of a job's values and sockets (what cannot be told
     exits with its worker); ``wait`` for them to have done so."""
-    live = len(cluster.live())
-    if not live or cluster.closed:
+    count = _everyone(cluster)
+    if not count or cluster.closed:
         return
     inner = {"mapreduce": "drop", "run": ident}
     task = _task("ffcode.mapreduce.terasort:sort", None, inner, 0, cluster)
     try:
-        future = cluster.submit(Phase("drop", [(task, [])] * live), timeout=DROP_TIMEOUT)
+        future = cluster.submit(Phase("drop", [(task, [])] * count), timeout=DROP_TIMEOUT)
         if wait:
             future.result()
     except ClusterError:

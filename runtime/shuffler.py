@@ -120,6 +120,7 @@ class Run:
         self.spec, self.held, self.messages = spec, held, messages
         self.times: dict = {}
         self.busy = False               # a shuffle task uses its sockets
+        self.early: list = []           # messages of a next attempt, come before its task
         self.directory: Optional[str] = None
         self.context = zmq.Context()
         ipc = spec.listen == "ipc"
@@ -442,6 +443,7 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Attempt, expected: in
     waiting = turns and place > 0       # for the previous worker's turn
     passed = not turns or place == len(order) - 1
     noted, heard = False, set[int]()    # "I have all mine" said to the others; heard from
+    early, run.early = run.early, []    # what came of this attempt while the last one ran
     while True:
         if job.stop.is_set():
             return None, None
@@ -459,10 +461,10 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Attempt, expected: in
             noted = True
         if noted and passed and not any(lanes.values()) and len(heard) == len(run.dials):
             return received, sent   # every message arrived: the sockets may close
-        if run.router.poll(max(0, int((due - time.monotonic()) * 1000))):
-            while run.router.poll(0):
-                message, sender = _read(run, run.router.recv_multipart(copy=False),
-                                        attempt.attempt)
+        if early or run.router.poll(max(0, int((due - time.monotonic()) * 1000))):
+            while early or run.router.poll(0):
+                frames = early.pop(0) if early else run.router.recv_multipart(copy=False)
+                message, sender = _read(run, frames, attempt.attempt)
                 if message == "turn":
                     if sender != order[place - 1]:
                         raise ValueError(f"worker {sender} passed a turn out of order")
@@ -532,10 +534,14 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
     try:
         meta = json.loads(frames[1].bytes)
         if not isinstance(meta, dict) or meta.get("run") != spec.run or \
-                type(meta.get("attempt")) is not int or meta["attempt"] > attempt:
+                type(meta.get("attempt")) is not int or \
+                not 1 <= meta["attempt"] <= attempt + 1:
             raise ValueError("of another job")
         if meta["attempt"] < attempt:
             return None, None               # an earlier attempt's, still on its way
+        if meta["attempt"] > attempt:       # the next attempt's, come before its task
+            run.early.append(frames)
+            return None, None
         if meta.get("done") is True and len(frames) == 2:
             return "done", sender
         if meta.get("turn") is True and len(frames) == 2:
