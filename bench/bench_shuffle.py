@@ -1,21 +1,31 @@
-"""TeraSort and Coded TeraSort: ffcode's phases against the public C++/OpenMPI
-implementation's (AvestimehrResearchGroup/Coded-TeraSort, built from a clone given with
-``--peer-src``: see terasort_peer.py; skipped with a line saying why when it or OpenMPI is
-missing), on the same records, for each K and r.
+"""TeraSort and Coded TeraSort on ffcode's runtime (K local worker processes that shuffle
+among themselves, ffcode.runtime.run_mapreduce) against each other on emulated 100 Mbit/s
+networks, and against the public C++/OpenMPI implementation
+(AvestimehrResearchGroup/Coded-TeraSort, built from a clone given with ``--peer-src``:
+see terasort_peer.py; skipped with a line saying why when it or OpenMPI is missing),
+unthrottled, on the same records, for each K and r.
 
-ffcode's phases are its kernels' work per worker, in one process: each worker maps its
-batches (ffcode.mapreduce.terasort.partition), encodes its packets
-(ffcode.mapreduce.outgoing), decodes what it receives (incoming) and sorts its range;
-each phase's time is the slowest worker's, as the peer reports its phases (it times them
-in CPU seconds, by clock()). The outputs of both are checked sorted and a permutation of
-the input. The shuffle itself is priced by ffcode.mapreduce.model at --link-rate on a
-shared medium ("turns", the peer's schedule: one sender at a time) and on separate links,
-beside the peer's own shuffle time (its sum over the workers' turns, unthrottled here).
+Every run's output is checked sorted and a permutation of the input. Phases are the
+slowest worker's. ffcode's total is the master's wall time from placing the files to
+holding every output, and each phase is shown in wall and in CPU seconds (a worker
+process's, zmq's threads included). The peer times its phases in CPU seconds (clock()),
+its workers taking turns to shuffle; its total is their sum, and ffcode's is compared in
+the same currency (the sum of its phases' CPU seconds): with K workers on fewer cores,
+wall times count the waits for a core, which CPU seconds do not. TeraSort maps each file
+once (r = 1), Coded TeraSort at load r. The contenders alternate, round by round; medians
+are shown.
 
-Targets: ffcode's compute phases (map, encode, decode, reduce) at most 1.5x the peer's,
-for Coded TeraSort at each K and r; with the shuffle: n/a until measured on the runtime.
+The emulated networks (runtime.mapreduce): "links" gives every ordered pair of workers
+its own capped link (a packet for r receivers sent to each), "turns" one shared medium
+that the workers take turns on (a multicast reaching all its receivers at once: the
+setting of the coded-shuffling papers and the peer's schedule). ffcode.mapreduce.model
+prices both; its shuffle prediction is shown beside the measured one.
 
-    python bench/bench_shuffle.py --peer-src ~/src/Coded-TeraSort    # a few minutes
+Targets: with 100 Mbit/s links, Coded TeraSort at least 1.5x faster than TeraSort on
+ffcode (total time), on each network, for each K and r > 1; unthrottled, ffcode's Coded
+TeraSort total at most 1.5x the peer's.
+
+    python bench/bench_shuffle.py --peer-src ~/src/Coded-TeraSort    # about ten minutes
 """
 import argparse
 import statistics
@@ -27,54 +37,135 @@ import numpy as np
 import benchlib
 import terasort_peer
 
-from ffcode.mapreduce import Bytes, Placement, incoming, outgoing
+import ffcode
+from ffcode.mapreduce import Placement
 from ffcode.mapreduce import terasort
 from ffcode.mapreduce.model import predict
+from ffcode.runtime import run_mapreduce
 
-PHASES = ("map", "encode", "decode", "reduce")
+PHASES = ("map", "encode", "shuffle", "decode", "reduce")
 PEER_NAMES = {"map": "map", "encode": "encode", "pack": "encode", "decode": "decode",
               "unpack": "decode", "reduce": "reduce", "shuffle": "shuffle"}
 
 
-def ffcode_phases(placement, data, bounds, coded):
-    """Each phase's time for the slowest worker, and the outputs, as ffcode's kernels run
-    one worker after another."""
-    K = placement.workers
-    files = np.array_split(data, placement.files)       # as the peer's Splitter cuts them
-    held, times = [], {phase: [0.0] * K for phase in PHASES}
-    for w in range(K):
-        t0 = time.perf_counter()
-        mine = {}
-        for b in placement.mapped_by(w):
-            parts = [terasort.partition(files[n], bounds) for n in placement.batch_files(b)]
-            for q in range(K):
-                mine[(q, b)] = b"".join(part[q] for part in parts)
-        times["map"][w] = time.perf_counter() - t0
-        held.append(mine)
-    messages = []
-    for w in range(K):
-        t0 = time.perf_counter()
-        messages += outgoing(placement, w, held[w], Bytes(), coded)
-        times["encode"][w] = time.perf_counter() - t0
-    outputs = []
-    for w in range(K):
-        t0 = time.perf_counter()
-        got = incoming(placement, w, [m for m in messages if w in m.receivers], held[w],
-                       Bytes(), coded)
-        t1 = time.perf_counter()
-        outputs.append(terasort.sort(b"".join([held[w][(w, b)] for b in placement.mapped_by(w)]
-                                              + list(got.values()))))
-        times["decode"][w], times["reduce"][w] = t1 - t0, time.perf_counter() - t1
-    return {phase: max(values) for phase, values in times.items()}, outputs
+def ffcode_run(cluster, data, bounds, load, coded, network="links", rate=None):
+    """(phases with total, the outputs, bytes sent) of one job on the cluster."""
+    files = [f.reshape(-1) for f in np.array_split(data, len(Placement(cluster.n_workers,
+                                                                        load).subsets))]
+    outputs, report = run_mapreduce(cluster, files, terasort.mapper, terasort.sort,
+                                    load=load, coded=coded, args=[bounds], network=network,
+                                    link_rate=rate, timeout=600)
+    cpu = dict(report.cpu, total=sum(report.cpu.values()))
+    return dict(report.phases, total=report.total, cpu=cpu), outputs, sum(report.sent)
 
 
-def peer_phases(home, K, coded):
+def peer_run(home, K, coded):
     phases, outputs = terasort_peer.run(home, K, coded)
-    out = {phase: 0.0 for phase in (*PHASES, "shuffle")}
+    out = {phase: 0.0 for phase in PHASES}
     for name, seconds in phases.items():
         if name in PEER_NAMES:
             out[PEER_NAMES[name]] += seconds
-    return out, outputs
+    out["total"] = sum(out.values())
+    return out, outputs, None
+
+
+def alternate(contenders, rounds, data, label):
+    """Each contender's runs (phases), the contenders alternating round by round."""
+    runs = {name: [] for name in contenders}
+    for rnd in range(rounds):
+        for name in list(contenders)[::1 if rnd % 2 == 0 else -1]:
+            phases, outputs, sent = contenders[name]()
+            if not terasort.check(outputs, data):
+                raise SystemExit(f"ABORT: {name} {label} did not sort")
+            runs[name].append(dict(phases, sent=sent))
+    return runs
+
+
+def median(runs, key):
+    return statistics.median(run[key] for run in runs)
+
+
+def table(title, runs):
+    print(f"\n  {title}: seconds, the slowest worker's (median over rounds)")
+    print(f"  {'':<24}" + "".join(f"{p:>9}" for p in (*PHASES, "total")) + "  sent MB")
+    for name, values in runs.items():
+        if not values:
+            continue
+        sent = values[0]["sent"]
+        print(f"  {name:<24}" + "".join(f"{median(values, p):>9.3f}"
+                                        for p in (*PHASES, "total")) +
+              (f"  {sent / 1e6:7.1f}" if sent is not None else "        -"))
+        if "cpu" in values[0]:
+            cpu = [v["cpu"] for v in values]
+            print(f"  {'  CPU seconds':<24}" + "".join(f"{median(cpu, p):>9.3f}"
+                                                       for p in (*PHASES, "total")))
+
+
+def unthrottled(cluster, K, loads, data, bounds, src, rounds, targets):
+    """ffcode against the peer, no cap on any link."""
+    for r in loads:
+        home = None
+        if src is not None:
+            try:
+                home = terasort_peer.build(src, K, r)
+                terasort_peer.place(home, data.tobytes())
+            except terasort_peer.Unavailable as e:
+                print(f"\npeer skipped at K = {K}, r = {r}: {e}")
+        contenders = {"ffcode TeraSort": lambda: ffcode_run(cluster, data, bounds, 1, False)}
+        if r > 1:
+            contenders[f"ffcode Coded (r={r})"] = \
+                lambda: ffcode_run(cluster, data, bounds, r, True)
+        if home is not None:
+            contenders["peer TeraSort"] = lambda: peer_run(home, K, False)
+            if r > 1:
+                contenders[f"peer Coded (r={r})"] = lambda: peer_run(home, K, True)
+        runs = alternate(contenders, rounds, data, f"K = {K}, r = {r}")
+        table(f"K = {K}, r = {r}, unthrottled", runs)
+        if r == 1:
+            continue
+        ours = runs[f"ffcode Coded (r={r})"]
+        theirs = runs.get(f"peer Coded (r={r})")
+        label = f"Coded TeraSort total, ffcode / peer, unthrottled, K = {K}, r = {r}"
+        if theirs:
+            cpu = [x["cpu"] for x in ours]
+            targets.append(benchlib.at_most(label + " (CPU seconds, as the peer counts)",
+                                            median(cpu, "total") / median(theirs, "total"),
+                                            1.5, "×"))
+            compute = [p for p in PHASES if p != "shuffle"]
+            ratio = statistics.median(sum(x[p] for p in compute) for x in cpu) / \
+                statistics.median(sum(x[p] for p in compute) for x in theirs)
+            print(f"  compute phases (map, encode, decode, reduce) in CPU seconds, "
+                  f"ffcode / peer: {ratio:.2f}x; ffcode's wall total / the peer's: "
+                  f"{median(ours, 'total') / median(theirs, 'total'):.2f}x")
+        else:
+            targets.append(("n/a", f"n/a   {label}: no peer run"))
+
+
+def throttled(cluster, K, loads, data, bounds, rate, rounds, targets):
+    """TeraSort against Coded TeraSort on ffcode, every link (or the medium) capped."""
+    values = data.size * 1.0
+    for network in ("links", "turns"):
+        for r in loads:
+            if r == 1:
+                continue
+            contenders = {
+                "ffcode TeraSort": lambda: ffcode_run(cluster, data, bounds, 1, False,
+                                                      network, rate),
+                f"ffcode Coded (r={r})": lambda: ffcode_run(cluster, data, bounds, r, True,
+                                                            network, rate)}
+            runs = alternate(contenders, rounds, data, f"{network}, K = {K}, r = {r}")
+            table(f"K = {K}, r = {r}, {network} at {rate * 8 / 1e6:g} Mbit/s", runs)
+            plain, coded = runs["ffcode TeraSort"], runs[f"ffcode Coded (r={r})"]
+            for name, load, is_coded, measured in (("TeraSort", 1, False, plain),
+                                                   ("Coded", r, True, coded)):
+                model = predict(K, load, values, link_rate=rate, network=network,
+                                coded=is_coded).shuffle
+                print(f"  model's shuffle, {name}: {model:.3f} s (measured "
+                      f"{median(measured, 'shuffle'):.3f} s)")
+            targets.append(benchlib.check(
+                f"TeraSort / Coded TeraSort on ffcode, {network} at "
+                f"{rate * 8 / 1e6:g} Mbit/s, K = {K}, r = {r}",
+                median(plain, "total") / median(coded, "total"), 1.5))
 
 
 def main(argv=None):
@@ -87,7 +178,7 @@ def main(argv=None):
                         help="values of r (default 1,2,3)")
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds (default 2)")
     parser.add_argument("--link-rate", type=float, default=100.0,
-                        help="Mbit/s of a link for the model (default 100)")
+                        help="Mbit/s of a link (default 100)")
     parser.add_argument("--peer-src", metavar="DIR",
                         help="a clone of github.com/AvestimehrResearchGroup/Coded-TeraSort")
     args = parser.parse_args(argv)
@@ -99,75 +190,23 @@ def main(argv=None):
         src = None
         print(f"\npeer skipped: {e}")
     data = terasort.records(args.records, seed=1)
-    bounds_cache = {}
-    targets = []
-    link = args.link_rate * 1e6 / 8
+    rate = args.link_rate * 1e6 / 8
+    targets: list = []
     for K in args.workers:
-        bounds_cache[K] = terasort.boundaries(data, K, seed=2)
-        for r in args.loads:
-            if r >= K:
-                continue
-            placement = Placement(K, r)
-            home = None
-            if src is not None:
-                try:
-                    home = terasort_peer.build(src, K, r)
-                    terasort_peer.place(home, data.tobytes())
-                except terasort_peer.Unavailable as e:
-                    print(f"\npeer skipped at K = {K}, r = {r}: {e}")
-            contenders = (("ffcode TeraSort", False, False), ("ffcode Coded", False, True),
-                          ("peer TeraSort", True, False), ("peer Coded", True, True))
-            runs = {name: [] for name, _, _ in contenders}
-            for rnd in range(args.rounds):
-                for name, peer, coded in contenders[::1 if rnd % 2 == 0 else -1]:
-                    if not peer:            # TeraSort maps each file once (r = 1)
-                        phases, outputs = ffcode_phases(placement if coded else
-                                                        Placement(K, 1), data,
-                                                        bounds_cache[K], coded)
-                    elif home is not None:
-                        phases, outputs = peer_phases(home, K, coded)
-                    else:
-                        continue
-                    if not terasort.check(outputs, data):
-                        raise SystemExit(f"ABORT: {name} at K = {K}, r = {r} did not sort")
-                    runs[name].append(phases)
-            report(K, r, runs, link, args.records)
-            ours, theirs = runs["ffcode Coded"], runs["peer Coded"]
-            ratio = None
-            if ours and theirs:
-                ratio = median_sum(ours) / median_sum(theirs)
-            targets.append(benchlib.at_most(
-                f"compute phases, ffcode / peer, Coded TeraSort K = {K}, r = {r}",
-                ratio, 1.5, "×") if ratio is not None else
-                ("n/a", f"n/a   compute phases, ffcode / peer, K = {K}, r = {r}: no peer run"))
-    targets.append(("n/a", "n/a   Coded TeraSort / TeraSort on ffcode with 100 Mbit/s links "
-                           "(≥ 1.5×), and ffcode's total against the peer's (≤ 1.5×): the "
-                           "runtime's shuffle is not measured here"))
+        bounds = terasort.boundaries(data, K, seed=2).view(np.uint8).reshape(-1)
+        loads = [r for r in args.loads if r < K]
+        with ffcode.Cluster(K) as cluster:
+            ffcode_run(cluster, data[:1000], bounds, 1, False)     # the workers' imports
+            unthrottled(cluster, K, loads, data, bounds, src, args.rounds, targets)
+            throttled(cluster, K, loads, data, bounds, rate, args.rounds, targets)
+        big = predict(100, 5, 1e12, link_rate=rate, network="turns")
+        plain = predict(100, 1, 1e12, link_rate=rate, network="turns", coded=False)
+    print(f"\n  model, K = 100, 1 TB, turns at {args.link_rate:g} Mbit/s: shuffle TeraSort "
+          f"{plain.shuffle:.0f} s, Coded r = 5 {big.shuffle:.0f} s "
+          f"({plain.shuffle / big.shuffle:.1f}x)")
     print()
     benchlib.print_targets(targets, start)
     return 0
-
-
-def median_sum(runs):
-    return statistics.median(sum(phases[p] for p in PHASES) for phases in runs)
-
-
-def report(K, r, runs, link, records):
-    print(f"\n  K = {K}, r = {r}: seconds, the slowest worker's (median over rounds)")
-    print(f"  {'':<16}" + "".join(f"{p:>10}" for p in (*PHASES, "shuffle")))
-    for name, values in runs.items():
-        if not values:
-            continue
-        row = [statistics.median(v.get(p, 0.0) for v in values) for p in (*PHASES, "shuffle")]
-        shown = [f"{x:>10.3f}" for x in row[:4]] + \
-            [f"{row[4]:>10.3f}" if name.startswith("peer") else f"{'-':>10}"]
-        print(f"  {name:<16}" + "".join(shown))
-    for network in ("turns", "links"):
-        plain = predict(K, 1, records * 100.0, link_rate=link, network=network, coded=False)
-        coded = predict(K, r, records * 100.0, link_rate=link, network=network)
-        print(f"  model, {network} at {link * 8 / 1e6:g} Mbit/s: shuffle TeraSort "
-              f"{plain.shuffle:.2f} s, coded {coded.shuffle:.2f} s "
-              f"({plain.shuffle / coded.shuffle:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -67,8 +67,10 @@ MAX_OUTPUT = 1 << 40        # bytes a worker may announce as its output
 @dataclass
 class MapReduceReport:
     """What a MapReduce job did: its settings; ``phases``, the seconds of each phase at its
-    slowest worker (map, encode, shuffle, decode, reduce) and ``total``, the master's wall
-    time from placing the files to holding every output; per worker, its phases
+    slowest worker (map, encode, shuffle, decode, reduce), ``cpu`` the same in CPU seconds
+    (a worker process's, zmq's threads included: what waiting and other processes on the
+    cores do not inflate), and ``total``, the master's wall time from placing the files to
+    holding every output; per worker, its phases
     (``workers``), the payload bytes it sent in the shuffle (``sent``: a multicast
     counted once) and the bytes it put on its links (``copies``: a multicast counted once
     per receiver on "links"); ``jobs``, the phase jobs' reports (the map, then each
@@ -80,6 +82,7 @@ class MapReduceReport:
     network: str
     link_rate: Optional[float]
     phases: dict = field(default_factory=dict)
+    cpu: dict = field(default_factory=dict)
     per_worker: list = field(default_factory=list)
     sent: list = field(default_factory=list)
     copies: list = field(default_factory=list)
@@ -91,7 +94,7 @@ class MapReduceReport:
     def to_dict(self) -> dict:
         return {"workers": self.workers, "load": self.load, "coded": self.coded,
                 "network": self.network, "link_rate": self.link_rate,
-                "phases": dict(self.phases, total=self.total),
+                "phases": dict(self.phases, total=self.total), "cpu": self.cpu,
                 "per_worker": self.per_worker, "sent": self.sent, "copies": self.copies,
                 "attempts": self.attempts, "lost": self.lost}
 
@@ -421,12 +424,15 @@ def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
         for q, size in zip(functions, sizes):
             outputs[q], at = data[at:at + size], at + size
         report.per_worker[k] = {name: meta[name] for name in PHASES}
+        report.per_worker[k]["cpu"] = {name: meta["cpu"][name] for name in PHASES}
         report.sent[k], report.copies[k] = meta["sent"], meta["copies"]
     missing = [q for q, out in enumerate(outputs) if out is None]
     if missing:
         raise JobFailed(f"no output of functions {missing}", report=report.jobs[-1])
     report.phases = {name: max(w[name] for w in report.per_worker if w is not None)
                      for name in PHASES}
+    report.cpu = {name: max(w["cpu"][name] for w in report.per_worker if w is not None)
+                  for name in PHASES}
     if job["field"] is not None:
         dtype = GF(job["field"]).dtype
         outputs = [np.frombuffer(out, dtype).copy() for out in outputs]

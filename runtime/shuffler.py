@@ -111,6 +111,26 @@ class Spec:
         return Bytes() if self.field is None else Vectors(GF(self.field))
 
 
+class Clock:
+    """Each phase's seconds, on the wall and of CPU (the worker process's: its threads',
+    zmq's among them, as Coded TeraSort's implementation counts them with clock())."""
+
+    def __init__(self) -> None:
+        self.wall: dict = {}
+        self.cpu: dict = {}
+        self.mark()
+
+    def mark(self) -> None:
+        self.at = (time.perf_counter(), time.process_time())
+
+    def lap(self, phase: str) -> None:
+        """The time since the last mark counts to ``phase`` (added to what it had)."""
+        wall, cpu = self.at
+        self.mark()
+        self.wall[phase] = self.wall.get(phase, 0.0) + self.at[0] - wall
+        self.cpu[phase] = self.cpu.get(phase, 0.0) + self.at[1] - cpu
+
+
 class Run:
     """A worker's job between its map and its shuffle: the values it mapped, the messages
     it will send, and the socket its peers send to (its own context and gate)."""
@@ -118,7 +138,7 @@ class Run:
     def __init__(self, spec: Spec, held: dict, messages: list, master: str,
                  max_message: int) -> None:
         self.spec, self.held, self.messages = spec, held, messages
-        self.times: dict = {}
+        self.clock = Clock()
         self.busy = False               # a shuffle task uses its sockets
         self.early: list = []           # messages of a next attempt, come before its task
         self.directory: Optional[str] = None
@@ -254,7 +274,7 @@ def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None
     if len(files) != len(batches) * placement.per_batch:
         raise ValueError(f"worker {spec.index} maps {len(batches)} batches of "
                          f"{placement.per_batch} files, not {len(files)} files")
-    began = time.perf_counter()
+    clock = Clock()
     held: dict = {}
     for at, b in enumerate(batches):
         parts: list = [[] for _ in range(placement.workers)]
@@ -268,10 +288,11 @@ def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None
         for q, values in enumerate(parts):
             held[(q, b)] = b"".join(values) if spec.field is None else algebra.add(values)
         yield
-    mapped = time.perf_counter()
+    clock.lap("map")
     messages = outgoing(placement, spec.index, held, algebra, spec.coded)
+    clock.lap("encode")
     run = Run(spec, held, messages, master, job.max_message)
-    run.times = {"map": mapped - began, "encode": time.perf_counter() - mapped}
+    run.clock = clock
     while len(runs) >= MAX_RUNS:
         dropped = next((key for key, old in runs.items() if not old.busy), None)
         if dropped is None:
@@ -281,7 +302,7 @@ def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None
     if old is not None:
         old.close()
     runs[spec.run] = run
-    _answer(job, out, {"endpoint": run.endpoint, **run.times}, b"")
+    _answer(job, out, {"endpoint": run.endpoint}, b"")
 
 
 def _mapped(f: Callable, data: Any, args: list, number: int, spec: Spec,
@@ -349,19 +370,20 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
     try:
         attempt = Attempt.checked(inner, spec)
         algebra = spec.algebra()
-        began = time.perf_counter()
+        clock = run.clock
+        clock.mark()
         recovery = Recovery(spec.placement, attempt.lost, spec.coded) \
             if attempt.lost else None
         messages = run.messages if recovery is None else \
             recovery.outgoing(spec.index, run.held, algebra)
-        encoded = time.perf_counter()
+        clock.lap("encode")
         run.dial(attempt.endpoints, attempt.lost)
         received, sent = yield from _exchange(job, run, messages, attempt,
                                               _expected(spec, recovery))
         if received is None:
             return                          # stopped
         linger = LINGER
-        shuffled = time.perf_counter()
+        clock.lap("shuffle")
         if recovery is None:
             values = {(spec.index, b): v for b, v in incoming(
                 spec.placement, spec.index, received, run.held, algebra, spec.coded).items()}
@@ -369,14 +391,12 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
         else:
             values = recovery.incoming(spec.index, received, run.held, algebra)
             functions = recovery.functions(spec.index)
-        decoded = time.perf_counter()
+        clock.lap("decode")
         outputs = [_reduced(run, q, values, algebra) for q in functions]
-        done = time.perf_counter()
-        times = dict(run.times, encode=run.times["encode"] + encoded - began,
-                     shuffle=shuffled - encoded, decode=decoded - shuffled,
-                     reduce=done - decoded)
-        _answer(job, out, {**times, **sent, "index": spec.index, "functions": functions,
-                           "sizes": [len(o) for o in outputs]}, b"".join(outputs))
+        clock.lap("reduce")
+        _answer(job, out, {**clock.wall, **sent, "cpu": clock.cpu, "index": spec.index,
+                           "functions": functions, "sizes": [len(o) for o in outputs]},
+                b"".join(outputs))
     finally:                            # (a stopped task's generator may just be dropped)
         run.busy = False
         if job.stop.is_set() or linger:     # another attempt may come, or the master's drop
