@@ -24,9 +24,9 @@ with an error naming the worker and what is missing, and the workers let go of
 everything. ``retries`` runs a failed job again from the map, on the workers the cluster
 then has (a local or Ray cluster replaces a lost one).
 
-The emulated network (``network``, ``link_rate`` in bytes a second): on "links" every
-ordered pair of workers has its own link of that rate and a message for several
-receivers is sent to each; on "turns" the workers send one after another on one shared
+The emulated network (``network``, ``link_rate`` in bytes a second, ``link_delay`` in
+seconds a message takes on top of its bytes): on "links" every ordered pair of workers
+has its own link of that rate and a message for several receivers is sent to each; on "turns" the workers send one after another on one shared
 medium of that rate, a multicast reaching all its receivers at once (the schedule of
 Coded TeraSort's implementation, and the setting of the coded-shuffling papers).
 
@@ -55,7 +55,7 @@ from ffcode.errors import ClusterError, JobFailed
 from ffcode.field import GF
 from ffcode.mapreduce.shuffle import Placement, Recovery
 from ffcode.runtime.faults import Faults
-from ffcode.runtime.shuffler import CHUNK, NETWORKS
+from ffcode.runtime.shuffler import CHUNK, NETWORKS, delay_of
 from ffcode.runtime.task import Planned, Task
 from ffcode.schemes import Scheme
 
@@ -81,6 +81,7 @@ class MapReduceReport:
     coded: bool
     network: str
     link_rate: Optional[float]
+    link_delay: float = 0.0
     phases: dict = field(default_factory=dict)
     cpu: dict = field(default_factory=dict)
     per_worker: list = field(default_factory=list)
@@ -94,6 +95,7 @@ class MapReduceReport:
     def to_dict(self) -> dict:
         return {"workers": self.workers, "load": self.load, "coded": self.coded,
                 "network": self.network, "link_rate": self.link_rate,
+                "link_delay": self.link_delay,
                 "phases": dict(self.phases, total=self.total), "cpu": self.cpu,
                 "per_worker": self.per_worker, "sent": self.sent, "copies": self.copies,
                 "attempts": self.attempts, "lost": self.lost}
@@ -226,7 +228,7 @@ class PhasePlan:
 def run(cluster: Any, files: Sequence[Any], map: Callable | str,
         reduce: Callable | str | None = None, *, load: int, coded: bool = True,
         field: Optional[int] = None, args: Sequence[Any] = (), network: str = "links",
-        link_rate: Optional[float] = None, timeout: float = 600.0,
+        link_rate: Optional[float] = None, link_delay: float = 0.0, timeout: float = 600.0,
         recover: bool = True, retries: int = 0) -> tuple[list, MapReduceReport]:
     """Run a MapReduce job on the cluster's K workers at computation load r = ``load``;
     returns (the K outputs, in reduce-function order; its MapReduceReport).
@@ -239,8 +241,9 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     order (bytes) or added up (vectors); None keeps them as they are. Functions go to the
     workers by import path (module-level functions, or "package.module:function").
     coded: the coded shuffle (multicast groups of r + 1), else every missing value sent
-    once. network, link_rate: the emulated network (the module's docstring; None: as fast
-    as the sockets go). recover: finish without workers lost after the map where the
+    once. network, link_rate, link_delay: the emulated network (the module's docstring;
+    link_rate None: as fast as the sockets go; link_delay: seconds each message takes on
+    top of its bytes, the link free for the next meanwhile). recover: finish without workers lost after the map where the
     load allows (the module's docstring). JobFailed naming the worker for a lost worker
     that cannot be done without, or a function that raises (``retries``: run again from
     the map that many times)."""
@@ -257,9 +260,10 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     network = checks.choice(network, "network", NETWORKS)
     if link_rate is not None:
         link_rate = checks.positive(link_rate, "link_rate")
+    link_delay = delay_of(link_delay)
     job = dict(placement=placement, map=paths[0], reduce=paths[1] if reduce else None,
                coded=checks.flag(coded, "coded"), field=field, network=network,
-               rate=link_rate, files=[_array(f, "files") for f in files],
+               rate=link_rate, delay=link_delay, files=[_array(f, "files") for f in files],
                args=[_array(a, "args") for a in args],
                timeout=checks.seconds(timeout, "timeout"), recover=checks.flag(recover,
                                                                                 "recover"))
@@ -301,11 +305,11 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
     began = time.perf_counter()
     ident = secrets.randbits(31)
     report = MapReduceReport(placement.workers, placement.load, job["coded"],
-                             job["network"], job["rate"])
+                             job["network"], job["rate"], job["delay"])
     try:
         mapped, pids = _mapped(cluster, job, ident, report)
         inner = {"mapreduce": "shuffle", "run": ident, "network": job["network"],
-                 "rate": job["rate"], "endpoints": [meta.get("endpoint", "ipc://lost")
+                 "rate": job["rate"], "delay": job["delay"], "endpoints": [meta.get("endpoint", "ipc://lost")
                                                     for meta in mapped]}
         replaced = False
         while True:

@@ -53,12 +53,14 @@ from ffcode.runtime.wire import Kind
 
 MAP_FIELDS = {"mapreduce", "run", "workers", "load", "index", "per_batch", "coded", "field",
               "reduce", "listen", "peers", "keys"}
-SHUFFLE_FIELDS = {"mapreduce", "run", "endpoints", "network", "rate", "lost", "attempt"}
+SHUFFLE_FIELDS = {"mapreduce", "run", "endpoints", "network", "rate", "delay", "lost",
+                  "attempt"}
 NETWORKS = ("links", "turns")
 MAX_RUNS = 4                # jobs' mapped values a worker keeps at once (the oldest go first)
 POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
 CHUNK = 16 << 20            # bytes of output per packet to the master
 LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
+MAX_DELAY = 3600.0          # seconds an emulated link may hold a message
 
 
 @dataclass(frozen=True)
@@ -323,14 +325,25 @@ def _mapped(f: Callable, data: Any, args: list, number: int, spec: Spec,
             for v in values]
 
 
+def delay_of(value: Any) -> float:
+    """A link's delay: seconds, from 0 to MAX_DELAY."""
+    delay = checks.non_negative(value, "link_delay")
+    if delay > MAX_DELAY:
+        raise ValueError(f"Argument 'link_delay' must be at most {MAX_DELAY:g} s, not "
+                         f"{delay:g}.")
+    return delay
+
+
 @dataclass(frozen=True)
 class Attempt:
-    """A shuffle task, checked: every worker's endpoint, the emulated network, the workers
-    lost since the map (the survivors then finish by a ``Recovery``), and the attempt's
-    number (a message of an earlier one is dropped)."""
+    """A shuffle task, checked: every worker's endpoint, the emulated network (its rate in
+    bytes a second, and its delay: the seconds a message takes on top of its bytes), the
+    workers lost since the map (the survivors then finish by a ``Recovery``), and the
+    attempt's number (a message of an earlier one is dropped)."""
     endpoints: list
     network: str
     rate: Optional[float]
+    delay: float
     lost: tuple
     attempt: int
 
@@ -350,6 +363,7 @@ class Attempt:
         rate = None if inner["rate"] is None else \
             checks.positive(inner["rate"], "rate", finite=False)
         return cls(endpoints, checks.choice(inner["network"], "network", NETWORKS), rate,
+                   delay_of(inner["delay"]),
                    tuple(sorted(set(lost))),
                    checks.integer(inner["attempt"], "attempt", low=1, high=1 << 16))
 
@@ -471,7 +485,7 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Attempt, expected: in
         due = now + POLL
         if not waiting:
             for lane, queue in lanes.items():
-                due = min(due, _send(run, queue, links[lane], sent, now))
+                due = min(due, _send(run, queue, links[lane], attempt.delay, sent, now))
             if not passed and not any(lanes.values()):
                 _note(run, order[place + 1], "turn", attempt.attempt)
                 passed = True
@@ -503,21 +517,30 @@ def _note(run: Run, to: int, what: str, attempt: int) -> None:
                                    what: True}).encode())
 
 
-def _send(run: Run, queue: deque, link: Link, sent: dict, now: float) -> float:
-    """Send the lane's messages that are due; when its next one is."""
-    while queue:
-        item = queue[0]
-        receivers, frames, size, due = item
-        if due is None:
-            due = item[3] = link.due(size, now)
-        if due > now:
-            return due
+def _send(run: Run, queue: deque, link: Link, delay: float, sent: dict, now: float) -> float:
+    """Send the lane's messages that are due; when to look again. A message goes on the
+    link once the one before it has been carried (no burst credit), is carried at the
+    link's rate, and leaves ``delay`` seconds later: the link carries the next one
+    meanwhile."""
+    for item in queue:
+        if item[3] is not None:
+            continue
+        if link.free_at is not None and link.free_at > now:
+            break
+        carried = link.due(item[2], now)
+        link.sent(carried)
+        item[3] = carried + delay
+    while queue and queue[0][3] is not None and queue[0][3] <= now:
+        receivers, frames, size, _ = queue.popleft()
         for receiver in receivers:
             run.dials[receiver].send_multipart(frames, copy=False)
             sent["copies"] += size
-        link.sent(due)
-        queue.popleft()
-    return now + POLL
+    if not queue:
+        return now + POLL
+    waiting = [queue[0][3]] if queue[0][3] is not None else []
+    if queue[-1][3] is None and link.free_at is not None:
+        waiting.append(link.free_at)
+    return min(waiting, default=now)
 
 
 def _payload(value: Any) -> Any:

@@ -101,13 +101,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     net.add_argument("--link-rate", type=positive("Mbit/s"), metavar="MBIT",
                      help="each link's (links) or the medium's (turns) rate in Mbit/s "
                           "(default: unthrottled, as fast as the sockets go)")
+    net.add_argument("--link-delay", type=non_negative("milliseconds"), default=0.0,
+                     metavar="MS", help="milliseconds each message takes on top of its bytes")
     run = parser.add_argument_group("run")
     run.add_argument("--timeout", type=seconds, default=600.0, metavar="S",
                      help="seconds per job")
     run.add_argument("--report", metavar="FILE",
                      help="write the runs as JSON: {records, workers, r, network, link_rate "
-                          "(bytes a second, or null), runs: [{variant, r, phases, sent, "
-                          "sorted}, ...]} (default: none)")
+                          "(bytes a second, or null), link_delay (seconds), runs: [{variant, "
+                          "r, phases, sent, sorted}, ...]} (default: none)")
 
 
 def settle(args: argparse.Namespace) -> argparse.Namespace:
@@ -126,6 +128,7 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
                          f"{args.workers}: every worker sorts a range of the keys.")
     if args.link_rate is not None:
         args.link_rate = args.link_rate * 1e6 / 8
+    args.link_delay /= 1000
     return args
 
 
@@ -180,7 +183,8 @@ def _describe_variant(variant: str, workers: int, load: int) -> str:
 def _describe_network(args: argparse.Namespace) -> str:
     rate = "unthrottled" if args.link_rate is None else \
         f"{args.link_rate * 8 / 1e6:g} Mbit/s"
-    return f"network {args.network} ({SHORT[args.network]}), {rate}"
+    delay = f", {args.link_delay * 1000:g} ms a message" if args.link_delay else ""
+    return f"network {args.network} ({SHORT[args.network]}), {rate}{delay}"
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -216,7 +220,8 @@ def main(args: argparse.Namespace) -> int:
             outputs, report = run_mapreduce(
                 cluster, split(data, args.workers, load), terasort.mapper, terasort.sort,
                 load=load, coded=coded, args=[bounds.view(np.uint8).reshape(-1)],
-                network=args.network, link_rate=args.link_rate, timeout=args.timeout)
+                network=args.network, link_rate=args.link_rate,
+                link_delay=args.link_delay, timeout=args.timeout)
             runs.append({"variant": variant, "r": load,
                          "phases": dict(report.phases, total=report.total),
                          "sent": list(report.sent), "copies": list(report.copies),
@@ -239,5 +244,6 @@ def _report(args: argparse.Namespace, runs: list) -> dict:
     from ffcode.runtime import utc_now
     return {"ffcode": __version__, "date": utc_now(), "records": args.records,
             "workers": args.workers, "r": args.r, "network": args.network,
-            "link_rate": args.link_rate, "skew": args.skew, "seed": args.seed,
+            "link_rate": args.link_rate, "link_delay": args.link_delay, "skew": args.skew,
+            "seed": args.seed,
             "runs": runs}

@@ -13,7 +13,8 @@ from test_cli import fails
 
 SMALL = ["--records", "3000", "--workers", "4", "--r", "2"]
 PHASES = ["map", "encode", "shuffle", "decode", "reduce", "total"]
-TOP_KEYS = {"ffcode", "date", "records", "workers", "r", "network", "link_rate", "skew",
+TOP_KEYS = {"ffcode", "date", "records", "workers", "r", "network", "link_rate", "link_delay",
+            "skew",
             "seed", "runs"}
 RUN_KEYS = {"variant", "r", "phases", "sent", "copies", "sorted"}
 
@@ -87,14 +88,17 @@ def test_network_flags_reach_the_job(bounded, capsys, tmp_path):
     path = tmp_path / "terasort.json"
     status, out, err = run_cli(capsys, "--records", "2000", "--workers", "3", "--r", "1",
                                "--network", "turns", "--link-rate", "400", "--skew", "2",
-                               "--seed", "5", "--report", str(path))
+                               "--seed", "5", "--link-delay", "20", "--report", str(path))
     assert status == 0, out + err
     assert "network turns" in out and "400 Mbit/s" in out and "skewed keys" in out
+    assert "20 ms a message" in out
     assert list(rows(out)) == ["Coded TeraSort"] and "vs TeraSort" not in out
     data = json.loads(path.read_text())
     assert (data["network"], data["link_rate"], data["skew"], data["seed"]) == \
         ("turns", 50e6, 2.0, 5)
+    assert data["link_delay"] == 0.02
     [run] = data["runs"]
+    assert run["phases"]["shuffle"] >= 3 * 0.02         # a delay per worker's turn
     check_run(run, "coded", 1, 3)
     assert run["sorted"] is True
 

@@ -343,6 +343,24 @@ def test_turns_and_links_at_a_rate_give_the_same_outputs(bounded, cluster):
     assert on_links.phases["shuffle"] >= 0.8 * max(on_links.copies) / (K - 1) / rate
 
 
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("network", ["links", "turns"])
+def test_a_link_delay_holds_every_message_and_changes_nothing_else(bounded, cluster, network):
+    """Every message arrives link_delay seconds late (the links stay free meanwhile): the
+    shuffle takes at least the delay (taking turns, once per worker's turn), and the outputs
+    and bytes are those of the undelayed job."""
+    K, r, delay = 4, 2, 0.15
+    plain, plain_report, data, _ = sort_job(cluster, K, r, True, network=network)
+    outputs, report, _, _ = sort_job(cluster, K, r, True, network=network, link_delay=delay)
+    assert outputs == plain and report.sent == plain_report.sent
+    assert report.link_delay == delay and report.to_dict()["link_delay"] == delay
+    assert report.phases["shuffle"] >= delay * (K if network == "turns" else 1)
+    with pytest.raises(ValueError, match="link_delay"):
+        sort_job(cluster, K, r, True, link_delay=7200)
+    with pytest.raises(ValueError, match="link_delay"):
+        sort_job(cluster, K, r, True, link_delay=-1)
+
+
 # -- lost workers (a test's own cluster each: a lost worker's replacement is a new process,
 # which goes as the cluster closes) -------------------------------------------------------
 
