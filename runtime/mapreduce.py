@@ -15,20 +15,21 @@ themselves (runtime/shuffler.py).
 3. on a failure, the workers are told to let go of what they kept.
 
 A worker lost once the map tasks left (during the map, before the shuffle, or during it)
-is done without when every batch is still mapped by a worker left (load r >= 2 absorbs the loss of any r - 1
-workers): the workers left shuffle again by a ``ffcode.mapreduce.shuffle.Recovery``, a
-survivor reducing each lost worker's function, the coded groups without a lost member
-exchanging as before and the rest sent plain; the report names the ``lost`` workers.
-Otherwise (r = 1, ``recover=False``, a function that raises) the job fails
-with an error naming the worker and what is missing, and the workers let go of
-everything. ``retries`` runs a failed job again from the map, on the workers the cluster
-then has (a local or Ray cluster replaces a lost one).
+is done without when every batch is still mapped by a worker left (load r >= 2 absorbs
+the loss of any r - 1 workers): the workers left shuffle again by a
+``ffcode.mapreduce.shuffle.Recovery``, a survivor reducing each lost worker's function,
+the coded groups without a lost member exchanging as before and the rest sent plain; the
+report names the ``lost`` workers. Otherwise (r = 1, ``recover=False``, a function that
+raises) the job fails with an error naming the worker and what is missing, and the
+workers let go of everything. ``retries`` runs a failed job again from the map, on the
+workers the cluster then has (a local or Ray cluster replaces a lost one).
 
 The emulated network (``network``, ``link_rate`` in bytes a second, ``link_delay`` in
 seconds a message takes on top of its bytes): on "links" every ordered pair of workers
-has its own link of that rate and a message for several receivers is sent to each; on "turns" the workers send one after another on one shared
-medium of that rate, a multicast reaching all its receivers at once (the schedule of
-Coded TeraSort's implementation, and the setting of the coded-shuffling papers).
+has its own link of that rate and a message for several receivers is sent to each; on
+"turns" the workers send one after another on one shared medium of that rate, a
+multicast reaching all its receivers at once (the schedule of Coded TeraSort's
+implementation, and the setting of the coded-shuffling papers).
 
 Arguments are checked before anything starts:
 
@@ -148,7 +149,9 @@ class Answers:
                 raise ValueError(f"worker {w}'s answer does not say its output's size")
             self.meta[w] = meta
         else:
-            size = self.meta[w]["bytes"] if w in self.meta else MAX_OUTPUT
+            if w not in self.meta:
+                raise ValueError(f"worker {w} sent output before its answer")
+            size = self.meta[w]["bytes"]
             if index > math.ceil(size / CHUNK) or index in self.chunks[w] or \
                     payload.size != min(CHUNK, size - (index - 1) * CHUNK):
                 raise ValueError(f"worker {w} sent a chunk {index} that its output has not")
@@ -237,14 +240,14 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     file n is in batch n // (files / C(K, r)), mapped by that batch's r workers).
     ``map(file, *args)`` gives K values, one per reduce function: bytes-like, or with
     ``field`` (a prime p) vectors of GF(p), which are added up (a sum-reduce, shuffled
-    compressed). ``reduce(values)`` makes a function's output from its values, joined in batch
-    order (bytes) or added up (vectors); None keeps them as they are. Functions go to the
-    workers by import path (module-level functions, or "package.module:function").
+    compressed). ``reduce(values)`` makes a function's output from its values, joined in
+    batch order (bytes) or added up (vectors); None keeps them as they are. Functions go
+    to the workers by import path (module-level functions, or "package.module:function").
     coded: the coded shuffle (multicast groups of r + 1), else every missing value sent
     once. network, link_rate, link_delay: the emulated network (the module's docstring;
     link_rate None: as fast as the sockets go; link_delay: seconds each message takes on
-    top of its bytes, the link free for the next meanwhile). recover: finish without workers lost after the map where the
-    load allows (the module's docstring). JobFailed naming the worker for a lost worker
+    top of its bytes, the link free for the next meanwhile). recover: finish without
+    workers lost after the map where the load allows (the module's docstring). JobFailed naming the worker for a lost worker
     that cannot be done without, or a function that raises (``retries``: run again from
     the map that many times)."""
     from ffcode.runtime.cluster import Cluster
@@ -309,8 +312,8 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
     try:
         mapped, pids = _mapped(cluster, job, ident, report)
         inner = {"mapreduce": "shuffle", "run": ident, "network": job["network"],
-                 "rate": job["rate"], "delay": job["delay"], "endpoints": [meta.get("endpoint", "ipc://lost")
-                                                    for meta in mapped]}
+                 "rate": job["rate"], "delay": job["delay"],
+                 "endpoints": [_endpoint(meta, report) for meta in mapped]}
         replaced = False
         while True:
             cluster.wait(0)     # idle workers are looked at as a job starts: one of the
@@ -369,6 +372,17 @@ def _mapped(cluster: Any, job: dict, ident: int, report: MapReduceReport) -> tup
             [t.pid for t in map_report.workers])
 
 
+def _endpoint(meta: dict, report: MapReduceReport) -> str:
+    """Where a worker's peers reach it, as its map answer says (checked to be an endpoint;
+    a lost worker's is never dialled)."""
+    endpoint = meta.get("endpoint", "ipc://lost")
+    if not (isinstance(endpoint, str) and len(endpoint) < 1024 and
+            endpoint.startswith(("ipc://", "tcp://"))):
+        raise JobFailed(f"a worker answered its map with no endpoint: {str(meta)[:200]}",
+                        report=report.jobs[-1])
+    return endpoint
+
+
 def _map_tasks(cluster: Any, job: dict, ident: int) -> list:
     """Each worker's map task: its files, and who its peers are (their pids on a local
     cluster, else CURVE keys made for this job, each worker given its own pair)."""
@@ -418,12 +432,12 @@ def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
     outputs: list = [None] * K
     report.per_worker, report.sent, report.copies = [None] * K, [None] * K, [None] * K
     for meta, data in answers:
-        if meta.get("idle"):
+        if meta.get("idle") is True:
             continue
-        k, sizes, functions = meta["index"], meta["sizes"], meta["functions"]
-        if sum(sizes) != len(data) or len(sizes) != len(functions) or \
-                any(outputs[q] is not None for q in functions):
-            raise JobFailed(f"worker {k}'s answer does not add up", report=report.jobs[-1])
+        k, functions, sizes = _answer_of(meta, K, len(data), report)
+        if any(outputs[q] is not None for q in functions):
+            raise JobFailed(f"two workers answered for functions {functions}",
+                            report=report.jobs[-1])
         at = 0
         for q, size in zip(functions, sizes):
             outputs[q], at = data[at:at + size], at + size
@@ -441,6 +455,31 @@ def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
         dtype = GF(job["field"]).dtype
         outputs = [np.frombuffer(out, dtype).copy() for out in outputs]
     return outputs
+
+
+def _answer_of(meta: dict, K: int, size: int, report: MapReduceReport) -> tuple:
+    """(the worker's place, its functions, their outputs' sizes) from a shuffle answer,
+    checked: nothing a worker says about itself is taken unchecked. JobFailed naming what
+    is wrong."""
+    k, functions, sizes, cpu = (meta.get(key) for key in ("index", "functions", "sizes",
+                                                           "cpu"))
+    if not (_count(k, K) and isinstance(functions, list) and functions and
+            all(_count(q, K) for q in functions) and isinstance(sizes, list) and
+            len(sizes) == len(functions) and all(_count(n) for n in sizes) and
+            sum(sizes) == size and isinstance(cpu, dict) and
+            all(_seconds(meta.get(name)) and _seconds(cpu.get(name)) for name in PHASES) and
+            _count(meta.get("sent")) and _count(meta.get("copies"))):
+        raise JobFailed(f"a worker's answer does not add up: {str(meta)[:200]}",
+                        report=report.jobs[-1])
+    return k, functions, sizes
+
+
+def _count(x: Any, below: float = math.inf) -> bool:
+    return type(x) is int and 0 <= x < below
+
+
+def _seconds(x: Any) -> bool:
+    return type(x) in (int, float) and 0 <= x < math.inf
 
 
 def _task(path: str, p: Optional[int], inner: dict, files: int, cluster: Any) -> Task:

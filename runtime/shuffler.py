@@ -6,12 +6,12 @@ what it will send in the shuffle (coded packets, or the values its turn gives it
 opens the socket its peers will send to: a ROUTER behind a gate that admits only the
 job's other workers, proven by the connection (their CURVE keys on tcp; on ipc, in a
 directory only this user reaches, the kernel's word on their pids). It answers with its
-endpoint and its phases' times. The shuffle task names every worker's endpoint: the
+endpoint. The shuffle task names every worker's endpoint: the
 worker dials the others, sends its messages paced as the emulated network says, takes
 theirs (each sender known by its connection, each message checked against what it
 needs), decodes, reduces, and sends its output to the master. A worker's state between
-the tasks is a ``Run``; it goes when the shuffle ends, however it ends, or when the
-master drops it.
+the tasks is a ``Run``; it stays until the master drops it (a worker lost meanwhile, the
+master sends another shuffle task, done without it), or a task of it fails.
 
 What a map task's ``inner`` must say, checked before anything is done:
 
