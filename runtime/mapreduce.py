@@ -61,6 +61,7 @@ from ffcode.runtime.task import Planned, Task
 from ffcode.schemes import Scheme
 
 PHASES = ("map", "encode", "shuffle", "decode", "reduce")
+NO_FUNCTION = "ffcode.mapreduce.terasort:sort"     # a task names one; a drop calls none
 DROP_TIMEOUT = 5.0          # seconds the workers get to let go of a failed job's values
 MAX_OUTPUT = 1 << 40        # bytes a worker may announce as its output
 
@@ -503,7 +504,7 @@ def _drop(cluster: Any, ident: int, wait: bool) -> None:
     if not count or cluster.closed:
         return
     inner = {"mapreduce": "drop", "run": ident}
-    task = _task("ffcode.mapreduce.terasort:sort", None, inner, 0, cluster)
+    task = _task(NO_FUNCTION, None, inner, 0, cluster)
     try:
         future = cluster.submit(Phase("drop", [(task, [])] * count), timeout=DROP_TIMEOUT)
         if wait:

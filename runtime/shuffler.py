@@ -263,7 +263,7 @@ def drop_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
 
 def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None]:
     """The map task: map the files, prepare the shuffle's messages, open the peers' socket,
-    and answer with its endpoint and times (a generator yielding between files)."""
+    and answer with its endpoint (a generator yielding between batches)."""
     spec = Spec.checked(job.task.inner)
     if spec.listen == "ipc" and spec.peers[spec.index] != os.getpid():
         raise ValueError(f"worker {spec.index} of the placement is another process")
