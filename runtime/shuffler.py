@@ -45,7 +45,7 @@ import zmq
 from ffcode import checks, functions
 from ffcode.field import GF
 from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Recovery, Vectors,
-                                      incoming, outgoing)
+                                      expected, incoming, outgoing)
 from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.faults import Link
 from ffcode.runtime.gate import Gate, peer
@@ -140,6 +140,8 @@ class Run:
     def __init__(self, spec: Spec, held: dict, messages: list, master: str,
                  max_message: int) -> None:
         self.spec, self.held, self.messages = spec, held, messages
+        self.pair: Optional[tuple[bytes, bytes]] = None if spec.keys is None else \
+            (spec.keys[0].encode(), spec.keys[1].encode())      # this worker's CURVE pair
         self.clock = Clock()
         self.busy = False               # a shuffle task uses its sockets
         self.early: list = []           # messages of a next attempt, come before its task
@@ -158,9 +160,8 @@ class Run:
                 self.directory = _directory(master)
                 endpoint = f"ipc://{self.directory}/peers"
             else:
-                assert spec.keys is not None, "Spec.checked: tcp carries a key pair"
-                public, secret = (k.encode() for k in spec.keys)
-                keys.server(self.router, public, secret)
+                assert self.pair is not None, "Spec.checked: tcp carries a key pair"
+                keys.server(self.router, *self.pair)
                 endpoint = f"{_host(spec.listen, master)}:*"
             Gate.bind(self.router, endpoint)
         except BaseException:
@@ -186,9 +187,8 @@ class Run:
             sock = self.context.socket(zmq.DEALER)
             sock.linger = 0
             sock.sndhwm = 1 << 16
-            if spec.keys is not None:
-                public, secret = (k.encode() for k in spec.keys)
-                keys.client(sock, public, secret, spec.peers[j].encode())
+            if self.pair is not None:
+                keys.client(sock, *self.pair, spec.peers[j].encode())
             sock.connect(endpoint)
             self.dials[j] = sock
 
@@ -392,8 +392,9 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
             recovery.outgoing(spec.index, run.held, algebra)
         clock.lap("encode")
         run.dial(attempt.endpoints, attempt.lost)
-        received, sent = yield from _exchange(job, run, messages, attempt,
-                                              _expected(spec, recovery))
+        keys = expected(spec.placement, spec.index, spec.coded) if recovery is None else \
+            recovery.expected(spec.index)
+        received, sent = yield from _exchange(job, run, messages, attempt, len(keys))
         if received is None:
             return                          # stopped
         linger = LINGER
@@ -426,8 +427,7 @@ def _reduced(run: Run, q: int, values: dict, algebra: Any) -> bytes:
     spec = run.spec
     ordered = [run.held[(q, b)] if (q, b) in run.held else values[(q, b)]
                for b in range(len(spec.placement.subsets))]
-    whole = b"".join(bytes(v) for v in ordered) if spec.field is None else \
-        algebra.add(ordered)
+    whole = b"".join(ordered) if spec.field is None else algebra.add(ordered)
     if spec.reduce is not None:
         if spec.reduce.startswith("__main__:"):
             pool.import_main()
@@ -553,17 +553,6 @@ def _frames(run_id: int, attempt: int, m: Message) -> list:
             "group": None if m.group is None else list(m.group), "batch": m.batch,
             "function": m.function, "lengths": [int(n) for n in m.lengths]}
     return [json.dumps(meta).encode(), _payload(m.payload)]
-
-
-def _expected(spec: Spec, recovery: Optional[Recovery]) -> int:
-    """How many messages this worker receives."""
-    placement, k = spec.placement, spec.index
-    if recovery is not None:
-        return sum(len(g) - 1 for g in recovery.groups if k in g) + \
-            sum(1 for _, receiver, _, _ in recovery.transfers if receiver == k)
-    if spec.coded:
-        return sum(1 for g in placement.groups() if k in g) * placement.load
-    return sum(1 for subset in placement.subsets if k not in subset)
 
 
 def _read(run: Run, frames: list, attempt: int) -> tuple:

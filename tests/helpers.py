@@ -225,6 +225,31 @@ def descendants(pid=None) -> set:
     return found
 
 
+def ray_gone(before: set, timeout: float = 20.0) -> None:
+    """After ray.shutdown(): wait until no process below this one but ``before`` is left
+    (Ray's take a moment to exit); AssertionError if one still is after timeout seconds."""
+    import time
+    deadline = time.monotonic() + timeout
+    while descendants() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not descendants() - before, "Ray left processes behind"
+
+
+@contextlib.contextmanager
+def local_ray(num_cpus: int):
+    """Ray on 127.0.0.1 with num_cpus CPUs and no dashboard, for the block (the test extra
+    installs Ray); afterwards no process of it is left."""
+    import ray
+    before = descendants()
+    with outside_source():
+        ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning")
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        ray_gone(before)
+
+
 @contextlib.contextmanager
 def outside_source():
     """Run the block in the temporary directory: Ray puts the driver's working directory on

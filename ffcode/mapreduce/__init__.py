@@ -16,8 +16,9 @@ rates, on a network of capped links or a shared medium, for any K.
 (Placement(K=6, r=2, 15 batches of 1 files), 20)
 """
 from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Recovery, Vectors,
-                                      coded_packet, decoded_segment, incoming, outgoing,
-                                      shuffle, uncoded_transfers)
+                                      coded_packet, decoded_segment, expected, incoming,
+                                      outgoing, shuffle, uncoded_transfers)
 
 __all__ = ["Bytes", "Message", "Placement", "Recovery", "Vectors", "coded_packet",
-           "decoded_segment", "incoming", "outgoing", "shuffle", "uncoded_transfers"]
+           "decoded_segment", "expected", "incoming", "outgoing", "shuffle",
+           "uncoded_transfers"]

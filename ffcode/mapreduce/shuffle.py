@@ -273,15 +273,24 @@ def outgoing(placement: Placement, worker: int, held: Mapping[tuple, Any], algeb
     return out
 
 
+def expected(placement: Placement, worker: int, coded: bool = True) -> list[tuple]:
+    """The messages a worker receives in the shuffle, a key each: (batch,) uncoded, (group,
+    sender) coded.
+
+    >>> len(expected(Placement(4, 2), 0)), len(expected(Placement(4, 2), 0, coded=False))
+    (6, 3)
+    """
+    if not coded:
+        return [(b,) for b, subset in enumerate(placement.subsets) if worker not in subset]
+    return [(group, j) for group in placement.groups() if worker in group
+            for j in group if j != worker]
+
+
 def incoming(placement: Placement, worker: int, messages: Sequence[Message],
              held: Mapping[tuple, Any], algebra: Any, coded: bool = True) -> dict[int, Any]:
     """The values a worker needs, by batch, from the messages it received and the values
     it mapped; ValueError naming what is missing, repeated or not its own."""
-    keys: list[tuple] = [(b,) for b, subset in enumerate(placement.subsets)
-                         if worker not in subset] if not coded else \
-        [(group, j) for group in placement.groups() if worker in group
-         for j in group if j != worker]
-    arrived = _arrivals(worker, messages, keys,
+    arrived = _arrivals(worker, messages, expected(placement, worker, coded),
                         lambda m: (m.batch,) if not coded else (m.group, m.sender))
     if not coded:
         return {key[0]: m.payload for key, m in arrived.items()}
@@ -396,16 +405,20 @@ class Recovery:
         return out + [Message(worker, (receiver,), held[(q, b)], batch=b, function=q)
                       for sender, receiver, q, b in self.transfers if sender == worker]
 
+    def expected(self, worker: int) -> list[tuple]:
+        """The messages a survivor receives, a key each: (group, sender) for a kept group's
+        packet, (function, batch) for a value sent plain."""
+        return [(g, j) for g in self.groups if worker in g for j in g if j != worker] + \
+            [(q, b) for _, receiver, q, b in self.transfers if receiver == worker]
+
     def incoming(self, worker: int, messages: Sequence[Message], held: Mapping[tuple, Any],
                  algebra: Any) -> dict[tuple, Any]:
         """The values a survivor needs, by (function, batch), from the messages it received
         and the values it mapped; ValueError naming what is missing, repeated or not its
         own."""
-        keys: list[tuple] = [(g, j) for g in self.groups if worker in g for j in g
-                             if j != worker]
-        keys += [(q, b) for _, receiver, q, b in self.transfers if receiver == worker]
-        arrived = _arrivals(worker, messages, keys, lambda m: (m.group, m.sender)
-                            if m.group is not None else (m.function, m.batch))
+        arrived = _arrivals(worker, messages, self.expected(worker),
+                            lambda m: (m.group, m.sender) if m.group is not None
+                            else (m.function, m.batch))
         out = {key: m.payload for key, m in arrived.items() if m.group is None}
         for g in self.groups:
             if worker in g:

@@ -589,19 +589,9 @@ def test_a_failing_function_is_named_with_its_file_and_worker(bounded, cluster, 
 def ray_session():
     """Ray on 127.0.0.1 for one test (the bounded fixture leaves the processes to it):
     afterwards no process of it is left."""
-    ray = pytest.importorskip("ray")
-    from helpers import descendants, outside_source
-    before = descendants()
-    with outside_source():
-        ray.init(num_cpus=4, include_dashboard=False, logging_level="warning")
-    try:
+    from helpers import local_ray
+    with local_ray(4) as ray:
         yield ray
-    finally:
-        ray.shutdown()
-        deadline = time.monotonic() + 20
-        while descendants() - before and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not descendants() - before, "Ray left processes behind"
 
 
 @pytest.mark.bounded(120)

@@ -16,7 +16,7 @@ from ffcode.cli import commands as cli
 from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
 from ffcode.runtime.roster import WATCH_EVERY
 
-from helpers import descendants, outside_source
+from helpers import local_ray
 
 import ray  # noqa: E402  (the test extra installs it)
 
@@ -28,17 +28,8 @@ N = 4
 def ray_session():
     """Ray on 127.0.0.1 with a CPU per worker and no dashboard; afterwards no process of
     it is left."""
-    before = descendants()
-    with outside_source():
-        ray.init(num_cpus=N + 2, include_dashboard=False, logging_level="warning")
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        deadline = time.monotonic() + 20
-        while descendants() - before and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not descendants() - before, "Ray left processes behind"
+    with local_ray(N + 2) as session:
+        yield session
 
 
 @pytest.fixture(scope="module")

@@ -75,7 +75,7 @@ def ray_session():
     afterwards no process of them is left."""
     from ray.cluster_utils import Cluster as RayCluster
 
-    from helpers import descendants, outside_source
+    from helpers import descendants, outside_source, ray_gone
 
     before = descendants()
     fast = {"health_check_period_ms": 200, "health_check_failure_threshold": 3,
@@ -91,10 +91,7 @@ def ray_session():
     finally:
         ray.shutdown()
         nodes.shutdown()
-        deadline = time.monotonic() + 20
-        while descendants() - before and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not descendants() - before, "Ray left processes behind"
+        ray_gone(before)
 
 
 @pytest.mark.bounded(120)
