@@ -30,6 +30,7 @@ coarser precision.
 
 >>> import numpy as np
 >>> from ffcode import GF
+>>> from ffcode.learn import gradient_terms, sigmoid_polynomial
 >>> F = GF(2**61 - 1)
 >>> X, w, C = F.asarray([[1, 2], [3, -1]]), F.asarray([2, 1]), F.asarray([[1], [3]])
 >>> F.to_signed(gradient_terms(F, X, w, *C)).tolist()    # X^T (1 + 3 X w)
@@ -52,6 +53,7 @@ the innermost ``using(cluster)`` block, else on a local Cluster of ``n_workers``
 that it opens and closes; a fitted model predicts, pickles and clones without any.
 
 >>> from sklearn.base import clone
+>>> from ffcode.learn import LogisticRegression, active_cluster
 >>> model = LogisticRegression(coding="lcc", iterations=30)
 >>> clone(model).get_params()["iterations"], active_cluster() is None
 (30, True)
@@ -71,12 +73,36 @@ Training on a cluster (a sketch; the tests run it)::
     assert model.score(X, y) > 0.9 and len(model.history_) == 30
 """
 
-from ffcode.learn.estimators import (LinearRegression, LogisticRegression, Settings,
-                                     active_cluster, expected_failed_checks, settings, using)
-from ffcode.learn.gradients import Step, gradient_terms, sigmoid_polynomial
-from ffcode.learn.multitask import MultiTaskLinearRegression, MultiTaskLogisticRegression
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:   # what __getattr__ loads at run time, as type checkers see it
+    from ffcode.learn.estimators import (LinearRegression, LogisticRegression, Settings,
+                                         active_cluster, expected_failed_checks, settings,
+                                         using)
+    from ffcode.learn.gradients import Step, gradient_terms, sigmoid_polynomial
+    from ffcode.learn.multitask import MultiTaskLinearRegression, MultiTaskLogisticRegression
+
+# Each name loads its module only when asked for: a worker that runs gradient_terms imports
+# ffcode.learn.gradients, and through this face, without scikit-learn and SciPy.
+_MODULES = {"LinearRegression": "estimators", "LogisticRegression": "estimators",
+            "Settings": "estimators", "active_cluster": "estimators",
+            "expected_failed_checks": "estimators", "settings": "estimators",
+            "using": "estimators", "Step": "gradients", "gradient_terms": "gradients",
+            "sigmoid_polynomial": "gradients", "MultiTaskLinearRegression": "multitask",
+            "MultiTaskLogisticRegression": "multitask"}
 
 # In the order of the API reference.
 __all__ = ["LinearRegression", "LogisticRegression", "MultiTaskLogisticRegression",
            "MultiTaskLinearRegression", "using", "active_cluster", "settings", "Settings",
            "expected_failed_checks", "Step", "gradient_terms", "sigmoid_polynomial"]
+
+
+def __getattr__(name: str) -> object:
+    if name in _MODULES:
+        return getattr(_importlib.import_module(f"ffcode.learn.{_MODULES[name]}"), name)
+    raise AttributeError(f"module 'ffcode.learn' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_MODULES))
