@@ -29,7 +29,7 @@ from ffcode import checks
 from ffcode.codes.base import Code
 from ffcode.errors import ClusterBusy, ClusterError
 from ffcode.runtime import engines, pool, wire
-from ffcode.runtime.driver import Driver, JobFuture, result_of, shutdown
+from ffcode.runtime.driver import Driver, JobFuture, Outcome, Slots, result_of, shutdown
 from ffcode.runtime.jobrun import JobRun
 from ffcode.runtime import jobs
 from ffcode.runtime.jobs import Options
@@ -94,7 +94,7 @@ class Cluster:
         self.epoch = 0                      # jobs submitted so far (a job's number)
         self._buffers: dict = {}            # dtype -> payload storage a job may reuse
         self._numbers = threading.Lock()    # numbers the jobs of several threads
-        self._slots = threading.BoundedSemaphore(self.max_in_flight)
+        self._slots = Slots(self.max_in_flight)
         curve = key is not None or ray and not insecure
         self.transport = Transport(key=key, clients=clients, insecure=insecure,
                                    session_keys=curve and key is None,
@@ -183,20 +183,22 @@ class Cluster:
         error. Takes ``run``'s arguments; the data is encoded in the calling thread. Jobs
         in flight share the workers, each with its own packets, stops, faults and errors.
         With ``max_in_flight`` jobs in flight it waits for one to end (``block=False``:
-        ClusterBusy). Works from any thread and with ``concurrent.futures`` and
-        ``asyncio.wrap_future``; ``future.cancel()`` stops the job on its workers."""
+        ClusterBusy; ClusterError if the cluster closes meanwhile). Works from any thread
+        (a done-callback's too) and with ``concurrent.futures`` and
+        ``asyncio.wrap_future``; ``future.cancel()`` stops the job on its workers. The
+        future keeps the cluster open until it resolves."""
         self._outside("submit")
-        if not self._slots.acquire(blocking=checks.flag(block, "block")):
+        if not self._slots.take(checks.flag(block, "block")):   # ClusterError once closed
             raise ClusterBusy(f"This cluster has {self.max_in_flight} jobs in flight "
                               f"(max_in_flight): wait for one, or submit with block=True.")
         try:
             run = self._prepare(code, inputs, options)
-        except BaseException:
+            return self._driver.submit(run, owner=self)     # its end frees the slot
+        except BaseException:               # not queued: the slot is free again
             self._slots.release()
             raise
-        return self._driver.submit(run)     # the job frees its slot as it ends
 
-    def run(self, code: Any, *inputs, **options: Any) -> tuple:
+    def run(self, code: Any, *inputs, **options: Any) -> Outcome:
         """Run one coded job on the cluster's workers; returns (output, report).
 
         ``run(code, *inputs)`` encodes the inputs' data and ships it with the job;
@@ -207,7 +209,7 @@ class Cluster:
         JobTimeout after timeout seconds, VerificationError when the output fails its
         check. The same as ``submit(...).result()``; Ctrl-C while it waits cancels every
         job in flight on the cluster."""
-        self._outside("run")
+        self._outside("run").callbacks.refuse("Cluster.run")
         try:
             return self.submit(code, *inputs, **options).result()
         except KeyboardInterrupt:

@@ -6,7 +6,8 @@ wait as soon as their workers are connected (lost workers replaced first, once f
 jobs), watches the workers, looks at each job's clock, and reduces payloads while the
 socket is idle, taking the jobs in turn. Other threads never touch the socket: they ``post``
 requests (load, unload, exclude, cancel), which this thread runs between messages, and a
-``wake`` ends its wait for them at once.
+``wake`` ends its wait for them at once. A job's future is resolved in a thread of its own
+(``Callbacks``), so that its done-callbacks never hold up the master's thread.
 
 A job's error ends that job alone; closing the cluster (``shutdown``: the thread, then
 the workers, the engine and the socket) ends every job in flight with ClusterError.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
+import queue
 import shutil
 import threading
 import time
@@ -29,9 +31,13 @@ from collections import deque
 from concurrent.futures import Future, TimeoutError as WaitTimeout
 from typing import Any, Callable, Optional
 
+from ffcode.codes.base import Output
 from ffcode.errors import ClusterError
-from ffcode.runtime.jobrun import JobRun, RUNNING
+from ffcode.runtime.jobrun import DRAINING, JobRun, RUNNING, settle
+from ffcode.runtime.report import Report
 from ffcode.runtime.roster import WATCH_EVERY, Roster
+
+Outcome = tuple[Output, Report]     # a job's: its output (LCC's: a list of arrays), its report
 
 IDLE = 0.001                # a socket silent this long is idle: time to reduce a payload
 LOOK_EVERY = 0.05           # seconds the thread waits for a message at most
@@ -40,30 +46,42 @@ NOTICE_EVERY = 0.1          # seconds a caller waits on a job before looking at 
 log = logging.getLogger(__name__)
 
 
-class JobFuture(Future):
+class JobFuture(Future[Outcome]):
     """A job in flight on a cluster, as ``Cluster.submit`` returns it: a
     ``concurrent.futures.Future`` resolving to ``(output, report)``, or raising the job's
     error (JobFailed, JobTimeout, VerificationError, WorkerError, ClusterError).
     ``report`` is the job's report, filled in as the job runs; ``number`` its number on
-    the cluster. ``cancel()`` stops the job on every worker that holds it and frees what
-    the master holds for it (its report then says ``cancelled``); False once it has
-    ended."""
+    the cluster. ``running()`` is true while its tasks are on the workers. ``cancel()``
+    stops the job, also a running one, on every worker that holds it and frees what the
+    master holds for it (its report then says ``cancelled``); False once it has ended.
+    Its done-callbacks run in the cluster's callback thread, in the order the jobs end;
+    they may submit jobs to the cluster (not wait for one: chain them with callbacks).
+    While in flight it keeps its cluster open (``owner``), and lets go as it resolves."""
 
-    def __init__(self, driver: "Driver", run: JobRun) -> None:
+    def __init__(self, driver: "Driver", run: JobRun, owner: Any = None) -> None:
         super().__init__()
-        self._driver, self._run = driver, run
+        self._driver, self._run, self._owner = driver, run, owner
+        self.add_done_callback(_let_go)         # first: before the user's callbacks
 
     @property
-    def report(self) -> Any:
+    def report(self) -> Report:
         return self._run.report
-
-    def result(self, timeout: Optional[float] = None) -> Any:
-        """As ``Future.result``; Ctrl-C raises KeyboardInterrupt at once (``result_of``)."""
-        return result_of(self, timeout)
 
     @property
     def number(self) -> int:
         return self._run.epoch
+
+    def result(self, timeout: Optional[float] = None) -> Outcome:
+        """As ``Future.result``; Ctrl-C raises KeyboardInterrupt at once (``result_of``).
+        ClusterError at once from a done-callback of the same cluster while the job is in
+        flight: its resolution waits for that callback to return."""
+        if not self.done():
+            self._driver.callbacks.refuse("JobFuture.result")
+        return result_of(self, timeout)
+
+    def running(self) -> bool:
+        """Whether the job's tasks are on its workers (it may still be cancelled)."""
+        return not self.done() and self._run.state in (RUNNING, DRAINING)
 
     def cancel(self) -> bool:
         if self.done():
@@ -73,11 +91,20 @@ class JobFuture(Future):
                 return self.cancelled()
         except ClusterError:                # the cluster closed: the job failed with it
             return self.cancelled()
-        return super().cancel()
+        cancelled = super().cancel()
+        if cancelled:                       # wakes concurrent.futures.wait and as_completed
+            self.set_running_or_notify_cancel()
+        return cancelled
 
     def __repr__(self) -> str:
-        state = "cancelled" if self.cancelled() else "done" if self.done() else "in flight"
+        state = "cancelled" if self.cancelled() else "done" if self.done() else \
+            "running" if self.running() else "waiting"
         return f"<JobFuture {self.number} {self.report.scheme} {state}>"
+
+
+def _let_go(future: JobFuture) -> None:
+    """A resolved job's future no longer keeps its cluster open."""
+    future._owner = None
 
 
 def result_of(future: Future, timeout: Optional[float] = None) -> Any:
@@ -93,6 +120,84 @@ def result_of(future: Future, timeout: Optional[float] = None) -> Any:
         except WaitTimeout:
             if future.done() or end is not None and time.monotonic() >= end:
                 raise
+
+
+class Callbacks:
+    """The thread that resolves a cluster's job futures, in the order the jobs end: their
+    done-callbacks run here, so that a slow one never holds up the master's thread (which
+    would give up on every worker it stopped reading), and one may submit a job."""
+
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="ffcode-callbacks",
+                                       daemon=True)
+        self.thread.start()
+
+    def inside(self) -> bool:
+        return threading.get_ident() == self.thread.ident
+
+    def refuse(self, what: str) -> None:
+        """ClusterError for a wait on a job from inside the thread: it would never end."""
+        if self.inside():
+            raise ClusterError(f"{what} cannot wait for a job inside a done-callback of the "
+                               f"same cluster (the job's future resolves after the callback "
+                               f"returns): add a done-callback to it instead, or wait in "
+                               f"another thread.")
+
+    def settle(self, future: Future, outcome: Any, error: Optional[BaseException]) -> None:
+        """``jobrun.settle(future, outcome, error)``, in the thread."""
+        self.queue.put((future, outcome, error))
+
+    def close(self) -> None:
+        """End the thread once what it was given is done."""
+        self.queue.put(None)
+
+    def join(self) -> None:
+        """Wait for the thread to end (not from inside it: a callback closing the cluster)."""
+        if not self.inside():
+            self.thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            try:
+                settle(*item)           # Future logs a callback's exception itself
+            except Exception:
+                log.exception("resolving a job's future")
+
+
+class Slots:
+    """The jobs a cluster holds at once: one taken by each submit, given back as the job
+    ends. Closing wakes every submit waiting for one, with ClusterError."""
+
+    def __init__(self, count: int) -> None:
+        self.free, self.closed = count, False
+        self.condition = threading.Condition()
+
+    def take(self, block: bool) -> bool:
+        """Take a slot, waiting for one if ``block`` (in slices: Ctrl-C stays prompt, as in
+        ``result_of``); False if none is free and not ``block``."""
+        with self.condition:
+            while block and not self.free and not self.closed:
+                self.condition.wait(NOTICE_EVERY)
+            if self.closed:
+                raise ClusterError("This cluster is closed.")
+            if not self.free:
+                return False
+            self.free -= 1
+            return True
+
+    def release(self) -> None:
+        with self.condition:
+            self.free += 1
+            self.condition.notify()
+
+    def close(self) -> None:
+        with self.condition:
+            self.closed = True
+            self.condition.notify_all()
 
 
 class Waiter:
@@ -116,12 +221,12 @@ class Waiter:
 
 class Driver:
     """The master's thread (see the module's docstring). ``slots`` is released as each job
-    ends; ``start_timeout`` bounds a job's wait for its workers; ``on_exit()`` gives a
-    function (or None) to run in the thread when it ends because the cluster was closed
-    from inside it (a job's progress callback)."""
+    ends, and closed as the thread ends; ``start_timeout`` bounds a job's wait for its
+    workers; ``on_exit()`` gives a function (or None) to run in the thread when it ends
+    because the cluster was closed from inside it (a job's progress callback)."""
 
     def __init__(self, roster: Roster, endpoint: Optional[str], start_timeout: float,
-                 slots: threading.Semaphore) -> None:
+                 slots: Slots) -> None:
         self.roster, self.transport = roster, roster.transport
         self.endpoint, self.start_timeout, self.slots = endpoint, start_timeout, slots
         self.running: dict[int, JobRun] = {}    # epoch -> job, its tasks sent
@@ -134,6 +239,7 @@ class Driver:
         self.closed_inside = False          # the cluster was closed from inside the thread
         self.watched = self.checked = 0.0
         self.turn = 0                           # the next job to reduce a payload of
+        self.callbacks = Callbacks()            # resolves the jobs' futures
         self.thread = threading.Thread(target=self._loop, name="ffcode-master", daemon=True)
         self.thread.start()
 
@@ -173,9 +279,12 @@ class Driver:
         """fn(*args) run in the master's thread, waited for."""
         return result_of(self.post(fn, *args))
 
-    def submit(self, run: JobRun) -> JobFuture:
-        future = JobFuture(self, run)
+    def submit(self, run: JobRun, owner: Any = None) -> JobFuture:
+        """The job, queued for its workers; its future keeps ``owner`` (its cluster) until
+        it resolves."""
+        future = JobFuture(self, run, owner)
         run.future, run.wait_for, run.ended = future, self.start_timeout, self._ended
+        run.settle = self.callbacks.settle
         self.post(self._enqueue, run)
         return future
 
@@ -200,13 +309,15 @@ class Driver:
             self.roster.forget(data)
 
     def stop(self) -> None:
-        """End the thread (the transport is closing): every job in flight fails."""
+        """End the thread (the transport is closing): every job in flight fails, its future
+        resolved once this returns (unless called from inside one of the two threads)."""
         self.transport.closing = True
         self.transport.wake()
         if self.inside():
             self.closed_inside = True
         else:
             self.thread.join()
+            self.callbacks.join()
 
     # -- the thread ---------------------------------------------------------------------------
 
@@ -257,6 +368,8 @@ class Driver:
                         item.fail(error)
                 except Exception:               # the others still fail
                     log.exception("ending a job as the cluster closed")
+            self.slots.close()
+            self.callbacks.close()
             close = self.on_exit() if self.on_exit is not None and self.closed_inside \
                 else None
             if close is not None:

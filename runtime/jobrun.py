@@ -55,7 +55,9 @@ class JobRun:
     """One job of a plan, numbered ``epoch`` among its master's jobs; ``settings`` go into
     its report as they are. ``inputs`` and ``check``: what verifying the output needs
     (``check`` False: it is not verified). ``future`` resolves to (output, report) or to
-    the job's error; ``ended(run)`` is called once as it ends, whichever way. ``state``:
+    the job's error, given by ``settle(future, outcome, error)`` (the driver's resolves it
+    in a thread of its own; by default, at once); ``ended(run)`` is called once as it
+    ends, whichever way, before its future resolves. ``state``:
     waiting (for its workers), running (its tasks sent), draining (decoded, collecting the
     stops' acknowledgements), ended."""
 
@@ -74,6 +76,7 @@ class JobRun:
         self.inputs: Any = inputs
         self.check = check
         self.future = future if future is not None else Future()
+        self.settle: Callable[[Future, Any, Optional[BaseException]], None] = settle
         self.ended, self.buffers = ended, buffers
         self.state = WAITING
         self.workers: list = []
@@ -256,8 +259,7 @@ class JobRun:
         if isinstance(error, ClusterError) and error.report is None:
             error.report = self.report
         self._end()
-        if self.future.set_running_or_notify_cancel():
-            self.future.set_exception(error)
+        self.settle(self.future, None, error)
 
     def cancel(self) -> bool:
         """Stop the job on every worker that holds it and free what it holds (its future is
@@ -366,8 +368,7 @@ class JobRun:
         for i in report.wrong:                  # known wrong once the output is trusted
             self.roster.exclude(self.workers[i], f"sent a wrong result in job {self.epoch}")
         self._end()
-        if self.future.set_running_or_notify_cancel():
-            self.future.set_result((output, report))
+        self.settle(self.future, (output, report), None)
 
     def _end(self) -> None:
         """What the job rejected into its report; what it holds let go."""
@@ -447,6 +448,15 @@ class JobRun:
             patience = max(0.0, min(STOP_PATIENCE, until - time.monotonic()))
             self.roster.send(self.workers[i], [self.header(Kind.STOP, i).pack()],
                               patience=patience)
+
+
+def settle(future: Future, outcome: Any, error: Optional[BaseException]) -> None:
+    """A job's outcome, or its error, to its future (nothing if it was cancelled)."""
+    if future.set_running_or_notify_cancel():
+        if error is None:
+            future.set_result(outcome)
+        else:
+            future.set_exception(error)
 
 
 def _speed(timeline, work, decodable):
