@@ -176,6 +176,16 @@ class Vectors:
             total[:s.shape[0]] = self.F.add(total[:s.shape[0]], s)
         return total
 
+    def total(self, values: Sequence[np.ndarray], what: str = "values") -> np.ndarray:
+        """The sum of whole values (a sum-reduce's): unlike ``add``'s segments, they must
+        be of one length, else ValueError naming the lengths (padding would hide a map
+        that gives vectors of different sizes)."""
+        lengths = sorted({int(np.shape(v)[0]) for v in values})
+        if len(lengths) > 1:
+            raise ValueError(f"The {what} are vectors of different lengths {lengths}: a "
+                             f"sum-reduce adds vectors of one length.")
+        return self.add(values)
+
     def cancel(self, packet: np.ndarray, known: Sequence[np.ndarray], length: int) -> Any:
         packet = self.F.elements(packet, "packet")
         if length > packet.shape[0] or any(s.shape[0] > packet.shape[0] for s in known):
@@ -187,7 +197,7 @@ class Vectors:
         return out[:length]
 
 
-def _segment(group: tuple, sender: int, receiver: int, value: Any, algebra: Any) -> Any:
+def segment(group: tuple, sender: int, receiver: int, value: Any, algebra: Any) -> Any:
     """The sender's segment of the receiver's W: W split over the group's other members
     in their order."""
     others = [w for w in group if w != receiver]
@@ -205,7 +215,7 @@ def coded_packet(placement: Placement, group: Sequence[int], sender: int,
         if receiver == sender:
             continue
         value = held[(receiver, placement.needed(receiver, group))]
-        part = _segment(group, sender, receiver, value, algebra)
+        part = segment(group, sender, receiver, value, algebra)
         parts.append(part)
         lengths.append(algebra.length(part))
     return algebra.add(parts), lengths
@@ -225,7 +235,7 @@ def decoded_segment(placement: Placement, group: Sequence[int], sender: int, rec
     if len(lengths) != len(others):
         raise ValueError(f"A packet of group {list(group)} carries {len(others)} segment "
                          f"lengths, not {len(lengths)}.")
-    known = [_segment(group, sender, k, held[(k, placement.needed(k, group))], algebra)
+    known = [segment(group, sender, k, held[(k, placement.needed(k, group))], algebra)
              for k in others if k != receiver]
     return algebra.cancel(payload, known, int(lengths[others.index(receiver)]))
 
@@ -290,19 +300,53 @@ def incoming(placement: Placement, worker: int, messages: Sequence[Message],
              held: Mapping[tuple, Any], algebra: Any, coded: bool = True) -> dict[int, Any]:
     """The values a worker needs, by batch, from the messages it received and the values
     it mapped; ValueError naming what is missing, repeated or not its own."""
-    arrived = _arrivals(worker, messages, expected(placement, worker, coded),
-                        lambda m: (m.batch,) if not coded else (m.group, m.sender))
-    if not coded:
-        return {key[0]: m.payload for key, m in arrived.items()}
+    return {b: v for (_, b), v in joined(
+        pieces(placement, worker, messages, held, algebra, coded), algebra).items()}
+
+
+def pieces(placement: Placement, worker: int, messages: Sequence[Message],
+           held: Mapping[tuple, Any], algebra: Any, coded: bool = True,
+           recovery: Optional["Recovery"] = None) -> dict[tuple, Any]:
+    """What each sender gave the worker, by (function, batch, sender): its segment of a
+    value (coded) or the whole value (plain), decoded with the values the worker mapped
+    (``held``); the shuffle's (``coded``) or a Recovery's messages. ValueError naming
+    what is missing, repeated or not the worker's. A piece is one sender's word alone,
+    so a check of it (ffcode.mapreduce.verify) knows whom it speaks of."""
+    if recovery is not None:
+        keys, groups = recovery.expected(worker), recovery.groups
+        key_of: Callable[[Message], tuple] = lambda m: (m.group, m.sender) \
+            if m.group is not None else (m.function, m.batch)
+    elif coded:
+        keys, groups, key_of = expected(placement, worker), placement.groups(), \
+            lambda m: (m.group, m.sender)
+    else:
+        keys, groups, key_of = expected(placement, worker, False), [], lambda m: (m.batch,)
+    arrived = _arrivals(worker, messages, keys, key_of)
     out = {}
-    for group in placement.groups():
-        if worker in group:
-            segments = [decoded_segment(placement, group, j, worker,
-                                        (arrived[(group, j)].payload,
-                                         arrived[(group, j)].lengths), held, algebra)
-                        for j in group if j != worker]
-            out[placement.needed(worker, group)] = algebra.join(segments)
+    for m in arrived.values():
+        if m.group is None:
+            out[(worker if m.function is None else m.function, m.batch, m.sender)] = \
+                m.payload
+    for g in groups:
+        if worker in g:
+            b = placement.needed(worker, g)
+            for j in g:
+                if j != worker:
+                    m = arrived[(g, j)]
+                    out[(worker, b, j)] = decoded_segment(placement, g, j, worker,
+                                                          (m.payload, m.lengths), held,
+                                                          algebra)
     return out
+
+
+def joined(received: Mapping[tuple, Any], algebra: Any) -> dict[tuple, Any]:
+    """The values by (function, batch) from ``pieces``: a value's segments joined in its
+    senders' order (the order ``segment`` splits it in)."""
+    parts: dict = {}
+    for (q, b, j) in sorted(received):
+        parts.setdefault((q, b), []).append(received[(q, b, j)])
+    return {key: algebra.join(segments) if len(segments) > 1 else segments[0]
+            for key, segments in parts.items()}
 
 
 def _arrivals(worker: int, messages: Sequence[Message], keys: Sequence[tuple],
@@ -349,7 +393,9 @@ class Recovery:
     lost worker's function is reduced by a survivor (``reducers[q]``), the coded groups
     with no lost member exchange as before (``groups``), and every other value a reducer
     needs is sent plain by a surviving mapper of its batch (``transfers``: (sender,
-    receiver, function, batch), the mappers taking turns). ValueError naming the batches
+    receiver, function, batch), the mappers taking turns). ``distrust``: (sender, receiver)
+    pairs whose messages are not to be used (a check could not tell which of the two lied):
+    their groups are sent plain too, by another mapper. ValueError naming the batches
     that no survivor mapped.
 
     >>> recovery = Recovery(Placement(4, 2), lost=[3])
@@ -361,10 +407,12 @@ class Recovery:
     ValueError: No worker left has mapped batches [3] (mapped only by workers [3]): load r = 1 cannot lose them.
     """
 
-    def __init__(self, placement: Placement, lost: Sequence[int], coded: bool = True) -> None:
+    def __init__(self, placement: Placement, lost: Sequence[int], coded: bool = True,
+                 distrust: Sequence[Sequence[int]] = ()) -> None:
         K = placement.workers
         self.placement, self.coded = placement, checks.flag(coded, "coded")
         self.lost = tuple(sorted({checks.integer(w, "lost", low=0, high=K - 1) for w in lost}))
+        self.distrust = _pairs(distrust, K)
         self.survivors = [w for w in range(K) if w not in self.lost]
         if not self.survivors:
             raise ValueError("No worker is left to finish the shuffle.")
@@ -379,7 +427,8 @@ class Recovery:
             reducers[q] = self.survivors[turn % len(self.survivors)]
         self.reducers = tuple(reducers)
         lost_set = set(self.lost)
-        self.groups = [g for g in placement.groups() if coded and not lost_set & set(g)]
+        self.groups = [g for g in placement.groups() if coded and not lost_set & set(g) and
+                       not any(j in g and k in g for j, k in self.distrust)]
         kept = set(self.groups)
         self.transfers = []
         for q in range(K):
@@ -387,7 +436,11 @@ class Recovery:
             for b, subset in enumerate(placement.subsets):
                 if w in subset or q == w and tuple(sorted((*subset, w))) in kept:
                     continue            # mapped it, or its kept group brings it
-                senders = [s for s in subset if s not in lost_set]
+                senders = [s for s in subset if s not in lost_set and
+                           (s, w) not in self.distrust]
+                if not senders:
+                    raise ValueError(f"No worker left may send worker {w} batch {b}: its "
+                                     f"mappers {list(subset)} are lost or distrusted by it.")
                 self.transfers.append((senders[(b + q) % len(senders)], w, q, b))
 
     def functions(self, worker: int) -> list[int]:
@@ -416,14 +469,19 @@ class Recovery:
         """The values a survivor needs, by (function, batch), from the messages it received
         and the values it mapped; ValueError naming what is missing, repeated or not its
         own."""
-        arrived = _arrivals(worker, messages, self.expected(worker),
-                            lambda m: (m.group, m.sender) if m.group is not None
-                            else (m.function, m.batch))
-        out = {key: m.payload for key, m in arrived.items() if m.group is None}
-        for g in self.groups:
-            if worker in g:
-                segments = [decoded_segment(self.placement, g, j, worker,
-                                            (arrived[(g, j)].payload, arrived[(g, j)].lengths),
-                                            held, algebra) for j in g if j != worker]
-                out[(worker, self.placement.needed(worker, g))] = algebra.join(segments)
-        return out
+        return joined(pieces(self.placement, worker, messages, held, algebra,
+                             recovery=self), algebra)
+
+
+def _pairs(pairs: Sequence[Sequence[int]], K: int) -> frozenset:
+    """(sender, receiver) pairs of distinct workers, checked."""
+    out = set()
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"A distrusted pair names a sender and a receiver, not {pair!r}.")
+        j, k = (checks.integer(w, "distrust", low=0, high=K - 1) for w in pair)
+        if j == k:
+            raise ValueError(f"A worker cannot distrust itself ({j}).")
+        out.add((j, k))
+    return frozenset(out)
+
