@@ -16,6 +16,7 @@ import argparse
 import logging
 import os
 import socket
+import sys
 import time
 from urllib.parse import urlsplit
 
@@ -480,11 +481,14 @@ def main(args: argparse.Namespace) -> int:
             _one(cluster, args, (jobs[0][0], 1), code, inputs, expected, faults)
         if args.jobs > 1:
             runs = _many(cluster, args, jobs[0][0], code, inputs, expected)
+        table = _Table() if args.compare else None
         for scheme, shares in jobs if args.jobs == 1 else []:
             runs.append(_one(cluster, args, (scheme, shares), codes[shares], inputs, expected,
                              faults))
-    if args.compare:
-        _table(runs)
+            if table is not None:
+                table.add(runs[-1])
+    if table is not None:
+        table.close()
     if args.report:
         _write(args.report, runs, args.compare or args.jobs > 1)
     ok = all(exact for _, _, exact, _ in runs)
@@ -640,20 +644,42 @@ def _describe(faults) -> str:
     return "; ".join(parts) or "nothing"
 
 
-def _table(runs):
-    classic = next((r.total for s, r, exact, _ in runs if s == Scheme.CLASSIC and exact), None)
-    print(f"  {'scheme':<11}{'total s':>9}{'vs classic':>12}{'compute s':>11}{'decode s':>10}"
-          f"{'used':>6}{'wasted':>8}  exact  per-worker used")
-    for scheme, r, exact, error in runs:
-        if error is not None:
-            print(f"  {scheme:<11}   failed")
-            continue
-        ratio = f"{classic / r.total:.2f}x" if classic else "-"
-        print(f"  {scheme:<11}{r.total:>9.3f}{ratio:>12}{r.compute:>11.3f}{r.decode:>10.3f}"
-              f"{r.used:>6}{r.wasted:>8}  {'yes' if exact else 'NO ':<5}  "
-              f"{[w.used for w in r.workers]}"
-              + (f"  wrong: {r.wrong}" if r.wrong else ""))
-    print("  (vs classic: classic's total time / the scheme's; above 1x is faster)")
+class _Table:
+    """The --compare table, a row printed (and flushed, for a pipe) as soon as its job is
+    done and its "vs classic" known: a row before classic's waits for classic's."""
+
+    def __init__(self) -> None:
+        self.pending: list = []
+        self.classic = None             # classic's total time, once its job was exact
+        self.known = False
+        print(f"  {'scheme':<11}{'total s':>9}{'vs classic':>12}{'compute s':>11}"
+              f"{'decode s':>10}{'used':>6}{'wasted':>8}  exact  per-worker used", flush=True)
+
+    def add(self, run) -> None:
+        scheme, report, exact, error = run
+        self.pending.append(run)
+        if scheme == Scheme.CLASSIC:
+            self.known = True
+            self.classic = report.total if exact and error is None else None
+        if self.known:
+            self._print()
+
+    def close(self) -> None:
+        self._print()
+        print("  (vs classic: classic's total time / the scheme's; above 1x is faster)",
+              flush=True)
+
+    def _print(self) -> None:
+        for scheme, r, exact, error in self.pending:
+            if error is not None:
+                print(f"  {scheme:<11}   failed")
+                continue
+            ratio = f"{self.classic / r.total:.2f}x" if self.classic else "-"
+            print(f"  {scheme:<11}{r.total:>9.3f}{ratio:>12}{r.compute:>11.3f}"
+                  f"{r.decode:>10.3f}{r.used:>6}{r.wasted:>8}  {'yes' if exact else 'NO ':<5}  "
+                  f"{[w.used for w in r.workers]}" + (f"  wrong: {r.wrong}" if r.wrong else ""))
+        sys.stdout.flush()
+        self.pending = []
 
 
 def _write(path, runs, compare):

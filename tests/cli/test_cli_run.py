@@ -441,6 +441,37 @@ def close(proc):
 
 
 @pytest.mark.bounded(60)
+def test_compare_rows_arrive_as_jobs_end(bounded, tmp_path):
+    """On a pipe (no PYTHONUNBUFFERED), --compare's rows arrive as the jobs end: systematic's
+    row comes a second or more after classic's, since its job, started after classic's
+    row, pauses 1 s after every piece of work (4 pieces a worker) before it can end."""
+    env = {k: v for k, v in subprocess_env().items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.Popen(ffcode_command("run", "matvec", "--n", "64", "--workers", "4",
+                                           "--stragglers", "0", "--delay", "1:0",
+                                           "--compare", "--no-progress"),
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_ctrl_c)
+    try:
+        lines, arrived = [], {}
+        for line in proc.stdout:
+            lines.append(line)
+            arrived[line.split()[0] if line.split() else ""] = time.monotonic()
+            if "systematic" in arrived:
+                break
+        rows = table_rows("".join(lines))
+        assert list(rows) == ["uncoded", "classic", "systematic"], lines
+        assert rows["classic"][2] == "1.00x" and re.fullmatch(r"\d+\.\d\dx",
+                                                              rows["uncoded"][2]), rows
+        assert arrived["systematic"] - arrived["classic"] >= 1.0, arrived
+        below = descendants(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 130
+        assert all_gone(below) == []
+    finally:
+        close(proc)
+
+
+@pytest.mark.bounded(60)
 def test_ctrl_c(bounded, tmp_path):
     """SIGINT to 'ffcode run ... --compare' during its first job: it exits with status 130,
     unfinished, saying it was interrupted, and the fork server and every worker below it
