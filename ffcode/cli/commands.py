@@ -1,7 +1,8 @@
 """The ffcode command line (``python -m ffcode`` outside the source tree):
 
   ffcode run matmul|matvec|lcc ...    a coded job over local (or remote) worker processes
-  ffcode learn linear|logistic ...    a regression trained by coded gradient descent
+  ffcode learn linear|logistic|multitask   a regression, or related tasks together, trained
+                                          by coded gradient descent
   ffcode terasort --records N ...     Coded TeraSort (and TeraSort) on local workers, by phase
   ffcode worker --connect ENDPOINT    a worker for a master on another host
   ffcode keys DIR NAME                a CURVE key pair for encrypted, authenticated tcp
@@ -26,7 +27,8 @@ from ffcode.version import __version__
 # in the help.
 COMMANDS = {
     "run": (run, "a coded job over worker processes"),
-    "learn": (learn, "train a linear or logistic regression by coded gradient descent"),
+    "learn": (learn, "train a linear or logistic regression (linear, logistic), or related "
+                     "tasks together (multitask), by coded gradient descent"),
     "terasort": (terasort, "sort records with Coded TeraSort (and TeraSort) on local "
                            "workers; the time of each phase and the bytes shuffled"),
     "worker": (worker, "serve a master at ENDPOINT"),

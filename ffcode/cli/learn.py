@@ -397,6 +397,18 @@ def _train_tasks(cluster, models, args, scheme, faults, tasks) -> list:
     return results
 
 
+def _how_much(before: float, after: float) -> str:
+    """How much faster (or slower) taking ``after`` seconds is than taking ``before``.
+
+    >>> _how_much(3.0, 1.5), _how_much(1.0, 1.6)
+    ('2.00x faster', '1.60x slower')
+    """
+    if before <= 0 or after <= 0:
+        return "too quick to compare"
+    return f"{before / after:.2f}x faster" if after <= before else \
+        f"{after / before:.2f}x slower"
+
+
 def _scikit_learn(args, tasks) -> list:
     """Each task's test score of scikit-learn's estimator on it (logistic: on the
     standardized X, as ffcode.learn standardizes it)."""
@@ -430,7 +442,7 @@ def _print_tasks(args, results, tasks) -> bool:
     separate = results[1]
     print(f"  separate: {len(tasks.names)} single-task fits one after another, "
           f"{separate['seconds']:.3f} s in all: the multi-task fit is "
-          f"{separate['seconds'] / r['seconds']:.2f}x faster")
+          f"{_how_much(separate['seconds'], r['seconds'])}")
     if args.tasks != "digits" or args.coupling:
         return True
     same = all(fit["coef"] == row and fit["intercept"] == intercept for fit, row, intercept

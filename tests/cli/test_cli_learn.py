@@ -4,6 +4,7 @@ one-vs-rest, related regressions), and every mistake refused as one 'ffcode lear
 line (status 2) before a worker starts, scikit-learn missing too."""
 import io
 import json
+import re
 import sys
 import types
 
@@ -171,12 +172,48 @@ def test_multitask_digits_compare(bounded, capsys, tmp_path):
     assert list(rows) == [str(d) for d in range(10)]
     for multi, separate, reference in rows.values():
         assert multi == separate and 0.85 < multi <= 1 and 0.9 < reference <= 1
-    assert "separate: 10 single-task fits one after another" in out and "x faster" in out
+    assert "separate: 10 single-task fits one after another" in out
+    assert re.search(r"the multi-task fit is \d+\.\d\dx (faster|slower)\n", out)
     assert "every task's model is its separate fit's (exact arithmetic): yes" in out
     data = json.loads(path.read_text())
     assert (data["settings"]["task"], data["settings"]["tasks"]) == ("multitask", "digits")
     assert [r["model"] for r in data["runs"]] == ["multi-task", "separate", "scikit-learn"]
     assert len(data["runs"][0]["coef"]) == 10 and len(data["runs"][1]["fits"]) == 10
+
+
+@pytest.mark.parametrize("separate, multi, words", [(3.0, 1.5, "2.00x faster"),
+                                                     (1.0, 1.6, "1.60x slower"),
+                                                     (2.0, 2.0, "1.00x faster")])
+def test_multitask_speed_said_faster_or_slower(capsys, separate, multi, words):
+    """--compare's line on the separate fits says "faster" when the multi-task fit took
+    less time and "slower" (by how much) when it took more, never a ratio below 1x."""
+    args = types.SimpleNamespace(tasks="regression", compare=True, coupling=1.0)
+    tasks = types.SimpleNamespace(names=["0", "1"])
+    run = {"iterations": 2, "iteration": 0.1, "load_seconds": 0.0, "loaded_bytes": 0,
+           "loss": 0.5, "score": 0.9, "tasks": [0.9, 0.8]}
+    results = [dict(run, model="multi-task", seconds=multi),
+               dict(run, model="separate", seconds=separate)]
+    assert learning._print_tasks(args, results, tasks)
+    out = capsys.readouterr().out
+    assert f"2 single-task fits one after another, {separate:.3f} s in all: the multi-task " \
+        f"fit is {words}\n" in out
+
+
+def test_help_names_multitask(capsys):
+    """'ffcode --help' and 'ffcode learn --help' say that learn trains related tasks
+    together too (multitask), not only a linear or logistic regression."""
+    outs = {}
+    for command in ("ffcode", "learn"):
+        with pytest.raises(SystemExit) as exit:
+            cli.main(["--help"] if command == "ffcode" else ["learn", "--help"])
+        assert exit.value.code == 0
+        outs[command] = " ".join(capsys.readouterr().out.split())
+    assert "ffcode learn linear|logistic|multitask a regression, or related tasks " \
+        "together, trained by coded gradient descent" in outs["ffcode"]
+    assert "learn train a linear or logistic regression (linear, logistic), or related " \
+        "tasks together (multitask), by coded gradient descent" in outs["ffcode"]
+    assert "train a linear or logistic regression (linear, logistic), or related tasks " \
+        "together (multitask)" in outs["learn"]
 
 
 @pytest.mark.bounded(60)
