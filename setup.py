@@ -1,7 +1,9 @@
 """Build the Cython kernels in ext/ as ffcode._ext.*.
 
 Set FFCODE_CYTHON_CHECKS=1 to compile with bounds and wraparound checks (for debugging), and
-FFCODE_PORTABLE=1 to build without -march=native.
+FFCODE_PORTABLE=1 to build without -march=native. The modules are translated and compiled
+in parallel, a job per core this process may use (FFCODE_BUILD_JOBS=N for N jobs; an
+explicit ``build_ext -j N`` wins).
 """
 import glob
 import os
@@ -10,11 +12,37 @@ import shutil
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKS = os.environ.get("FFCODE_CYTHON_CHECKS") == "1"
 # Kernels are tuned for the building machine; FFCODE_PORTABLE=1 builds for any x86-64/arm64.
 PORTABLE = os.environ.get("FFCODE_PORTABLE") == "1"
+
+
+def build_jobs() -> int:
+    """FFCODE_BUILD_JOBS, else the cores this process may run on: the first build of the
+    kernels (-O3 on large generated C) is the bulk of an install's time."""
+    given = os.environ.get("FFCODE_BUILD_JOBS")
+    if given:
+        if not given.isdigit() or int(given) < 1:
+            raise ValueError(f"FFCODE_BUILD_JOBS must be a whole number >= 1, not {given!r}.")
+        return int(given)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+JOBS = build_jobs()
+
+
+class ParallelBuildExt(build_ext):
+    """build_ext compiling JOBS extensions at once unless told otherwise (-j N)."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = JOBS
 
 # Cython resolves a module's own .pxd and every cimport by dotted name, so the .pxd files
 # of ext/ must be visible as ffcode/_ext/*.pxd: stage them in the build tree.
@@ -40,8 +68,10 @@ extensions = [
 ]
 
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=cythonize(
         extensions,
+        nthreads=JOBS if JOBS > 1 else 0,
         include_path=[INCLUDE],
         compiler_directives={
             "language_level": 3,
