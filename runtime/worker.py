@@ -323,6 +323,16 @@ def fits(job, frames) -> None:
                          f"larger max_message")
 
 
+def describe(error: BaseException) -> str:
+    """How a job's error is told to the master: its type, and its message if any.
+
+    >>> describe(SystemExit(3)), describe(KeyboardInterrupt())
+    ('SystemExit: 3', 'KeyboardInterrupt')
+    """
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def _timed(function, *args) -> tuple:
     """(function(*args), its wall seconds, its CPU seconds in this thread)."""
     start, cpu = time.perf_counter(), time.thread_time()
@@ -367,7 +377,10 @@ class Worker:
         self.head_due = None            # when the outbox's first message may leave
         self.link = Link(None)          # the worker's uplink, paced at the sending job's rate
         self.quick: set = set()         # the f's whose small jobs run in the main thread
-        threading.Thread(target=self._compute_loop, daemon=True).start()
+        self.interrupted = threading.Event()    # a real Ctrl-C came (``interrupt``)
+        self.computer = threading.Thread(target=self._compute_loop, name="ffcode-compute",
+                                         daemon=True)
+        self.computer.start()
 
     # -- the compute thread --------------------------------------------------------------------
 
@@ -399,19 +412,23 @@ class Worker:
             self.handoff.append((header, frames))
             pipe.send(b"", copy=False)              # a wake-up: the message is in handoff
 
-        while True:                         # no job held between turns (unload frees)
-            self._turn(self.tasks.next(), out)
+        try:
+            while True:                     # no job held between turns (unload frees)
+                self._turn(self.tasks.next(), out)
+        except BaseException as e:          # a bug: serve sees the thread gone and exits
+            if not self.interrupted.is_set():
+                log.exception("the compute thread failed: %s", describe(e))
 
     def _turn(self, job, out) -> bool:
         """One share of a job's work, its messages to out(job, header, frames); False once
         the job has ended (it leaves the queue). A job's f that took little time on small
         operands (wall time: an f may wait without computing) is quick: its next small jobs
         run in the main thread."""
-        if job.steps is None:
-            job.steps = self.work(job, functools.partial(out, job))
         began = time.perf_counter()
         try:
             try:
+                if job.steps is None:       # a bad task may fail making its steps
+                    job.steps = self.work(job, functools.partial(out, job))
                 next(job.steps)
                 return True                 # more to do: its next turn comes
             except StopIteration:
@@ -421,11 +438,13 @@ class Worker:
             except Unable as e:             # no more packets will come: the job goes on
                 log.warning("job %d: no more work possible: %s", job.epoch, e)
                 out(job, job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
-            except Exception as e:          # the worker survives; the master fails the job
-                log.warning("job %d failed: %s: %s", job.epoch, type(e).__name__, e)
+            except BaseException as e:      # even f's SystemExit: the job fails, not the worker
+                if self.interrupted.is_set():
+                    raise                   # a real Ctrl-C, in the main thread: we exit
+                error = describe(e)
+                log.warning("job %d failed: %s", job.epoch, error)
                 failed = job.header(Kind.FAILED)
-                out(job, failed,
-                    wire.control(failed, {"error": f"{type(e).__name__}: {e}"})[1:])
+                out(job, failed, wire.control(failed, {"error": error})[1:])
         except Stopped:
             pass
         finally:
@@ -452,6 +471,9 @@ class Worker:
         log.info("connecting to %s%s", self.endpoint, "" if self.connect_timeout is None
                  else f" (giving up after {self.connect_timeout:g} s)")
         while True:
+            if not self.computer.is_alive():    # no heartbeat more: the master replaces us
+                log.error("the compute thread ended: exiting")
+                return 1
             now = time.monotonic()
             if not connected:
                 waited = now - started
@@ -492,6 +514,12 @@ class Worker:
                 self._take()
             if events.get(self.dealer, 0) & zmq.POLLOUT:
                 self._send_head()
+
+    def interrupt(self, signum, frame) -> NoReturn:
+        """SIGINT's handler: KeyboardInterrupt, known to be a real one (not f's), so that
+        it ends the worker even from inside a job that runs in the main thread."""
+        self.interrupted.set()
+        raise KeyboardInterrupt
 
     def _control(self) -> bool:
         """Handle the master's messages; False on SHUTDOWN."""
@@ -691,6 +719,9 @@ def run(endpoint: str, *, key: str | None = None, server_key: str | None = None,
     except zmq.ZMQError as e:
         raise ValueError(f"cannot connect to {endpoint!r}: {e} (an endpoint looks like "
                          f"tcp://HOST:PORT)") from None
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, worker.interrupt)
     status = 1
     try:
         status = worker.serve()
