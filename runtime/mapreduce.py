@@ -44,7 +44,9 @@ import json
 import math
 import secrets
 import time
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable, Optional, Sequence
 from urllib.parse import urlsplit
 
@@ -52,17 +54,21 @@ import numpy as np
 import zmq
 
 from ffcode import checks, functions
-from ffcode.errors import ClusterError, JobFailed
+from ffcode.errors import ClusterError, JobFailed, VerificationError
 from ffcode.field import GF
+from ffcode.mapreduce import verify
 from ffcode.mapreduce.shuffle import Placement, Recovery
 from ffcode.runtime.faults import Faults
-from ffcode.runtime.shuffler import CHUNK, NETWORKS, delay_of
+from ffcode.runtime import jobs
+from ffcode.runtime.shuffler import (CHUNK, NETWORKS, chunk_of, delay_of, memory_of,
+                                     prime_of)
 from ffcode.runtime.task import Planned, Task
 from ffcode.schemes import Scheme
 
 PHASES = ("map", "encode", "shuffle", "decode", "reduce")
 NO_FUNCTION = "ffcode.mapreduce.terasort:sort"     # a task names one; a drop calls none
-DROP_TIMEOUT = 5.0          # seconds the workers get to let go of a failed job's values
+DROP_TIMEOUT = 5.0          # seconds a failed job's caller waits for its workers' drop
+DROP_LIFETIME = 3600.0      # seconds a drop waits for workers busy in the user's code
 MAX_OUTPUT = 1 << 40        # bytes a worker may announce as its output
 
 
@@ -77,7 +83,16 @@ class MapReduceReport:
     counted once) and the bytes it put on its links (``copies``: a multicast counted once
     per receiver on "links"); ``jobs``, the phase jobs' reports (the map, then each
     shuffle attempt); ``lost``, the workers the shuffle was finished without (their
-    entries are None); ``attempts``, how many times the job ran from the map."""
+    entries are None); ``attempts``, how many times the job ran from the map.
+
+    The shuffle's check (``verify``): ``verified`` True once a check found every piece
+    received as its mappers say (None: not checked); ``checks``, each check's pieces
+    ``checked`` and ``disputed`` (with the workers that can have lied in each,
+    ``candidates``), the ``liars`` it named, the (sender, receiver) pairs it
+    had to ``distrust`` and the ``suspects`` it could not tell apart; ``excluded``, the
+    workers named liars (the shuffle finished without them; they are in ``lost`` too,
+    and the cluster gives them no further job); ``distrusted``, the pairs whose values
+    were sent again by another mapper; ``verify``, the master's seconds in the checks."""
     workers: int
     load: int
     coded: bool
@@ -93,6 +108,11 @@ class MapReduceReport:
     attempts: int = 1
     lost: list = field(default_factory=list)
     jobs: list = field(default_factory=list)
+    verified: Optional[bool] = None
+    checks: list = field(default_factory=list)
+    excluded: list = field(default_factory=list)
+    distrusted: list = field(default_factory=list)
+    verify: float = 0.0
 
     def to_dict(self) -> dict:
         return {"workers": self.workers, "load": self.load, "coded": self.coded,
@@ -100,7 +120,9 @@ class MapReduceReport:
                 "link_delay": self.link_delay,
                 "phases": dict(self.phases, total=self.total), "cpu": self.cpu,
                 "per_worker": self.per_worker, "sent": self.sent, "copies": self.copies,
-                "attempts": self.attempts, "lost": self.lost}
+                "attempts": self.attempts, "lost": self.lost, "verified": self.verified,
+                "checks": self.checks, "excluded": self.excluded,
+                "distrusted": [list(p) for p in self.distrusted], "verify": self.verify}
 
 
 class Answers:
@@ -115,8 +137,8 @@ class Answers:
     buffer = None
     wrong: list = []
 
-    def __init__(self, workers: int, idle: int = 0) -> None:
-        self.needed, self.idle = workers, idle
+    def __init__(self, workers: int, idle: int = 0, chunk: int = CHUNK) -> None:
+        self.needed, self.idle, self.chunk = workers, idle, chunk
         self.meta: dict = {}
         self.chunks: dict = {w: {} for w in range(workers)}
         self.done: set = set()
@@ -153,11 +175,12 @@ class Answers:
             if w not in self.meta:
                 raise ValueError(f"worker {w} sent output before its answer")
             size = self.meta[w]["bytes"]
-            if index > math.ceil(size / CHUNK) or index in self.chunks[w] or \
-                    payload.size != min(CHUNK, size - (index - 1) * CHUNK):
+            if index > math.ceil(size / self.chunk) or index in self.chunks[w] or \
+                    payload.size != min(self.chunk, size - (index - 1) * self.chunk):
                 raise ValueError(f"worker {w} sent a chunk {index} that its output has not")
             self.chunks[w][index] = payload
-        if w in self.meta and len(self.chunks[w]) == math.ceil(self.meta[w]["bytes"] / CHUNK):
+        if w in self.meta and \
+                len(self.chunks[w]) == math.ceil(self.meta[w]["bytes"] / self.chunk):
             self.done.add(w)
         return True
 
@@ -192,7 +215,8 @@ class Phase(Planned):
     def __init__(self, name: str, tasks: list, every_worker: bool = True,
                  idle: int = 0) -> None:
         self.name, self.tasks, self.every_worker = name, tasks, every_worker
-        self.answers = Answers(len(tasks), idle)
+        self.answers = Answers(len(tasks), idle,
+                               chunk_of(tasks[0][0].max_message) if tasks else CHUNK)
 
     def __repr__(self) -> str:
         return f"MapReduce {self.name} phase on {len(self.tasks)} workers"
@@ -233,24 +257,53 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
         reduce: Callable | str | None = None, *, load: int, coded: bool = True,
         field: Optional[int] = None, args: Sequence[Any] = (), network: str = "links",
         link_rate: Optional[float] = None, link_delay: float = 0.0, timeout: float = 600.0,
-        recover: bool = True, retries: int = 0) -> tuple[list, MapReduceReport]:
+        recover: bool = True, retries: int = 0,
+        memory: Optional[int] = None,
+        verify: bool | str = "auto") -> tuple[list, MapReduceReport]:
     """Run a MapReduce job on the cluster's K workers at computation load r = ``load``;
     returns (the K outputs, in reduce-function order; its MapReduceReport).
 
     files: integer arrays (bytes as uint8), a multiple of C(K, r) of them (``Placement``:
     file n is in batch n // (files / C(K, r)), mapped by that batch's r workers).
-    ``map(file, *args)`` gives K values, one per reduce function: bytes-like, or with
-    ``field`` (a prime p) vectors of GF(p), which are added up (a sum-reduce, shuffled
-    compressed). ``reduce(values)`` makes a function's output from its values, joined in
-    batch order (bytes) or added up (vectors); None keeps them as they are. Functions go
-    to the workers by import path (module-level functions, or "package.module:function").
+    ``map(file, *args)`` gives a list or tuple of K values, one per reduce function:
+    bytes-like, or with ``field`` (a prime p < 2**63) vectors of GF(p), a function's
+    of one length, which are added up (a sum-reduce, shuffled compressed).
+    ``reduce(values)`` makes a function's output from its values, joined in batch order
+    (bytes) or added up (vectors); None keeps them as they are. Functions go to the
+    workers by import path (module-level functions, or "package.module:function"; remote
+    workers cannot import the master's script).
     coded: the coded shuffle (multicast groups of r + 1), else every missing value sent
     once. network, link_rate, link_delay: the emulated network (the module's docstring;
     link_rate None: as fast as the sockets go; link_delay: seconds each message takes on
     top of its bytes, the link free for the next meanwhile). recover: finish without
-    workers lost after the map where the load allows (the module's docstring). JobFailed naming the worker for a lost worker
-    that cannot be done without, or a function that raises (``retries``: run again from
-    the map that many times)."""
+    workers lost after the map where the load allows (the module's docstring). JobFailed
+    naming the worker for a lost worker that cannot be done without, or a function that
+    raises (whatever it raises, SystemExit too: the job fails, the worker serves on;
+    ``retries``: run again from the map that many times). timeout: seconds the whole call
+    may take, retries included (JobTimeout after them, the workers still busy in a
+    function letting go of the job as it returns). A shuffle message larger than the
+    cluster's ``max_message`` fails the job at once, naming its size.
+
+    Each worker holds a job's mapped values and shuffle messages from its map to the end
+    of its shuffle, for every job in flight (several threads may run jobs on one
+    cluster at once): ``memory`` is the bytes it may hold so, all these jobs together
+    (default: half its host's memory); a map that would go beyond fails its job, naming
+    the budget. A job's values go as it ends, fails, times out, is cancelled
+    (``Cluster.cancel``) or interrupted (Ctrl-C).
+
+    verify: check the shuffle against a lying peer (ffcode.mapreduce.verify), as
+    ``Cluster.run``'s verify checks a coded job's output: every piece a worker received
+    is compared, by random fingerprints drawn once all messages arrived, with what its
+    sender and up to two other mappers of its batch say; a wrong piece passes with
+    probability at most 2 / (2**61 - 1). A worker the check names a liar is excluded and
+    the shuffle done again without it (as without a lost worker; the cluster gives it no
+    further job); a sender and receiver whose word stands against each other get that
+    value sent again plain by another mapper; two mappers at odds with no third to
+    settle it (load 2) fail the job with VerificationError naming both, nobody excluded.
+    Blame assumes one liar among a job's workers. "auto" (the default) checks at load
+    r >= 2; at load r = 1 each batch has one mapper and nothing can check a peer's
+    values (verify=True is refused there). The report says what was checked and whom it
+    excluded. A worker's own output (its reduce) is not checked."""
     from ffcode.runtime.cluster import Cluster
     if not isinstance(cluster, Cluster):
         raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster, not "
@@ -258,9 +311,9 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     if cluster.groups:
         raise ValueError("A MapReduce job runs on a cluster without relays (groups=None).")
     placement = Placement(cluster.n_workers, load, files=len(files))
-    paths = [_path(f) for f in (map, reduce) if f is not None]
-    if field is not None and (type(field) is not int or not checks.is_prime(field)):
-        raise ValueError(f"Argument 'field' must be a prime, not {field!r}.")
+    paths = [_path(f, remote=not cluster.local) for f in (map, reduce) if f is not None]
+    if field is not None:
+        field = prime_of(field, "field")
     network = checks.choice(network, "network", NETWORKS)
     if link_rate is not None:
         link_rate = checks.positive(link_rate, "link_rate")
@@ -270,8 +323,10 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
                rate=link_rate, delay=link_delay, files=[_array(f, "files") for f in files],
                args=[_array(a, "args") for a in args],
                timeout=checks.seconds(timeout, "timeout"), recover=checks.flag(recover,
-                                                                                "recover"))
+                                                                                "recover"),
+               memory=memory_of(memory), verify=_verifying(verify, placement))
     retries = checks.integer(retries, "retries", low=0)
+    job["deadline"] = time.monotonic() + job["timeout"]
     for attempt in range(retries + 1):
         try:
             outputs, report = _attempt(cluster, job)
@@ -283,12 +338,17 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     raise AssertionError("unreachable")
 
 
-def _path(f: Callable | str) -> str:
-    """A function's import path, checked to import here."""
+def _path(f: Callable | str, remote: bool) -> str:
+    """A function's import path, checked to import here (and, for remote workers, not to
+    be the master's script, as ``Cluster.run`` checks a code's)."""
     if callable(f):
-        return functions.path_of(f)
-    functions.load(f)
-    return f
+        path = functions.path_of(f)
+    else:
+        functions.load(f)
+        path = f
+    if remote and path.startswith("__main__:"):
+        jobs.check_importable(SimpleNamespace(function=functions.load(path)))
+    return path
 
 
 def _array(a: Any, name: str) -> np.ndarray:
@@ -310,6 +370,7 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
     ident = secrets.randbits(31)
     report = MapReduceReport(placement.workers, placement.load, job["coded"],
                              job["network"], job["rate"], job["delay"])
+    pids: list = []
     try:
         mapped, pids = _mapped(cluster, job, ident, report)
         inner = {"mapreduce": "shuffle", "run": ident, "network": job["network"],
@@ -328,29 +389,123 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
             report.lost = lost
             if lost:
                 _recoverable(job, report)
-            inner.update(lost=lost, attempt=len(report.jobs))
+            inner.update(lost=lost, attempt=len(report.jobs),
+                         distrust=[list(pair) for pair in report.distrusted])
             task = _task(job["map"], job["field"], inner, 0, cluster)
-            left = job["timeout"] - (time.perf_counter() - began)
             count = _everyone(cluster)
             phase = Phase("shuffle", [(task, [])] * count,
                           idle=count - (placement.workers - len(lost)))
             try:
-                answers, shuffle_report = cluster.run(phase, timeout=max(left, 1e-3))
+                answers, shuffle_report = cluster.run(phase, timeout=_left(job))
                 report.jobs.append(shuffle_report)
                 replaced = phase.answers.replaced   # a map worker's replacement answered
-                if not replaced:
+                if not replaced and (not job["verify"] or
+                                     _checked(cluster, job, ident, pids, report)):
                     break
             except JobFailed as e:
                 gone = {t.pid for t in getattr(e.report, "workers", None) or () if t.lost}
                 if not gone & set(pids) - {pids[k] for k in report.lost}:
                     raise                   # no worker of the map lost: nothing to recover
                 report.jobs.append(e.report)
-    except ClusterError as e:
-        _drop(cluster, ident, wait=True)
+    except BaseException as e:      # a cancel and Ctrl-C too: the workers let go of it
+        interrupted = not isinstance(e, ClusterError)
+        _drop(cluster, ident, wait=0.0 if interrupted else
+              min(DROP_TIMEOUT, job["deadline"] - time.monotonic()))
+        _exclude(cluster, pids, report.excluded)
+        if interrupted:
+            raise
         raise _explained(e, job, report.lost) from None
     report.total = time.perf_counter() - began
-    _drop(cluster, ident, wait=False)       # in the background: the outputs are in
+    _drop(cluster, ident, wait=0.0)        # in the background: the outputs are in
+    _exclude(cluster, pids, report.excluded)
     return _assembled(report, answers, job), report
+
+
+def _verifying(asked: Any, placement: Placement) -> bool:
+    """Whether to check the shuffle: "auto" where a second mapper of every batch can
+    (load r >= 2), True or False as asked; at load 1 nothing can check a peer's values."""
+    if isinstance(asked, str) and asked == "auto":
+        return verify.checkable(placement)
+    if not isinstance(asked, bool):
+        raise TypeError(f"Argument 'verify' must be True, False or 'auto', not {asked!r}.")
+    if asked and not verify.checkable(placement):
+        raise ValueError("At load r = 1 nothing can check a peer's shuffle values (each "
+                         "batch has one mapper): verify needs load >= 2.")
+    return asked
+
+
+def _checked(cluster: Any, job: dict, ident: int, pids: list,
+             report: MapReduceReport) -> bool:
+    """Check the shuffle just done (ffcode.mapreduce.verify): the seed drawn now, once
+    every worker had its messages, sent to all; their fingerprints judged. True if every
+    piece agrees; else the liars named join ``report.excluded``, the pairs to distrust
+    ``report.distrusted`` (the shuffle is then done again) and False; VerificationError
+    naming the suspects when the check cannot say whom to do without."""
+    placement: Placement = job["placement"]
+    began = time.perf_counter()
+    plan = verify.Plan(placement, job["coded"], report.lost, report.distrusted)
+    inner = {"mapreduce": "check", "run": ident, "seed": verify.seed()}
+    task = _task(NO_FUNCTION, None, inner, 0, cluster)
+    count = _everyone(cluster)
+    phase = Phase("check", [(task, [])] * count,
+                  idle=count - (placement.workers - len(report.lost)))
+    _, check_report = cluster.run(phase, timeout=_left(job))
+    place = {t.worker: t.pid for t in check_report.workers}
+    prints = {}
+    for w, meta in phase.answers.meta.items():
+        if meta.get("idle") is True:
+            continue
+        if place.get(w) not in pids or "prints" not in meta:
+            raise JobFailed(f"a worker of no place in the job answered its check: "
+                            f"{str(meta)[:200]}", report=check_report)
+        prints[pids.index(place[w])] = meta["prints"]
+    try:
+        verdict = verify.judge(plan, prints, [c for check in report.checks
+                                              for c in check["candidates"]])
+    except ValueError as e:
+        raise JobFailed(f"the shuffle's check failed: {e}", report=check_report) from None
+    report.verify += time.perf_counter() - began
+    report.checks.append({"checked": verdict.checked, "disputed": verdict.disputed,
+                          "candidates": verdict.candidates, "liars": verdict.liars, "distrust": verdict.distrust,
+                          "suspects": verdict.suspects})
+    report.verified = verdict.clean
+    if verdict.clean:
+        return True
+    if verdict.suspects:
+        raise VerificationError(
+            f"the shuffle's check found workers {' and '.join(map(str, verdict.suspects))} "
+            f"at odds over values only they mapped: one of them lied and no other worker "
+            f"can tell which, so nobody is excluded and no output is returned",
+            report=check_report)
+    fresh = [pair for pair in verdict.distrust if pair not in report.distrusted]
+    if not verdict.liars and not fresh:
+        raise VerificationError(f"the shuffle's check still finds disputes after "
+                                f"distrusting {report.distrusted}: candidates "
+                                f"{verdict.candidates}", report=check_report)
+    report.excluded = sorted(set(report.excluded) | set(verdict.liars))
+    report.lost = sorted(set(report.lost) | set(verdict.liars))
+    report.distrusted = sorted(set(report.distrusted) | set(fresh))
+    try:
+        verify.Plan(placement, job["coded"], report.lost, report.distrusted)
+    except ValueError as e:
+        raise VerificationError(f"the shuffle cannot be done again without the liars "
+                                f"{verdict.liars} and the pairs {report.distrusted}: {e}",
+                                report=check_report) from None
+    return False
+
+
+def _exclude(cluster: Any, pids: list, liars: list) -> None:
+    """Give the workers a check named liars no further job."""
+    wrong = {pids[k] for k in liars if k < len(pids)}
+    for handle in cluster.live():
+        if handle.pid in wrong:
+            cluster.exclude(handle, "sent wrong MapReduce shuffle values")
+
+
+def _left(job: dict) -> float:
+    """The seconds left of the job's timeout (a moment at least: a phase then times out
+    at once)."""
+    return max(job["deadline"] - time.monotonic(), 1e-3)
 
 
 def _mapped(cluster: Any, job: dict, ident: int, report: MapReduceReport) -> tuple:
@@ -359,7 +514,7 @@ def _mapped(cluster: Any, job: dict, ident: int, report: MapReduceReport) -> tup
     raises."""
     phase = Phase("map", _map_tasks(cluster, job, ident), every_worker=False)
     try:
-        _, map_report = cluster.run(phase, timeout=job["timeout"])
+        _, map_report = cluster.run(phase, timeout=_left(job))
     except JobFailed as e:
         map_report = e.report
         lost = [t.worker for t in getattr(map_report, "workers", None) or () if t.lost]
@@ -389,7 +544,7 @@ def _map_tasks(cluster: Any, job: dict, ident: int) -> list:
     cluster, else CURVE keys made for this job, each worker given its own pair)."""
     placement: Placement = job["placement"]
     K = placement.workers
-    workers = cluster.wait()
+    workers = cluster.wait(timeout=_left(job))
     pairs: list = [None] * K
     if cluster.local:
         listen, peers = ["ipc"] * K, [h.pid for h in workers]
@@ -405,7 +560,7 @@ def _map_tasks(cluster: Any, job: dict, ident: int) -> list:
         inner = {"mapreduce": "map", "run": ident, "workers": K, "load": placement.load,
                  "index": k, "per_batch": placement.per_batch, "coded": job["coded"],
                  "field": job["field"], "reduce": job["reduce"], "listen": listen[k],
-                 "peers": peers, "keys": pairs[k]}
+                 "peers": peers, "keys": pairs[k], "memory": job["memory"]}
         tasks.append((_task(job["map"], job["field"], inner, len(files), cluster),
                       [*files, *job["args"]]))
     return tasks
@@ -497,19 +652,24 @@ def _everyone(cluster: Any) -> int:
         len(cluster.live())
 
 
-def _drop(cluster: Any, ident: int, wait: bool) -> None:
+def _drop(cluster: Any, ident: int, wait: float) -> None:
     """Tell the workers to let go of a job's values and sockets (what cannot be told
-    exits with its worker); ``wait`` for them to have done so."""
+    exits with its worker), and ``wait`` up to that many seconds for them to have done
+    so. A worker busy in the user's code lets go once it returns: the drop stays in
+    flight up to DROP_LIFETIME for it, however long its caller waits."""
+    if cluster.closed:
+        return
     count = _everyone(cluster)
-    if not count or cluster.closed:
+    if not count:
         return
     inner = {"mapreduce": "drop", "run": ident}
     task = _task(NO_FUNCTION, None, inner, 0, cluster)
     try:
-        future = cluster.submit(Phase("drop", [(task, [])] * count), timeout=DROP_TIMEOUT)
-        if wait:
-            future.result()
-    except ClusterError:
+        future = cluster.submit(Phase("drop", [(task, [])] * count, every_worker=False),
+                                timeout=DROP_LIFETIME)
+        if wait > 0:
+            future.result(timeout=wait)
+    except (ClusterError, FutureTimeout):
         pass
 
 

@@ -18,13 +18,13 @@ What a map task's ``inner`` must say, checked before anything is done:
 >>> spec = Spec.checked({"mapreduce": "map", "run": 7, "workers": 3, "load": 2,
 ...                      "index": 1, "per_batch": 1, "coded": True, "field": None,
 ...                      "reduce": "ffcode.mapreduce.terasort:sort", "listen": "ipc",
-...                      "peers": [11, 12, 13], "keys": None})
+...                      "peers": [11, 12, 13], "keys": None, "memory": None})
 >>> spec.placement.mapped_by(spec.index)
 [0, 2]
 >>> Spec.checked({"mapreduce": "map", "run": 7, "workers": 3, "load": 3})
 Traceback (most recent call last):
 ...
-ValueError: a map task needs the fields ['coded', 'field', 'index', 'keys', 'listen', 'load', 'mapreduce', 'peers', 'per_batch', 'reduce', 'run', 'workers']
+ValueError: a map task needs the fields ['coded', 'field', 'index', 'keys', 'listen', 'load', 'mapreduce', 'memory', 'peers', 'per_batch', 'reduce', 'run', 'workers']
 """
 from __future__ import annotations
 
@@ -43,24 +43,53 @@ import numpy as np
 import zmq
 
 from ffcode import checks, functions
-from ffcode.field import GF
+from ffcode.field import GF, MAX_P
+from ffcode.mapreduce import verify
 from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Recovery, Vectors,
-                                      expected, incoming, outgoing)
+                                      expected, joined, outgoing, pieces)
 from ffcode.runtime import keys, pool, wire
 from ffcode.runtime.faults import Link
 from ffcode.runtime.gate import Gate, peer
 from ffcode.runtime.wire import Kind
 
 MAP_FIELDS = {"mapreduce", "run", "workers", "load", "index", "per_batch", "coded", "field",
-              "reduce", "listen", "peers", "keys"}
+              "reduce", "listen", "peers", "keys", "memory"}
 SHUFFLE_FIELDS = {"mapreduce", "run", "endpoints", "network", "rate", "delay", "lost",
-                  "attempt"}
+                  "attempt", "distrust"}
+CHECK_FIELDS = {"mapreduce", "run", "seed"}
 NETWORKS = ("links", "turns")
-MAX_RUNS = 4                # jobs' mapped values a worker keeps at once (the oldest go first)
 POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
-CHUNK = 16 << 20            # bytes of output per packet to the master
+CHUNK = 16 << 20            # bytes of output per packet to the master, at most
 LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
 MAX_DELAY = 3600.0          # seconds an emulated link may hold a message
+MEMORY = 0.5                # of its host's memory, what a worker's runs may hold by default
+
+
+def chunk_of(max_message: int) -> int:
+    """Bytes of output per packet to the master: CHUNK, or less where the master takes
+    less."""
+    return min(CHUNK, max_message)
+
+
+def prime_of(value: Any, name: str) -> int:
+    """A job's field: a prime p that ffcode.GF takes (2 <= p < 2**63); ValueError naming
+    ``name`` otherwise."""
+    if type(value) is not int or not 2 <= value < MAX_P or not checks.is_prime(value):
+        raise ValueError(f"Argument '{name}' must be a prime, not {value!r}: ffcode.GF's "
+                         f"fields are those of the primes below 2**63.")
+    return value
+
+
+def memory_of(value: Any) -> Optional[int]:
+    """Bytes a worker's runs may hold (None: MEMORY of its host's memory)."""
+    return None if value is None else checks.integer(value, "memory", low=1)
+
+
+def budget(memory: Optional[int]) -> int:
+    """The bytes this worker's runs may hold, ``memory`` or MEMORY of this host's."""
+    if memory is not None:
+        return memory
+    return int(MEMORY * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
 
 @dataclass(frozen=True)
@@ -75,6 +104,7 @@ class Spec:
     listen: str
     peers: tuple                # each worker's identity: its pid (ipc) or CURVE key (tcp)
     keys: Optional[tuple]       # this worker's CURVE pair (public, secret), z85
+    memory: Optional[int]       # bytes of jobs' runs this worker may hold (None: MEMORY)
 
     @classmethod
     def checked(cls, inner: Any) -> "Spec":
@@ -84,9 +114,7 @@ class Spec:
         r = checks.integer(inner["load"], "load", low=1, high=K - 1)
         per_batch = checks.integer(inner["per_batch"], "per_batch", low=1, high=1 << 20)
         placement = Placement(K, r, files=per_batch * len(Placement(K, r).subsets))
-        field = inner["field"]
-        if field is not None and (type(field) is not int or not checks.is_prime(field)):
-            raise ValueError(f"a map task's field must be a prime, not {field!r}")
+        field = None if inner["field"] is None else prime_of(inner["field"], "field")
         listen = inner["listen"]
         if not (listen in ("ipc", "tcp") or isinstance(listen, str) and
                 listen.startswith("tcp://") and urlsplit(listen).hostname):
@@ -107,7 +135,8 @@ class Spec:
         return cls(checks.integer(inner["run"], "run", low=0), placement,
                    checks.integer(inner["index"], "index", low=0, high=K - 1),
                    checks.flag(inner["coded"], "coded"), field, reduce, listen, tuple(peers),
-                   None if pair is None else tuple(pair))
+                   None if pair is None else tuple(pair),
+                   memory_of(inner["memory"]))
 
     def algebra(self) -> Any:
         return Bytes() if self.field is None else Vectors(GF(self.field))
@@ -143,7 +172,10 @@ class Run:
         self.pair: Optional[tuple[bytes, bytes]] = None if spec.keys is None else \
             (spec.keys[0].encode(), spec.keys[1].encode())      # this worker's CURVE pair
         self.clock = Clock()
+        self.size = held_bytes(held, messages)
         self.busy = False               # a shuffle task uses its sockets
+        self.shuffled: Optional[tuple] = None   # the last shuffle's lost, distrust, pieces
+        self.dropped = False            # dropped while busy: it goes as its task ends
         self.early: list = []           # messages of a next attempt, come before its task
         self.directory: Optional[str] = None
         self.context = zmq.Context()
@@ -245,17 +277,22 @@ def steps(job: Any, out: Callable, runs: dict, master: str) -> Optional[Iterator
         return shuffle_steps(job, out, runs)
     if phase == "drop":
         return drop_steps(job, out, runs)
-    raise ValueError(f"a MapReduce task's phase is 'map', 'shuffle' or 'drop', not "
-                     f"{phase!r}")
+    if phase == "check":
+        return check_steps(job, out, runs)
+    raise ValueError(f"a MapReduce task's phase is 'map', 'shuffle', 'check' or 'drop', "
+                     f"not {phase!r}")
 
 
 def drop_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
-    """Let go of a job's mapped values and socket (its shuffle will not come)."""
+    """Let go of a job's mapped values and socket (its shuffle will not come; one that
+    is still running, stopped but not yet at its end, lets go as it ends)."""
     inner = job.task.inner
     if set(inner) != {"mapreduce", "run"} or type(inner["run"]) is not int:
         raise ValueError("a drop task names the run to drop")
     run = runs.get(inner["run"])
-    if run is not None and not run.busy:
+    if run is not None and run.busy:
+        run.dropped = True
+    elif run is not None:
         runs.pop(inner["run"]).close()
     _answer(job, out, {"dropped": run is not None}, b"")
     yield
@@ -288,34 +325,69 @@ def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None
             if job.stop.is_set():
                 return
         for q, values in enumerate(parts):
-            held[(q, b)] = b"".join(values) if spec.field is None else algebra.add(values)
+            held[(q, b)] = b"".join(values) if spec.field is None else algebra.total(
+                values, f"map function's values for function {q} of batch {b}")
         yield
     clock.lap("map")
     messages = outgoing(placement, spec.index, held, algebra, spec.coded)
     clock.lap("encode")
-    run = Run(spec, held, messages, master, job.max_message)
-    run.clock = clock
-    while len(runs) >= MAX_RUNS:
-        dropped = next((key for key, old in runs.items() if not old.busy), None)
-        if dropped is None:
-            break
-        runs.pop(dropped).close()
+    fitting(messages, spec.index, job.max_message)
     old = runs.pop(spec.run, None)
     if old is not None:
         old.close()
+    _room(runs, spec, held, messages)
+    if job.stop.is_set():
+        return                  # stopped meanwhile: the master's drop may come first
+    run = Run(spec, held, messages, master, job.max_message)
+    run.clock = clock
     runs[spec.run] = run
     _answer(job, out, {"endpoint": run.endpoint}, b"")
 
 
+def fitting(messages: list, index: int, max_message: int) -> None:
+    """ValueError naming a shuffle message larger than its receivers take (their sockets
+    would drop the sender unheard), before anything is sent."""
+    largest = max(messages, key=lambda m: _nbytes(m.payload), default=None)
+    if largest is not None and _nbytes(largest.payload) > max_message:
+        raise ValueError(f"worker {index}'s shuffle message to workers "
+                         f"{list(largest.receivers)} is {_nbytes(largest.payload)} bytes, "
+                         f"larger than the {max_message} bytes its peers take: use more "
+                         f"files, or a Cluster with a larger max_message")
+
+
+def held_bytes(held: dict, messages: list) -> int:
+    """The bytes a run holds, at most (a message may share its value's)."""
+    return sum(_nbytes(v) for v in held.values()) + sum(_nbytes(m.payload) for m in messages)
+
+
+def _room(runs: dict, spec: Spec, held: dict, messages: list) -> None:
+    """ValueError unless this worker's runs of the jobs in flight and the new one's fit in
+    its memory budget (each held until its job ends: none can be let go)."""
+    new = held_bytes(held, messages)
+    others = sum(run.size for run in runs.values())
+    limit = budget(spec.memory)
+    if new + others > limit:
+        raise ValueError(f"worker {spec.index} would hold {new + others} bytes of MapReduce "
+                         f"jobs (this one's {new}, and {others} of {len(runs)} others in "
+                         f"flight), over its budget of {limit} bytes: run fewer jobs at "
+                         f"once, or give run_mapreduce a larger memory")
+
+
 def _mapped(f: Callable, data: Any, args: list, number: int, spec: Spec,
             algebra: Any) -> list:
-    """A file's values, one per reduce function, checked; ValueError naming the file."""
+    """A file's values, one per reduce function: a list or tuple of K values, checked;
+    ValueError (TypeError for another type) naming the file. Whatever the function
+    raises, SystemExit and KeyboardInterrupt too, fails this job alone."""
     try:
-        values = list(f(data, *args))
-    except Exception as e:
+        values = f(data, *args)
+    except BaseException as e:
         raise ValueError(f"the map function failed on file {number}: "
                          f"{type(e).__name__}: {e}") from None
     K = spec.placement.workers
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"the map function gave a {type(values).__name__} for file "
+                        f"{number}, not a list or tuple of its {K} values (one per reduce "
+                        f"function)")
     if len(values) != K:
         raise ValueError(f"the map function gave {len(values)} values for file {number}, "
                          f"not one per reduce function ({K})")
@@ -346,6 +418,7 @@ class Attempt:
     delay: float
     lost: tuple
     attempt: int
+    distrust: tuple = ()        # (sender, receiver) pairs a check could not settle
 
     @classmethod
     def checked(cls, inner: Any, spec: Spec) -> "Attempt":
@@ -365,7 +438,8 @@ class Attempt:
         return cls(endpoints, checks.choice(inner["network"], "network", NETWORKS), rate,
                    delay_of(inner["delay"]),
                    tuple(sorted(set(lost))),
-                   checks.integer(inner["attempt"], "attempt", low=1, high=1 << 16))
+                   checks.integer(inner["attempt"], "attempt", low=1, high=1 << 16),
+                   _distrusted(inner["distrust"], K))
 
 
 def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
@@ -376,7 +450,9 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
     so."""
     inner = job.task.inner
     run = runs.get(inner.get("run")) if type(inner.get("run")) is int else None
-    if run is None:
+    if run is None or _excluded(inner, run):
+        if run is not None:
+            run.shuffled = None             # nothing of this attempt to check
         _answer(job, out, {"idle": True}, b"")
         return
     run.busy = True
@@ -386,10 +462,12 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
         algebra = spec.algebra()
         clock = run.clock
         clock.mark()
-        recovery = Recovery(spec.placement, attempt.lost, spec.coded) \
-            if attempt.lost else None
+        recovery = Recovery(spec.placement, attempt.lost, spec.coded, attempt.distrust) \
+            if attempt.lost or attempt.distrust else None
         messages = run.messages if recovery is None else \
             recovery.outgoing(spec.index, run.held, algebra)
+        messages = _forged(messages, spec)
+        fitting(messages, spec.index, job.max_message)
         clock.lap("encode")
         run.dial(attempt.endpoints, attempt.lost)
         keys = expected(spec.placement, spec.index, spec.coded) if recovery is None else \
@@ -399,13 +477,11 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
             return                          # stopped
         linger = LINGER
         clock.lap("shuffle")
-        if recovery is None:
-            values = {(spec.index, b): v for b, v in incoming(
-                spec.placement, spec.index, received, run.held, algebra, spec.coded).items()}
-            functions = [spec.index]
-        else:
-            values = recovery.incoming(spec.index, received, run.held, algebra)
-            functions = recovery.functions(spec.index)
+        got = pieces(spec.placement, spec.index, received, run.held, algebra, spec.coded,
+                     recovery)
+        run.shuffled = (attempt.lost, attempt.distrust, got)    # what a check looks at
+        values = joined(got, algebra)
+        functions = [spec.index] if recovery is None else recovery.functions(spec.index)
         clock.lap("decode")
         outputs = [_reduced(run, q, values, algebra) for q in functions]
         clock.lap("reduce")
@@ -414,11 +490,89 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
                 b"".join(outputs))
     finally:                            # (a stopped task's generator may just be dropped)
         run.busy = False
-        if job.stop.is_set() or linger:     # another attempt may come, or the master's drop
-            run.hang_up(linger)
-        else:
-            runs.pop(spec.run, None)
+        run.hang_up(linger)
+        if run.dropped or not (job.stop.is_set() or linger):    # else another attempt
+            if runs.get(spec.run) is run:                       # may come, or the drop
+                del runs[spec.run]
             run.close()
+
+
+def check_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
+    """The check task (ffcode.mapreduce.verify): with the master's seed, drawn once every
+    shuffle message had arrived, answer the fingerprints of the pieces this worker
+    received, sent or vouches for in its last shuffle."""
+    inner = job.task.inner
+    if set(inner) != CHECK_FIELDS or type(inner["run"]) is not int or \
+            type(inner["seed"]) is not int or not 0 <= inner["seed"] < 1 << verify.SEED_BITS:
+        raise ValueError(f"a check task needs the fields {sorted(CHECK_FIELDS)}, its seed "
+                         f"below 2**{verify.SEED_BITS}")
+    run = runs.get(inner["run"])
+    if run is None or run.shuffled is None or run.busy:
+        _answer(job, out, {"idle": True}, b"")
+        return
+    spec = run.spec
+    lost, distrust, got = run.shuffled
+    if spec.index in lost:
+        _answer(job, out, {"idle": True}, b"")
+        return
+    plan = verify.Plan(spec.placement, spec.coded, lost, distrust)
+    prints = verify.prints(plan, spec.index, inner["seed"], got, run.held, spec.algebra(),
+                           verify.field_of(spec.field))
+    _answer(job, out, {"prints": _forged_prints(prints, plan, spec)}, b"")
+    yield
+
+
+def _excluded(inner: dict, run: Run) -> bool:
+    """Whether a shuffle task names this worker among those done without (excluded by a
+    check): it then takes no part."""
+    lost = inner.get("lost")
+    return isinstance(lost, list) and run.spec.index in lost
+
+
+def _distrusted(pairs: Any, K: int) -> tuple:
+    """A shuffle task's distrusted (sender, receiver) pairs, checked."""
+    if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 and
+            all(type(w) is int and 0 <= w < K for w in p) and p[0] != p[1] for p in pairs):
+        raise ValueError(f"a shuffle task's distrusted pairs are [sender, receiver] of the "
+                         f"{K} workers")
+    return tuple(sorted({(p[0], p[1]) for p in pairs}))
+
+
+# A test's liar: FFCODE_TEST_SHUFFLE_LIE="INDEX:MODE[,MODE]" in a worker's environment
+# when it starts (never from the network) makes the worker at place INDEX ("any": every
+# worker started so) lie: "send" spoils the first element of each message it sends
+# ("send1": of its first message only),
+# "vouch" each fingerprint it gives of a piece another worker sent, "accuse" each of a
+# piece it received.
+_LIE = os.environ.get("FFCODE_TEST_SHUFFLE_LIE", "").partition(":")
+
+
+def _lies(spec: Spec, mode: str) -> bool:
+    return _LIE[0] in ("any", str(spec.index)) and mode in _LIE[2].split(",")
+
+
+def _forged(messages: list, spec: Spec) -> list:
+    if not (_lies(spec, "send") or _lies(spec, "send1")):
+        return messages
+    out = list(messages)
+    for n, m in enumerate(messages[:1] if _lies(spec, "send1") else messages):
+        payload = np.frombuffer(_payload(m.payload), np.uint8).copy()
+        if spec.field is None:
+            payload[:1] ^= 1
+        else:
+            payload = payload.view(np.asarray(m.payload).dtype)
+            payload[:1] = (payload[:1] + 1) % spec.field
+        out[n] = Message(m.sender, m.receivers, payload if spec.field else
+                         payload.tobytes(), m.group, m.batch, m.lengths, m.function)
+    return out
+
+
+def _forged_prints(prints: list, plan: Any, spec: Spec) -> list:
+    roles = plan.roles(spec.index)
+    return [v + 1 if _lies(spec, "vouch") and role == "voucher" or
+            _lies(spec, "accuse") and role == "receiver" else v
+            for v, (_, role) in zip(prints, roles)]
 
 
 def _reduced(run: Run, q: int, values: dict, algebra: Any) -> bytes:
@@ -427,13 +581,14 @@ def _reduced(run: Run, q: int, values: dict, algebra: Any) -> bytes:
     spec = run.spec
     ordered = [run.held[(q, b)] if (q, b) in run.held else values[(q, b)]
                for b in range(len(spec.placement.subsets))]
-    whole = b"".join(ordered) if spec.field is None else algebra.add(ordered)
+    whole = b"".join(ordered) if spec.field is None else algebra.total(
+        ordered, f"values of function {q} (one a batch) at worker {spec.index}")
     if spec.reduce is not None:
         if spec.reduce.startswith("__main__:"):
             pool.import_main()
         try:
             whole = functions.load(spec.reduce)(whole)
-        except Exception as e:
+        except BaseException as e:          # SystemExit too: this job fails, not the worker
             raise ValueError(f"the reduce function failed on function {q}'s values at "
                              f"worker {spec.index}: {type(e).__name__}: {e}") from None
     if spec.field is not None:
@@ -548,6 +703,10 @@ def _payload(value: Any) -> Any:
         else value
 
 
+def _nbytes(value: Any) -> int:
+    return memoryview(_payload(value)).nbytes
+
+
 def _frames(run_id: int, attempt: int, m: Message) -> list:
     meta = {"run": run_id, "attempt": attempt,
             "group": None if m.group is None else list(m.group), "batch": m.batch,
@@ -603,8 +762,8 @@ def _answer(job: Any, out: Callable, meta: dict, output: bytes) -> None:
     """The worker's answer to the master: packet 0 its meta (JSON), then its output in
     chunks of CHUNK bytes; then DONE."""
     blob = json.dumps(dict(meta, bytes=len(output))).encode()
-    view = memoryview(output)
-    chunks = [blob] + [view[at:at + CHUNK] for at in range(0, len(output), CHUNK)]
+    view, chunk = memoryview(output), chunk_of(job.max_message)
+    chunks = [blob] + [view[at:at + chunk] for at in range(0, len(output), chunk)]
     one = np.ones(1, np.uint8)
     for index, chunk in enumerate(chunks):
         header = job.header(Kind.PACKET, index, len(chunk))

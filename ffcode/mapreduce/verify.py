@@ -183,9 +183,12 @@ class Verdict:
         return not self.disputed
 
 
-def judge(plan: Plan, prints: Mapping[int, Sequence[int]]) -> Verdict:
+def judge(plan: Plan, prints: Mapping[int, Sequence[int]],
+          earlier: Sequence[Sequence[int]] = ()) -> Verdict:
     """Judge a check from every worker's fingerprints (``prints[w]`` in ``plan.roles(w)``'s
-    order; a worker's list of another length is refused): see the module's docstring."""
+    order; a worker's list of another length is refused): see the module's docstring.
+    ``earlier``: the candidates of the disputes of the job's earlier checks (the one liar
+    is among them too)."""
     said: dict = {}
     for w, values in prints.items():
         roles = plan.roles(w)
@@ -211,7 +214,7 @@ def judge(plan: Plan, prints: Mapping[int, Sequence[int]]) -> Verdict:
     verdict.candidates = [c for _, c in disputes]
     if not disputes:
         return verdict
-    common = set.intersection(*(set(c) for _, c in disputes))
+    common = set.intersection(*(set(c) for c in [*earlier, *verdict.candidates]))
     if len(common) == 1:
         verdict.liars = sorted(common)
         return verdict
