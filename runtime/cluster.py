@@ -183,17 +183,15 @@ class Cluster:
         error. Takes ``run``'s arguments; the data is encoded in the calling thread. Jobs
         in flight share the workers, each with its own packets, stops, faults and errors.
         With ``max_in_flight`` jobs in flight it waits for one to end (``block=False``:
-        ClusterBusy; ClusterError if the cluster closes meanwhile). Works from any thread
-        (a done-callback's too) and with ``concurrent.futures`` and
-        ``asyncio.wrap_future``; ``future.cancel()`` stops the job on its workers. The
-        future keeps the cluster open until it resolves."""
+        ClusterBusy; closing: ClusterError). Works from any thread (a done-callback's too)
+        and with ``concurrent.futures`` and ``asyncio.wrap_future``; ``future.cancel()``
+        stops the job on its workers. The future keeps the cluster open until it ends."""
         self._outside("submit")
         if not self._slots.take(checks.flag(block, "block")):   # ClusterError once closed
             raise ClusterBusy(f"This cluster has {self.max_in_flight} jobs in flight "
                               f"(max_in_flight): wait for one, or submit with block=True.")
-        try:
-            run = self._prepare(code, inputs, options)
-            return self._driver.submit(run, owner=self)     # its end frees the slot
+        try:                                # the job frees its slot as it ends
+            return self._driver.submit(self._prepare(code, inputs, options), owner=self)
         except BaseException:               # not queued: the slot is free again
             self._slots.release()
             raise
