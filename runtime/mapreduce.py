@@ -291,19 +291,11 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     the budget. A job's values go as it ends, fails, times out, is cancelled
     (``Cluster.cancel``) or interrupted (Ctrl-C).
 
-    verify: check the shuffle against a lying peer (ffcode.mapreduce.verify), as
-    ``Cluster.run``'s verify checks a coded job's output: every piece a worker received
-    is compared, by random fingerprints drawn once all messages arrived, with what its
-    sender and up to two other mappers of its batch say; a wrong piece passes with
-    probability at most 2 / (2**61 - 1). A worker the check names a liar is excluded and
-    the shuffle done again without it (as without a lost worker; the cluster gives it no
-    further job); a sender and receiver whose word stands against each other get that
-    value sent again plain by another mapper; two mappers at odds with no third to
-    settle it (load 2) fail the job with VerificationError naming both, nobody excluded.
-    Blame assumes one liar among a job's workers. "auto" (the default) checks at load
-    r >= 2; at load r = 1 each batch has one mapper and nothing can check a peer's
-    values (verify=True is refused there). The report says what was checked and whom it
-    excluded. A worker's own output (its reduce) is not checked."""
+    verify: check the shuffle against a lying peer (ffcode.mapreduce.verify; the guide's
+    "A lying peer"): a liar it names is excluded and the shuffle done again without it;
+    suspects it cannot tell apart fail the job (VerificationError). "auto" (the
+    default) checks at load r >= 2; at load 1 nothing can check a peer's values, and
+    verify=True is refused. The report says what was checked and whom it excluded."""
     from ffcode.runtime.cluster import Cluster
     if not isinstance(cluster, Cluster):
         raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster, not "

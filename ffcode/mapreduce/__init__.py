@@ -6,7 +6,8 @@ every (r + 1)-subset of the workers exchanges sums of segments that each receive
 take apart with what it mapped itself, cutting the bytes shuffled by r
 (``shuffle.coded_packet``, ``shuffle.decoded_segment``; what one worker sends and makes
 of what it receives, ``shuffle.outgoing`` and ``shuffle.incoming``; ``shuffle.shuffle``
-runs a whole shuffle in one process). ``terasort`` holds TeraSort's map, reduce and
+runs a whole shuffle in one process). ``verify`` checks a shuffle against a lying peer
+(fingerprints of every piece received, judged for who can have lied). ``terasort`` holds TeraSort's map, reduce and
 check, which Coded TeraSort shuffles coded; ``model`` prices a job's phases from bytes and
 rates, on a network of capped links or a shared medium, for any K.
 
