@@ -33,7 +33,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ffcode import checks
 from ffcode.learn.estimators import (Settings, _CodedGradientDescent, _Data, _LeastSquares,
@@ -177,9 +177,9 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
     """T least-squares tasks trained together by coded gradient descent (see the module
     docstring), in either shape:
 
-    - ``fit(X, Y)``: tasks on shared features, X (n, d) and Y (n, T) (T >= 2), one coded
-      product per step; ``predict(X)`` gives (n, T), ``score(X, Y)`` the R^2 averaged over
-      the tasks;
+    - ``fit(X, Y)``: tasks on shared features, X (n, d) and Y (n, T) (a column per task;
+      one column is one task, as LinearRegression trains it), one coded product per step;
+      ``predict(X)`` gives (n, T), ``score(X, Y)`` the R^2 averaged over the tasks;
     - ``fit([X_1, ..., X_T], [y_1, ..., y_T])``: each task its own data set (X_t (n_t, d),
       the same d features; y_t (n_t,)), the T tasks' jobs submitted together every step;
       ``sample_weight`` is then None or a list of T (None or (n_t,)).
@@ -202,7 +202,10 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
 
     def _parts(self, X: Any, y: Any, sample_weight: Any) -> tuple:
         if not _data_sets(X):
-            if isinstance(y, (list, tuple)) and len(y) and np.ndim(y[0]) == 1:
+            # y a list of 1-D targets of another length than X's rows: the tasks' targets
+            # (of the same length, they are the rows of Y, as list-of-lists input gives)
+            if isinstance(y, (list, tuple)) and len(y) and np.ndim(y[0]) == 1 and \
+                    len(y) != _rows(X):
                 raise TypeError("Argument 'X' must be a list of the tasks' data sets when "
                                 "'y' is a list of their targets, not "
                                 f"{type(X).__name__}.")
@@ -229,9 +232,10 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
 
     def _task_targets(self, ys: list, weights: list) -> tuple:
         ys = [np.asarray(Y, dtype=np.float64) for Y in ys]
-        if ys[0].ndim == 1 or sum(Y.shape[1] for Y in ys) < 2:
-            raise ValueError("Argument 'y' must hold two or more tasks: Y (n, T) with a "
-                             "column per task, T >= 2 (for one task use LinearRegression).")
+        if ys[0].ndim == 1:
+            raise ValueError("Argument 'y' must be a matrix Y (n, T) with a column per "
+                             "task, not a 1-D y (for one task use LinearRegression, or Y "
+                             "of one column).")
         means = [np.average(Y, axis=0, weights=w) for Y, w in zip(ys, weights)]
         variances = np.concatenate([np.average((Y - m) ** 2, axis=0, weights=w)
                                     for Y, m, w in zip(ys, means, weights)])
@@ -269,9 +273,13 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
     ``fit(X, y)`` with y of three or more classes trains one-vs-rest, a task per class
     (``classes_``): ``predict`` gives the class of the largest decision and
     ``predict_proba`` the tasks' probabilities normalized to sum to 1, as scikit-learn's
-    one-vs-rest does. ``fit(X, Y)`` with Y an (n, T) 0/1 indicator matrix (T >= 2) trains
-    task t on column t: ``predict`` gives (n, T) 0/1 and ``predict_proba`` each task's
-    probability of 1 (``classes_`` is 0..T-1). ``decision_function`` is (n, T) in both.
+    one-vs-rest does; ``decision_function`` is (n, T). A y of two classes is one task,
+    as scikit-learn's one-vs-rest makes it: the second class against the first,
+    ``decision_function`` (n,) and ``predict_proba`` (n, 2). ``fit(X, Y)`` with Y an
+    (n, T) 0/1 indicator matrix (T >= 2) trains task t on column t: ``predict`` gives
+    (n, T) 0/1, ``predict_proba`` each task's probability of 1 and ``decision_function``
+    (n, T) (``classes_`` is 0..T-1). A y of one column is taken as y (n,), with
+    scikit-learn's DataConversionWarning.
 
     ``coupling`` (>= 0, default 0: independent tasks) pulls each task's weights towards
     the tasks' mean; the other hyperparameters and fitted attributes are
@@ -295,6 +303,8 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
 
     def _task_targets(self, ys: list, weights: list) -> tuple:
         (y,) = ys
+        if y.ndim == 2 and y.shape[1] == 1:     # labels as a column: warned of, as sklearn does
+            y = column_or_1d(y, warn=True)
         check_classification_targets(y)     # "Unknown label type" for a continuous y
         kind = type_of_target(y, input_name="y")
         if kind == "multilabel-indicator":
@@ -305,34 +315,47 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
             return [y.astype(np.float64)], {"classes_": np.arange(y.shape[1]),
                                             "multilabel_": True}
         classes = np.unique(y)
-        if kind != "multiclass" or classes.shape[0] < 3:
-            raise ValueError(f"Argument 'y' must hold three or more classes (one-vs-rest, a "
-                             f"task per class) or be an (n, T) 0/1 indicator matrix with "
-                             f"T >= 2, not a {kind} target"
-                             + (f" of {classes.shape[0]} classes ({_few(classes)})"
-                                if kind == "binary" and y.ndim == 1 else "")
-                             + ": for one binary task use LogisticRegression.")
-        return [(y[:, None] == classes).astype(np.float64)], {"classes_": classes,
-                                                               "multilabel_": False}
+        if kind not in ("binary", "multiclass") or classes.shape[0] < 2:
+            raise ValueError(f"Argument 'y' must hold two or more classes (one-vs-rest, a "
+                             f"task per class, one task for two) or be an (n, T) 0/1 "
+                             f"indicator matrix with T >= 2, not a {kind} target"
+                             + (f" of one class ({_few(classes)})" if kind == "binary"
+                                else "") + ".")
+        tasks = classes[1:] if classes.shape[0] == 2 else classes
+        return [(y[:, None] == tasks).astype(np.float64)], {"classes_": classes,
+                                                             "multilabel_": False}
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """(n, T): every task's ``X @ coef_[t] + intercept_[t]``."""
-        return self._decision(X)
+        """(n, T): every task's ``X @ coef_[t] + intercept_[t]``; (n,) for two classes."""
+        decision = self._decision(X)
+        return decision[:, 0] if self._binary else decision
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """(n, T): each task's probability; for one-vs-rest, normalized over the classes."""
-        positive = _sigmoid(self.decision_function(X))
+        """(n, T): each task's probability; for one-vs-rest, normalized over the classes
+        (for two classes, (n, 2): the first class's and the second's)."""
+        positive = _sigmoid(self._decision(X))
         if self.multilabel_:
             return positive
+        if self._binary:
+            return np.hstack([1.0 - positive, positive])
         return positive / positive.sum(axis=1, keepdims=True)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class of the largest decision (one-vs-rest), or the (n, T) 0/1 matrix of
-        each task's prediction (an indicator Y)."""
-        decision = self.decision_function(X)
+        """The class of the largest decision (one-vs-rest; for two classes, the second
+        where the decision is positive), or the (n, T) 0/1 matrix of each task's
+        prediction (an indicator Y)."""
+        decision = self._decision(X)
         if self.multilabel_:
             return (decision > 0).astype(np.int64)
+        if self._binary:
+            return self.classes_[(decision[:, 0] > 0).astype(np.int64)]
         return self.classes_[np.argmax(decision, axis=1)]
+
+    @property
+    def _binary(self) -> bool:
+        """Whether the model is one task of two classes (checked fitted)."""
+        check_is_fitted(self)
+        return not self.multilabel_ and len(self.classes_) == 2
 
 
 def _data_sets(X: Any) -> bool:
@@ -340,6 +363,11 @@ def _data_sets(X: Any) -> bool:
     DataFrames), not one X written as a list of rows."""
     return isinstance(X, (list, tuple)) and len(X) > 0 and all(
         hasattr(X_t, "shape") and len(X_t.shape) == 2 or np.ndim(X_t) == 2 for X_t in X)
+
+
+def _rows(X: Any) -> int:
+    """The number of rows of one X (an array-like of rows)."""
+    return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
 def _tasks_list(values: Any, name: str, tasks: int) -> list:

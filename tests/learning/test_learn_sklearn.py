@@ -20,7 +20,8 @@ from scipy import sparse
 
 import ffcode
 from ffcode import Faults, learn
-from ffcode.learn import LinearRegression, LogisticRegression, Step, using
+from ffcode.learn import (LinearRegression, LogisticRegression, MultiTaskLinearRegression,
+                          MultiTaskLogisticRegression, Step, using)
 
 from helpers import descendants, shared_cluster
 from test_learn import same_model
@@ -41,13 +42,16 @@ def problem(seed=0, n=80, d=4):
 # -- scikit-learn's own checks -----------------------------------------------------------------
 
 @pytest.mark.bounded(150)
-@pytest.mark.parametrize("Model", [LinearRegression, LogisticRegression])
+@pytest.mark.parametrize("Model", [LinearRegression, LogisticRegression,
+                                   MultiTaskLinearRegression, MultiTaskLogisticRegression])
 @pytest.mark.parametrize("coding", ["mds", "lcc"])
 def test_check_estimator(bounded, cluster, Model, coding):
     """Every check of sklearn.utils.estimator_checks passes with mds (some skip themselves
-    when pandas is missing); with lcc, those of learn.expected_failed_checks fail as it
-    says, the sample weights' checks. The many fits share one cluster through using();
-    twenty iterations train the blobs and regression problems of the checks well enough."""
+    when pandas is missing), the multi-task estimators' too (the checks give the
+    regressor Y of one column, the classifier two or three classes); with lcc, those of
+    learn.expected_failed_checks fail as it says, the sample weights' checks. The many
+    fits share one cluster through using(); twenty iterations train the blobs and
+    regression problems of the checks well enough."""
     model = Model(coding=coding, iterations=20)
     expected = learn.expected_failed_checks(model)
     assert bool(expected) is (coding == "lcc")
@@ -56,6 +60,10 @@ def test_check_estimator(bounded, cluster, Model, coding):
         results = check_estimator(model, expected_failed_checks=expected, on_skip=None)
     assert not [r["check_name"] for r in results if r["status"] == "failed"]
     assert {r["check_name"] for r in results if r["status"] == "xfail"} == set(expected)
+    weights = {"check_sample_weight_equivalence_on_dense_data",
+               "check_sample_weight_equivalence_on_sparse_data",
+               *(["check_sample_weights_not_overwritten"] if is_classifier(model) else [])}
+    assert set(expected) == (weights if coding == "lcc" else set())
     assert sum(r["status"] == "passed" for r in results) > 50
 
 

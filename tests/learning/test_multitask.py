@@ -12,6 +12,7 @@ import pytest
 from sklearn import linear_model
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.datasets import load_digits
+from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
@@ -142,6 +143,37 @@ def test_no_coupling_trains_the_single_task_models(bounded, cluster, coding):
         assert np.array_equal(model.coef_[t], alone.coef_)
         assert model.intercept_[t] == alone.intercept_
     assert model.learning_rate_ == alone.learning_rate_
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("coding", ["mds", "lcc"])
+def test_one_task_is_the_single_task_model(bounded, cluster, coding):
+    """Y of one column is one task, and a y of two classes one task (the second class
+    against the first, as scikit-learn's one-vs-rest makes it): LinearRegression's and
+    LogisticRegression's models bit for bit, with scikit-learn's binary shapes
+    (decision_function (n,), predict_proba (n, 2)); labels as a column are taken as y
+    (n,), with scikit-learn's DataConversionWarning."""
+    X, Y = labels()
+    y = X @ [1.0, -0.5, 0.2, 0.0]
+    options = dict(coding=coding, iterations=4, seed=3)
+    regression = MultiTaskLinearRegression(**options).fit(X, y[:, None], cluster=cluster)
+    alone = LinearRegression(**options).fit(X, y, cluster=cluster)
+    assert regression.coef_.shape == (1, 4) and regression.predict(X).shape == (len(X), 1)
+    assert np.array_equal(regression.coef_[0], alone.coef_)
+    assert regression.intercept_[0] == alone.intercept_
+    names = np.array(["no", "yes"])[Y[:, 0]]
+    classifier = MultiTaskLogisticRegression(**options).fit(X, names, cluster=cluster)
+    alone = LogisticRegression(**options).fit(X, names, cluster=cluster)
+    assert classifier.coef_.shape == (1, 4) and list(classifier.classes_) == ["no", "yes"]
+    assert np.array_equal(classifier.coef_[0], alone.coef_)
+    assert np.array_equal(classifier.decision_function(X), alone.decision_function(X))
+    assert np.array_equal(classifier.predict(X), alone.predict(X))
+    assert np.allclose(classifier.predict_proba(X), alone.predict_proba(X), rtol=0,
+                       atol=1e-15)
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed"):
+        column = MultiTaskLogisticRegression(**options).fit(X, names[:, None],
+                                                            cluster=cluster)
+    assert np.array_equal(column.coef_, classifier.coef_)
 
 
 # -- one-vs-rest on digits ---------------------------------------------------------------------
@@ -296,9 +328,10 @@ def test_shared_features_regression_and_weights(bounded, cluster):
 # -- refused before any worker is asked ---------------------------------------------------------
 
 def test_bad_input_refused():
-    """Mismatched task counts, a negative coupling, a single task, targets that are not
-    0/1 or classes, lists given to the shared-features classifier: each refused before the
-    cluster is asked anything, with a message that says what to give."""
+    """Mismatched task counts, a negative coupling, a single data set, a 1-D y for the
+    regressor, targets that are not 0/1 or of one class, lists given to the
+    shared-features classifier: each refused before the cluster is asked anything, with a
+    message that says what to give."""
     X, Y = labels()
     Xs, ys, _ = related()
     cases = [
@@ -308,9 +341,8 @@ def test_bad_input_refused():
         (MultiTaskLinearRegression(), Xs[:1], ys[:1], ValueError,
          "two or more tasks, not 1: for one task use LinearRegression"),
         (MultiTaskLinearRegression(), X, Y[:, 0], ValueError,
-         "'y' must hold two or more tasks"),
-        (MultiTaskLinearRegression(), X, Y[:, :1], ValueError,
-         "'y' must hold two or more tasks"),
+         r"'y' must be a matrix Y \(n, T\) with a column per task, not a 1-D y \(for one "
+         r"task use LinearRegression, or Y of one column\)"),
         (MultiTaskLinearRegression(), X, ys, TypeError,
          "'X' must be a list of the tasks' data sets"),
         (MultiTaskLinearRegression(), Xs, ys[0], TypeError, "'y' must be a list"),
@@ -321,10 +353,8 @@ def test_bad_input_refused():
         (MultiTaskLogisticRegression(coupling=float("inf")), X, Y, ValueError,
          "'coupling' must be non-negative"),
         (MultiTaskLogisticRegression(coupling="strong"), X, Y, TypeError, "'coupling'"),
-        (MultiTaskLogisticRegression(), X, Y[:, 0], ValueError,
-         r"three or more classes .* not a binary target of 2 classes \(0, 1\): for one "
-         r"binary task use LogisticRegression"),
-        (MultiTaskLogisticRegression(), X, Y[:, :1], ValueError, "not a binary target"),
+        (MultiTaskLogisticRegression(), X, np.ones(len(X)), ValueError,
+         r"'y' must hold two or more classes .* not a binary target of one class \(1.0\)\."),
         (MultiTaskLogisticRegression(), X, 2 * Y, ValueError,
          r"must be a 0/1 indicator matrix \(a column per task\), not one of values 0, 2"),
         (MultiTaskLogisticRegression(), X, Y + 0.5, ValueError, "Unknown label type"),
