@@ -21,11 +21,19 @@ that the workers take turns on (a multicast reaching all its receivers at once: 
 setting of the coded-shuffling papers and the peer's schedule). ffcode.mapreduce.model
 prices both; its shuffle prediction is shown beside the measured one.
 
+The comparisons above run without the shuffle's check (verify=False: the peer has
+none). Its cost is measured apart: Coded TeraSort with verify on and off, alternating,
+the master's seconds in the check (report.verify: the seed sent, every worker's
+fingerprints computed and judged) as a fraction of the shuffle without it, unthrottled
+and on each network at the link rate.
+
 Targets: with 100 Mbit/s links, Coded TeraSort at least 1.5x faster than TeraSort on
 ffcode (total time), on each network, for each K and r > 1; unthrottled, ffcode's Coded
-TeraSort total at most 1.5x the peer's.
+TeraSort total at most 1.5x the peer's; the check at most 10 % of the shuffle at the
+link rate, on each network, for each K and r > 1.
 
     python bench/bench_shuffle.py --peer-src ~/src/Coded-TeraSort    # about ten minutes
+    python bench/bench_shuffle.py --only verify --records 2000 --workers 3 --loads 2
 """
 import argparse
 import statistics
@@ -48,15 +56,20 @@ PEER_NAMES = {"map": "map", "encode": "encode", "pack": "encode", "decode": "dec
               "unpack": "decode", "reduce": "reduce", "shuffle": "shuffle"}
 
 
-def ffcode_run(cluster, data, bounds, load, coded, network="links", rate=None):
-    """(phases with total, the outputs, bytes sent) of one job on the cluster."""
+def ffcode_run(cluster, data, bounds, load, coded, network="links", rate=None,
+               verify=False):
+    """(phases with total and the check's seconds, the outputs, bytes sent) of one job on
+    the cluster."""
     files = [f.reshape(-1) for f in np.array_split(data, len(Placement(cluster.n_workers,
                                                                         load).subsets))]
     outputs, report = run_mapreduce(cluster, files, terasort.mapper, terasort.sort,
                                     load=load, coded=coded, args=[bounds], network=network,
-                                    link_rate=rate, timeout=600)
+                                    link_rate=rate, timeout=600, verify=verify)
+    if verify and report.verified is not True:
+        raise SystemExit(f"ABORT: the shuffle's check did not pass: {report.checks}")
     cpu = dict(report.cpu, total=sum(report.cpu.values()))
-    return dict(report.phases, total=report.total, cpu=cpu), outputs, sum(report.sent)
+    return (dict(report.phases, total=report.total, cpu=cpu, verify=report.verify),
+            outputs, sum(report.sent))
 
 
 def peer_run(home, K, coded):
@@ -168,6 +181,33 @@ def throttled(cluster, K, loads, data, bounds, rate, rounds, targets):
                 median(plain, "total") / median(coded, "total"), 1.5))
 
 
+def verification(cluster, K, loads, data, bounds, rate, rounds, targets):
+    """The shuffle's check: Coded TeraSort with verify on and off, unthrottled and on each
+    network at the link rate; its seconds as a fraction of the shuffle without it."""
+    for network, cap in (("links", None), ("links", rate), ("turns", rate)):
+        where = "unthrottled" if cap is None else f"{network} at {cap * 8 / 1e6:g} Mbit/s"
+        for r in loads:
+            if r == 1:
+                continue
+            contenders = {
+                f"Coded (r={r}), verify off": lambda: ffcode_run(
+                    cluster, data, bounds, r, True, network, cap, verify=False),
+                f"Coded (r={r}), verify on": lambda: ffcode_run(
+                    cluster, data, bounds, r, True, network, cap, verify=True)}
+            runs = alternate(contenders, rounds, data, f"{where}, K = {K}, r = {r}")
+            table(f"K = {K}, r = {r}, {where}, the shuffle's check", runs)
+            off, on = runs[f"Coded (r={r}), verify off"], runs[f"Coded (r={r}), verify on"]
+            fraction = median(on, "verify") / median(off, "shuffle")
+            print(f"  the check: {median(on, 'verify'):.3f} s, {100 * fraction:.1f} % of the "
+                  f"shuffle ({median(off, 'shuffle'):.3f} s); total {median(off, 'total'):.3f}"
+                  f" s off, {median(on, 'total'):.3f} s on")
+            label = f"the shuffle's check / the shuffle, {where}, K = {K}, r = {r}"
+            if cap is None:
+                print(f"  ({label}: {100 * fraction:.1f} %, no target unthrottled)")
+            else:
+                targets.append(benchlib.at_most(label, 100 * fraction, 10, " %"))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=benchlib.integer_expression, default=10**6,
@@ -179,6 +219,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds (default 2)")
     parser.add_argument("--link-rate", type=float, default=100.0,
                         help="Mbit/s of a link (default 100)")
+    parser.add_argument("--only", choices=["all", "verify"], default="all",
+                        help="run every section (default), or only the check's cost")
     parser.add_argument("--peer-src", metavar="DIR",
                         help="a clone of github.com/AvestimehrResearchGroup/Coded-TeraSort")
     args = parser.parse_args(argv)
@@ -197,8 +239,10 @@ def main(argv=None):
         loads = [r for r in args.loads if r < K]
         with ffcode.Cluster(K) as cluster:
             ffcode_run(cluster, data[:1000], bounds, 1, False)     # the workers' imports
-            unthrottled(cluster, K, loads, data, bounds, src, args.rounds, targets)
-            throttled(cluster, K, loads, data, bounds, rate, args.rounds, targets)
+            if args.only == "all":
+                unthrottled(cluster, K, loads, data, bounds, src, args.rounds, targets)
+                throttled(cluster, K, loads, data, bounds, rate, args.rounds, targets)
+            verification(cluster, K, loads, data, bounds, rate, args.rounds, targets)
         big = predict(100, 5, 1e12, link_rate=rate, network="turns")
         plain = predict(100, 1, 1e12, link_rate=rate, network="turns", coded=False)
     print(f"\n  model, K = 100, 1 TB, turns at {args.link_rate:g} Mbit/s: shuffle TeraSort "
