@@ -450,9 +450,10 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
     so."""
     inner = job.task.inner
     run = runs.get(inner.get("run")) if type(inner.get("run")) is int else None
-    if run is None or _excluded(inner, run):
-        if run is not None:
-            run.shuffled = None             # nothing of this attempt to check
+    if run is not None and _excluded(inner, run):
+        run.shuffled = None                 # nothing of this attempt to check
+        run = None
+    if run is None:
         _answer(job, out, {"idle": True}, b"")
         return
     run.busy = True
