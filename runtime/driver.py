@@ -102,7 +102,7 @@ class JobFuture(Future[Outcome]):
         return f"<JobFuture {self.number} {self.report.scheme} {state}>"
 
 
-def _let_go(future: JobFuture) -> None:
+def _let_go(future: Any) -> None:     # a JobFuture (Future's callbacks take any Future)
     """A resolved job's future no longer keeps its cluster open."""
     future._owner = None
 

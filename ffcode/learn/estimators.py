@@ -16,11 +16,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional, TypeVar, Union
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
@@ -38,6 +37,7 @@ from ffcode.pieces import pieces_count
 from ffcode.schemes import Scheme
 from ffcode.learn.gradients import (Step, _Jobs, _LCCGradient, _MDSGradient, _by_rows, _sigmoid,
                                     sigmoid_polynomial)
+from ffcode.learn._sklearn import BaseEstimator, ClassifierMixin, RegressorMixin
 
 CODINGS = ("mds", "lcc")
 PRECISION = {"mds": 16, "lcc": 8}       # fractional bits by default
@@ -189,11 +189,28 @@ class _Data:
 
 # -- the estimators --------------------------------------------------------------------------
 
+_Model = TypeVar("_Model", bound="_CodedGradientDescent")     # fit returns the model itself
+
+
 class _CodedGradientDescent(BaseEstimator):
     """Gradient descent whose gradients are coded jobs on a cluster (see the module
     docstring); LinearRegression and LogisticRegression say what h and the loss are.
     Hyperparameters are only stored here; fit checks them (``settings``)."""
     _logistic = False
+    # What fit sets (declared for type checkers; the class defines none of them, so that
+    # scikit-learn's check_is_fitted tells a fitted model).
+    coef_: np.ndarray
+    intercept_: Any                     # a float; for tasks, an array (T,)
+    n_features_in_: int
+    feature_names_in_: np.ndarray
+    history_: list[Step]
+    codes_: tuple
+    k_: int
+    learning_rate_: Any                 # a float; for tasks of their own data, one each
+    load_seconds_: float
+    loaded_bytes_: int
+    mean_: np.ndarray
+    scale_: np.ndarray
 
     def __init__(self, *, coding: str = "mds", scheme: Optional[str] = None, pieces: int = 4,
                  iterations: int = 100, learning_rate: Optional[float] = None,
@@ -270,8 +287,8 @@ class _CodedGradientDescent(BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None, *,
-            cluster: Any = None) -> _CodedGradientDescent:
+    def fit(self: _Model, X: Any, y: Any, sample_weight: Any = None, *,
+            cluster: Any = None) -> _Model:
         """Train on X (n, d) real (a sparse X is densified) and y (n,), each sample weighed
         by ``sample_weight`` (n,) if given. The jobs run on ``cluster`` if given, else on
         the innermost ``using`` block's, else on a local Cluster of ``n_workers`` that the
@@ -416,6 +433,8 @@ class _CodedGradientDescent(BaseEstimator):
 class _LeastSquares(_CodedGradientDescent):
     """The least-squares model: h the identity, the loss the (weighted) mean squared error
     / 2 in the units of y (standardized inside fit to y_scale_, around y_mean_)."""
+    y_mean_: Any                        # a float; for tasks, an array (T,)
+    y_scale_: float
 
     def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return z - y
@@ -437,6 +456,7 @@ class _LogLoss(_CodedGradientDescent):
     """The logistic model: h the sigmoid (its least-squares polynomial on the workers of
     coding="lcc"), the loss the (weighted) log-loss; lcc refuses unequal weights."""
     _logistic = True
+    classes_: np.ndarray
 
     def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
         if s.coding == "lcc" and weights is not None:
