@@ -143,7 +143,8 @@ class JobRun:
         self.started, self.wall = time.monotonic(), time.time()
         self.deadline = self.started + self.timeout - self.report.encode
         self.workers = workers
-        self.index = {h.ident: i for i, h in enumerate(workers)}
+        # by handle, not routing id: a worker admitted again since is a new handle
+        self.index = {h: i for i, h in enumerate(workers)}
         self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
                           for i, h in enumerate(workers)]
         self.report.workers = self.timelines
@@ -184,7 +185,7 @@ class JobRun:
             return
         if self.state != RUNNING:
             return
-        i = self.index.get(handle.ident)
+        i = self.index.get(handle)
         if i is None or header.worker != i:
             self.reject("unknown worker")
             return
@@ -328,7 +329,7 @@ class JobRun:
         """Stop latency and quiet time use the workers' send times (one clock on one
         host): a stop takes effect in the worker, and the master is quiet once the last
         message of the job has left its sender."""
-        i = self.index.get(handle.ident)
+        i = self.index.get(handle)
         if i is None:
             return
         decodable = self.wall + (self.decodable - self.started)

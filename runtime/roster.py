@@ -2,6 +2,10 @@
 alive (heard from lately, its process running), who is lost, excluded or replaced, what
 resident data each holds, and how fast each was in the latest job.
 
+A worker given up on says nothing more that counts. One the engine started is killed and
+replaced; a hand-started one (not excluded) that is heard from again, say paused and
+resumed, is admitted again as a fresh worker: a new handle, its old jobs not its own.
+
 A worker's ``order`` places it in jobs: a started worker's slot (checked against its
 engine), a hand-started one's place in the order of arrival; never a number the worker
 chose. Jobs call workers by their *place* 0..P-1 in that job.
@@ -47,6 +51,7 @@ class WorkerHandle:
         self.node = engine.node(member) if engine is not None else None
         self.last_seen = time.monotonic()
         self.lost: Optional[str] = None
+        self.excluded = False           # found wrong: never admitted again
         self.resident: dict = {}
 
     def __repr__(self) -> str:
@@ -98,9 +103,11 @@ class Roster:
         transport = self.transport
         for message in transport.receive(timeout, until):
             handle = self.handles.get(message.ident)
-            if handle is not None:
-                handle.last_seen = time.monotonic()
             header = message.header
+            if handle is not None:
+                if handle.lost is not None and header is not None and self.returns(handle):
+                    handle = self._readmit(handle)
+                handle.last_seen = time.monotonic()
             if header is None:
                 continue
             if header.kind == Kind.HELLO:
@@ -112,6 +119,10 @@ class Roster:
                 transport.reject("unknown sender")
             elif header.kind == Kind.HEARTBEAT:
                 continue
+            elif handle.lost is not None:
+                transport.reject("lost worker")
+                if handle.excluded and handle.engine is None:
+                    self.shut_down(handle)      # again: it may have missed the first
             elif header.session != transport.session:
                 transport.reject("foreign")
             elif epoch is not None and header.epoch != epoch:
@@ -143,6 +154,29 @@ class Roster:
         handle = self.handles[message.ident] = WorkerHandle(message.ident, meta, order,
                                                             self.engine, member)
         log.info("%r connected", handle)
+
+    @staticmethod
+    def returns(handle: WorkerHandle) -> bool:
+        """Whether a worker given up on is admitted again when heard from: a hand-started
+        one not excluded (one the engine started is killed and replaced instead)."""
+        return handle.engine is None and not handle.excluded
+
+    def _readmit(self, lost: WorkerHandle) -> WorkerHandle:
+        """A fresh handle for a hand-started worker given up on and heard from again: the
+        next place in the order of arrival, no resident data (what it held is unloaded:
+        the master ships it again where needed). The jobs that held the old handle keep it,
+        lost: nothing the worker says about them counts."""
+        handle = WorkerHandle(lost.ident, {"pid": lost.pid, "host": lost.host},
+                              self.arrivals)
+        self.arrivals += 1
+        self.handles[lost.ident] = handle
+        log.warning("%r is back after it was given up on (%s): admitted again", handle,
+                    lost.lost)
+        for data in lost.resident:      # no room: it may hold them; nothing relies on it
+            self.transport.send(handle.ident, wire.control(
+                Header(Kind.UNLOAD, self.transport.session, 0), Unload(data).to_meta()),
+                patience=0)
+        return handle
 
     def replace_lost(self) -> None:
         if self.engine is None:                  # hand-started: none to replace
@@ -180,9 +214,14 @@ class Roster:
 
     def exclude(self, handle: WorkerHandle, reason: str) -> None:
         """Never give this worker another job: a started one is replaced before the next
-        job, a hand-started one is told to exit."""
-        if handle.lost is None and handle.engine is None:
+        job, a hand-started one is told to exit (also one given up on before). A worker
+        admitted again since the job that found it wrong is excluded as it is now."""
+        current = self.handles.get(handle.ident)
+        if current is not None and current is not handle:
+            self.exclude(current, reason)
+        if not handle.excluded and handle.engine is None:
             self.shut_down(handle)
+        handle.excluded = True
         self.lose(handle, f"excluded: {reason}")
 
     def shut_down(self, handle: WorkerHandle) -> None:
