@@ -2,7 +2,7 @@
 places the files, starts the phases and gathers the outputs; the workers shuffle among
 themselves (runtime/shuffler.py).
 
-``run(cluster, files, map, reduce, load=r)`` runs three steps as jobs of the cluster:
+``run(cluster, files, map, reduce, load=r)`` runs these steps as jobs of the cluster:
 
 1. the map phase: each worker gets the files of its batches (a batch per r-subset of the
    K workers, ``ffcode.mapreduce.shuffle.Placement``), maps them, prepares its shuffle
@@ -12,7 +12,13 @@ themselves (runtime/shuffler.py).
    peers (authenticated as the master's links are: CURVE keys the master made for this
    job on tcp, the kernel's word on the peers' pids on ipc), decodes what it received,
    reduces its function's values and sends the output to the master;
-3. on a failure, the workers are told to let go of what they kept.
+3. the check phase (``verify``, at load r >= 2): the master sends a seed drawn once
+   every worker had its messages, each worker answers fingerprints of the pieces it
+   received, sent or vouches for, and the master judges them
+   (``ffcode.mapreduce.verify``): a liar named is done without as a lost worker is, a
+   pair at odds gets its value sent plain by another mapper, and the shuffle is done
+   again;
+4. on a failure, the workers are told to let go of what they kept.
 
 A worker lost once the map tasks left (during the map, before the shuffle, or during it)
 is done without when every batch is still mapped by a worker left (load r >= 2 absorbs
@@ -458,8 +464,8 @@ def _checked(cluster: Any, job: dict, ident: int, pids: list,
         raise JobFailed(f"the shuffle's check failed: {e}", report=check_report) from None
     report.verify += time.perf_counter() - began
     report.checks.append({"checked": verdict.checked, "disputed": verdict.disputed,
-                          "candidates": verdict.candidates, "liars": verdict.liars, "distrust": verdict.distrust,
-                          "suspects": verdict.suspects})
+                          "candidates": verdict.candidates, "liars": verdict.liars,
+                          "distrust": verdict.distrust, "suspects": verdict.suspects})
     report.verified = verdict.clean
     if verdict.clean:
         return True

@@ -38,6 +38,7 @@ Piece(receiver=0, function=0, batch=2, sender=1, group=(0, 1, 2), vouchers=(2,))
 from __future__ import annotations
 
 import math
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
@@ -159,7 +160,6 @@ def prints(plan: Plan, worker: int, seed: int, received: Mapping[tuple, Any],
 
 def seed() -> int:
     """A fresh seed for a check (the system's randomness: a liar cannot guess it)."""
-    import secrets
     return secrets.randbits(SEED_BITS)
 
 
@@ -192,10 +192,10 @@ def judge(plan: Plan, prints: Mapping[int, Sequence[int]],
     said: dict = {}
     for w, values in prints.items():
         roles = plan.roles(w)
-        if not isinstance(values, (list, tuple)) or len(values) != len(roles) or \
-                not all(type(v) is int for v in values):
-            raise ValueError(f"worker {w} reported {len(values) if isinstance(values, (list, tuple)) else 'no'} "
-                             f"fingerprints, not {len(roles)}")
+        count = len(values) if isinstance(values, (list, tuple)) else "no"
+        if count != len(roles) or not all(type(v) is int for v in values):
+            raise ValueError(f"worker {w} reported {count} fingerprints, not {len(roles)} "
+                             f"numbers")
         for (i, _), v in zip(roles, values):
             said.setdefault(i, {})[w] = v
     verdict = Verdict(checked=len(plan.pieces))
