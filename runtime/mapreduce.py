@@ -397,8 +397,12 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
                 answers, shuffle_report = cluster.run(phase, timeout=_left(job))
                 report.jobs.append(shuffle_report)
                 replaced = phase.answers.replaced   # a map worker's replacement answered
-                if not replaced and (not job["verify"] or
-                                     _checked(cluster, job, ident, pids, report)):
+                if not replaced and job["verify"]:
+                    checked = _checked(cluster, job, ident, pids, report)
+                    replaced = checked is None      # ... the check
+                    if checked:
+                        break
+                elif not replaced:
                     break
             except JobFailed as e:
                 gone = {t.pid for t in getattr(e.report, "workers", None) or () if t.lost}
@@ -433,11 +437,12 @@ def _verifying(asked: Any, placement: Placement) -> bool:
 
 
 def _checked(cluster: Any, job: dict, ident: int, pids: list,
-             report: MapReduceReport) -> bool:
+             report: MapReduceReport) -> Optional[bool]:
     """Check the shuffle just done (ffcode.mapreduce.verify): the seed drawn now, once
     every worker had its messages, sent to all; their fingerprints judged. True if every
     piece agrees; else the liars named join ``report.excluded``, the pairs to distrust
-    ``report.distrusted`` (the shuffle is then done again) and False; VerificationError
+    ``report.distrusted`` (the shuffle is then done again) and False; None if a map
+    worker's replacement answered (one was lost since the shuffle); VerificationError
     naming the suspects when the check cannot say whom to do without."""
     placement: Placement = job["placement"]
     began = time.perf_counter()
@@ -448,6 +453,8 @@ def _checked(cluster: Any, job: dict, ident: int, pids: list,
     phase = Phase("check", [(task, [])] * count,
                   idle=count - (placement.workers - len(report.lost)))
     _, check_report = cluster.run(phase, timeout=_left(job))
+    if phase.answers.replaced:
+        return None
     place = {t.worker: t.pid for t in check_report.workers}
     prints = {}
     for w, meta in phase.answers.meta.items():
