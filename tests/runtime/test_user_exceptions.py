@@ -1,7 +1,8 @@
 """A user's f that raises any BaseException (SystemExit, KeyboardInterrupt, GeneratorExit, a
 BaseException of its own) fails that job alone, naming the exception and the worker; the
 worker serves the next jobs (no replacement). A worker whose compute thread dies for another
-reason exits at once, and a real Ctrl-C or SIGTERM still ends a worker."""
+reason exits at once, and a real Ctrl-C or SIGTERM still ends a worker. MapReduce's map and
+reduce functions alike."""
 import os
 import re
 import signal
@@ -15,12 +16,13 @@ import pytest
 import ffcode
 from ffcode import GF, LCC
 from ffcode.errors import WorkerError
-from ffcode.runtime import Cluster, wire
+from ffcode.runtime import Cluster, mapreduce, wire
 from ffcode.runtime.jobs import Options, Plan
 from ffcode.runtime.wire import Header, Kind
 from ffcode.runtime.worker import Job, Worker
 
 from helpers import alive, reap, shared_cluster
+import user_raises
 from user_raises import RAISED
 from test_remote import LOOPBACK, start_workers
 
@@ -184,3 +186,25 @@ def test_real_signals_still_end_workers(bounded, tmp_path):
         y, report = local.run(code("SystemExit"), GOOD, scheme="classic", timeout=20)
         exact(y, GOOD)
         assert pids[0] not in {h.pid for h in local.wait()}
+
+
+@pytest.mark.bounded(90)
+@pytest.mark.parametrize("map, reduce, name", [
+    (user_raises.exiting_map, None, "SystemExit"),
+    (user_raises.split_map, user_raises.interrupted_reduce, "KeyboardInterrupt")],
+    ids=["map", "reduce"])
+def test_base_exceptions_in_mapreduce_fail_the_job_alone(bounded, cluster, map, reduce,
+                                                         name):
+    """A MapReduce map or reduce function raising SystemExit or KeyboardInterrupt fails its
+    job naming it; the next MapReduce job on the same workers is exact."""
+    K = 3
+    rng = np.random.default_rng(5)
+    files = [rng.integers(0, 256, K * 40, dtype=np.uint8) for _ in range(K)]
+    pids = [h.pid for h in cluster.live()]
+    with pytest.raises(WorkerError, match=rf"worker \d failed: .*{re.escape(SHOWN[name])}"):
+        mapreduce.run(cluster, files, map, reduce, load=1, args=[np.array([K])], timeout=20)
+    outputs, _ = mapreduce.run(cluster, files, user_raises.split_map, None, load=1,
+                               args=[np.array([K])], timeout=20)
+    assert outputs == [b"".join(f[q * 40:(q + 1) * 40].tobytes() for f in files)
+                       for q in range(K)]
+    assert [h.pid for h in cluster.live()] == pids

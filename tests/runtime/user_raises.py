@@ -25,3 +25,18 @@ raises_SystemExit = _raiser("SystemExit")
 raises_KeyboardInterrupt = _raiser("KeyboardInterrupt")
 raises_GeneratorExit = _raiser("GeneratorExit")
 raises_Custom = _raiser("Custom")
+
+
+def split_map(data, k):
+    """A MapReduce map: a file's K = k[0] equal consecutive parts (bytes)."""
+    k = int(k[0])
+    m = len(data) // k
+    return [data[i * m:(i + 1) * m].tobytes() for i in range(k)]
+
+
+def exiting_map(data, k):
+    raise SystemExit(3)
+
+
+def interrupted_reduce(values):
+    raise KeyboardInterrupt("in f")
