@@ -313,6 +313,7 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     if field is not None:
         field = prime_of(field, "field")
     network = checks.choice(network, "network", NETWORKS)
+    timeout = checks.seconds(timeout, "timeout")
     if link_rate is not None:
         link_rate = checks.positive(link_rate, "link_rate")
     link_delay = delay_of(link_delay)
@@ -320,11 +321,10 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
                coded=checks.flag(coded, "coded"), field=field, network=network,
                rate=link_rate, delay=link_delay, files=[_array(f, "files") for f in files],
                args=[_array(a, "args") for a in args],
-               timeout=checks.seconds(timeout, "timeout"), recover=checks.flag(recover,
-                                                                                "recover"),
+               timeout=timeout, recover=checks.flag(recover, "recover"),
                memory=memory_of(memory), verify=_verifying(verify, placement))
     retries = checks.integer(retries, "retries", low=0)
-    job["deadline"] = time.monotonic() + job["timeout"]
+    job["deadline"] = time.monotonic() + timeout
     for attempt in range(retries + 1):
         try:
             outputs, report = _attempt(cluster, job)
@@ -409,14 +409,14 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
                 if not gone & set(pids) - {pids[k] for k in report.lost}:
                     raise                   # no worker of the map lost: nothing to recover
                 report.jobs.append(e.report)
-    except BaseException as e:      # a cancel and Ctrl-C too: the workers let go of it
-        interrupted = not isinstance(e, ClusterError)
-        _drop(cluster, ident, wait=0.0 if interrupted else
-              min(DROP_TIMEOUT, job["deadline"] - time.monotonic()))
+    except ClusterError as e:
+        _drop(cluster, ident, wait=min(DROP_TIMEOUT, job["deadline"] - time.monotonic()))
         _exclude(cluster, pids, report.excluded)
-        if interrupted:
-            raise
         raise _explained(e, job, report.lost) from None
+    except BaseException:           # a cancel or Ctrl-C: the workers let go of it unwaited
+        _drop(cluster, ident, wait=0.0)
+        _exclude(cluster, pids, report.excluded)
+        raise
     report.total = time.perf_counter() - began
     _drop(cluster, ident, wait=0.0)        # in the background: the outputs are in
     _exclude(cluster, pids, report.excluded)

@@ -493,9 +493,14 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
         run.busy = False
         run.hang_up(linger)
         if run.dropped or not (job.stop.is_set() or linger):    # else another attempt
-            if runs.get(spec.run) is run:                       # may come, or the drop
-                del runs[spec.run]
-            run.close()
+            _let_go(runs, spec.run, run)                        # may come, or the drop
+
+
+def _let_go(runs: dict, key: int, run: Run) -> None:
+    """Close a run, and forget it unless another took its place meanwhile."""
+    if runs.get(key) is run:
+        del runs[key]
+    run.close()
 
 
 def check_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
@@ -761,10 +766,10 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
 
 def _answer(job: Any, out: Callable, meta: dict, output: bytes) -> None:
     """The worker's answer to the master: packet 0 its meta (JSON), then its output in
-    chunks of CHUNK bytes; then DONE."""
+    chunks of CHUNK bytes (fewer where the master takes less); then DONE."""
     blob = json.dumps(dict(meta, bytes=len(output))).encode()
-    view, chunk = memoryview(output), chunk_of(job.max_message)
-    chunks = [blob] + [view[at:at + chunk] for at in range(0, len(output), chunk)]
+    view, size = memoryview(output), chunk_of(job.max_message)
+    chunks = [blob] + [view[at:at + size] for at in range(0, len(output), size)]
     one = np.ones(1, np.uint8)
     for index, chunk in enumerate(chunks):
         header = job.header(Kind.PACKET, index, len(chunk))
