@@ -190,7 +190,7 @@ class Cluster:
         if not self._slots.take(checks.flag(block, "block")):   # ClusterError once closed
             raise ClusterBusy(f"This cluster has {self.max_in_flight} jobs in flight "
                               f"(max_in_flight): wait for one, or submit with block=True.")
-        try:                                # the job frees its slot as it ends
+        try:                                # its future frees the slot as it resolves
             return self._driver.submit(self._prepare(code, inputs, options), owner=self)
         except BaseException:               # not queued: the slot is free again
             self._slots.release()

@@ -103,7 +103,9 @@ class JobFuture(Future[Outcome]):
 
 
 def _let_go(future: Any) -> None:     # a JobFuture (Future's callbacks take any Future)
-    """A resolved job's future no longer keeps its cluster open."""
+    """A resolved job's future frees its slot (before its callbacks run: one may submit
+    the next job) and no longer keeps its cluster open."""
+    future._driver.slots.release()
     future._owner = None
 
 
@@ -169,8 +171,8 @@ class Callbacks:
 
 
 class Slots:
-    """The jobs a cluster holds at once: one taken by each submit, given back as the job
-    ends. Closing wakes every submit waiting for one, with ClusterError."""
+    """The jobs a cluster holds at once: one taken by each submit, given back as the job's
+    future resolves. Closing wakes every submit waiting for one, with ClusterError."""
 
     def __init__(self, count: int) -> None:
         self.free, self.closed = count, False
@@ -220,10 +222,11 @@ class Waiter:
 
 
 class Driver:
-    """The master's thread (see the module's docstring). ``slots`` is released as each job
-    ends, and closed as the thread ends; ``start_timeout`` bounds a job's wait for its
-    workers; ``on_exit()`` gives a function (or None) to run in the thread when it ends
-    because the cluster was closed from inside it (a job's progress callback)."""
+    """The master's thread (see the module's docstring). ``slots``: one is released as each
+    job's future resolves (a submit waiting for one sees a job done), all closed as the
+    thread ends; ``start_timeout`` bounds a job's wait for its workers; ``on_exit()`` gives
+    a function (or None) to run in the thread when it ends because the cluster was closed
+    from inside it (a job's progress callback)."""
 
     def __init__(self, roster: Roster, endpoint: Optional[str], start_timeout: float,
                  slots: Slots) -> None:
@@ -329,7 +332,6 @@ class Driver:
         self.running.pop(run.epoch, None)
         if run in self.waiting:
             self.waiting.remove(run)
-        self.slots.release()
         for data in list(self.unloads):
             if not any(other.uses(data) for other in self.jobs()):
                 self.unloads.remove(data)

@@ -119,22 +119,22 @@ def test_asyncio_wrap_future(bounded, cluster):
 
 @pytest.mark.bounded(90)
 def test_a_slow_done_callback_loses_no_worker(bounded):
-    """A done-callback sleeping 3 lost_after long while another job runs: it runs outside
-    the master's thread, no worker is given up on or replaced, and the other job is
-    exact."""
-    with Cluster(2, lost_after=1.0) as cluster:
+    """A done-callback sleeping 3 lost_after long while another job runs on the workers:
+    it runs outside the master's thread, no worker is given up on or replaced, and the
+    other job is exact."""
+    with Cluster(2, lost_after=1.5) as cluster:
         cluster.wait()
         pids = sorted(h.pid for h in cluster.live())
+        seen: list = []
+        quick = cluster.submit(MDS(F, 2, 2), A, XS[1], faults=Faults(delay=(0.3, 0)),
+                               timeout=60)
+        quick.add_done_callback(lambda f: (seen.append(threading.current_thread().name),
+                                           seen.append(slow.running()), time.sleep(4.5)))
         slow = cluster.submit(MDS(F, 2, 2), A, XS[0], faults=Faults(delay=(0.6, 0)),
                               pieces=10, timeout=60)
-        called = []
-        quick = cluster.submit(MDS(F, 2, 2), A, XS[1], priority=1, timeout=60)
-        quick.add_done_callback(lambda f: (called.append(threading.current_thread().name),
-                                           time.sleep(3.0)))
         y, report = slow.result(timeout=60)
-        assert called and called[0] != "ffcode-master"
-        assert exact(y, XS[0])
-        assert exact(quick.result()[0], XS[1])
+        assert seen[0] != "ffcode-master" and seen[1]      # the other job was running
+        assert exact(y, XS[0]) and exact(quick.result()[0], XS[1])
         assert not any(t.lost for t in report.workers), [t.lost for t in report.workers]
         assert sorted(h.pid for h in cluster.live()) == pids
 
@@ -184,6 +184,24 @@ def test_waiting_inside_a_done_callback_is_refused(bounded, cluster):
     assert until(lambda: len(seen) == 3)
     assert exact(seen[0], XS[0])
     assert "Cluster.run cannot wait" in seen[1] and "JobFuture.result cannot" in seen[2]
+
+
+@pytest.mark.bounded(60)
+def test_close_inside_a_done_callback(bounded):
+    """close() from a done-callback: the job still in flight fails with ClusterError, its
+    own callback runs too (in the same thread, after), and the cluster is closed."""
+    cluster = Cluster(2)
+    order, closed = [], threading.Event()
+    quick = cluster.submit(MDS(F, 2, 2), A, XS[1], faults=Faults(delay=(0.3, 0)),
+                           timeout=30)
+    quick.add_done_callback(lambda f: (order.append("quick"), cluster.close()))
+    slow = cluster.submit(MDS(F, 2, 2), A, XS[0], **SLOW)
+    slow.add_done_callback(lambda f: (order.append("slow"), closed.set()))
+    assert closed.wait(30)
+    assert exact(quick.result()[0], XS[1]) and order == ["quick", "slow"]
+    with pytest.raises(ClusterError, match="closed"):
+        slow.result()
+    assert cluster.closed
 
 
 # -- item: closing wakes the submits waiting for a slot ----------------------------------
