@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.metrics import r2_score
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -40,6 +39,7 @@ from ffcode.learn.estimators import (Settings, _CodedGradientDescent, _Data, _Le
                                      _LogLoss, _design, _few, _largest_eigenvalue,
                                      _samples, _standardization, _total)
 from ffcode.learn.gradients import _sigmoid, _Together
+from ffcode.learn._sklearn import ClassifierMixin, RegressorMixin
 
 
 @dataclass
@@ -287,6 +287,7 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
     (True for an indicator Y). The default learning rate is 1 / (L / 4 + coupling), L the
     largest eigenvalue of the standardized X^T X / n.
     """
+    multilabel_: bool                   # fitted (declared for type checkers)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -8,7 +8,8 @@ import numpy as np
 import ffcode
 from ffcode import GF, LCC, MDS, JobFuture, Report
 from ffcode.functions import square
-from ffcode.learn import LinearRegression, LogisticRegression
+from ffcode.learn import (LinearRegression, LogisticRegression,
+                          MultiTaskLinearRegression)
 
 F = GF(2**31 - 1)
 A, x = F.random((40, 8), seed=1), F.random(8, seed=2)
@@ -46,3 +47,6 @@ with ffcode.Cluster(4) as cluster:
     labels = (target > 0).astype(int)
     classifier = LogisticRegression(iterations=5).fit(features, labels, cluster=cluster)
     print(classifier.classes_, classifier.predict_proba(features).shape)
+    tasks = MultiTaskLinearRegression(iterations=5).fit(
+        features, np.column_stack([target, -target]), cluster=cluster)
+    print(tasks.coef_.shape, tasks.y_mean_, tasks.get_params()["coupling"])

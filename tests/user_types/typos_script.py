@@ -4,7 +4,8 @@ import numpy as np
 
 import ffcode
 from ffcode import GF, MDS
-from ffcode.learn import LinearRegression, LogisticRegression
+from ffcode.learn import (LinearRegression, LogisticRegression,
+                          MultiTaskLogisticRegression)
 
 F = GF(2**31 - 1)
 A, x = F.random((40, 8), seed=1), F.random(8, seed=2)
@@ -22,3 +23,5 @@ with ffcode.Cluster(4) as cluster:
     print(model.coeff_)                                             # typo
     classifier = LogisticRegression().fit(features, target > 0, cluster=cluster)
     print(classifier.clases_)                                       # typo
+    tasks = MultiTaskLogisticRegression().fit(features, target > 0, cluster=cluster)
+    print(tasks.multilable_)                                        # typo
