@@ -13,7 +13,9 @@ Two kinds, with their own failure rates, so with their own numbers of rounds:
             array whatever its shape (robust decoding compares the workers' results by them)
 
 Every projection has a few output rows, which the row-combination kernels compute exactly
-at every prime (p < 2**63) in time linear in the data read.
+at every prime (p < 2**63) in time linear in the data read. ``of_bytes`` fingerprints raw
+bytes (any values, once laid out as bytes) the bilinear way over GF(2**61 - 1), in one
+pass of a kernel.
 
 >>> from ffcode import GF
 >>> F = GF(65521)
@@ -36,6 +38,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ffcode import _matmul
+from ffcode._ext import digest
 from ffcode._types import ArrayLike, Seed
 from ffcode.field import PrimeField
 
@@ -104,6 +107,38 @@ def project(F: PrimeField, y: np.ndarray, pairs: Pairs) -> list[int]:
     r, s = pairs
     ry = _matmul.combine(F.p, r, list(y.reshape(r.shape[1], -1)), F.dtype)
     return [int(v) for v in np.diagonal(F.matmul(ry, np.ascontiguousarray(s.T)))]
+
+
+BYTES_PRIME = 2**61 - 1     # the field of ``of_bytes``
+KEY_BITS = 128
+
+
+def of_bytes(data: object, key: int) -> int:
+    """r^T M s over GF(2**61 - 1) of a byte string (any C-contiguous buffer): M lays out its
+    little-endian 32-bit words (the last zero-padded), then its length, in a near-square
+    matrix; r and s are drawn from ``key`` (an integer of KEY_BITS bits, split in two
+    64-bit keys). Byte strings that differ in a byte or in length give the same
+    fingerprint with probability at most 2 / (2**61 - 1) over the key.
+
+    >>> of_bytes(b"abc", key=7) == of_bytes(bytearray(b"abc"), key=7)
+    True
+    >>> of_bytes(b"abc", key=7) != of_bytes(b"abc\\0", key=7)
+    True
+    """
+    if isinstance(key, bool) or not isinstance(key, int):
+        raise TypeError(f"Argument 'key' must be an int, not {type(key).__name__}.")
+    if not 0 <= key < 1 << KEY_BITS:
+        raise ValueError(f"Argument 'key' must be in [0, 2**{KEY_BITS}), not {key}.")
+    try:
+        view = memoryview(data)     # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"Argument 'data' must be a bytes-like object, not "
+                        f"{type(data).__name__}.") from None
+    if not view.c_contiguous:
+        raise ValueError("Argument 'data' must be C-contiguous.")
+    raw = view.cast("B") if view.ndim != 1 or view.format != "B" else view
+    width = max(1, math.isqrt((raw.nbytes + 3) // 4 + 1))
+    return int(digest.bilinear_bytes(raw, width, key >> 64, key & ((1 << 64) - 1)))
 
 
 def _combine(F: PrimeField, R: np.ndarray, M: np.ndarray) -> np.ndarray:

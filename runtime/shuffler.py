@@ -522,8 +522,7 @@ def check_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
         _answer(job, out, {"idle": True}, b"")
         return
     plan = verify.Plan(spec.placement, spec.coded, lost, distrust)
-    prints = verify.prints(plan, spec.index, inner["seed"], got, run.held, spec.algebra(),
-                           verify.field_of(spec.field))
+    prints = verify.prints(plan, spec.index, inner["seed"], got, run.held, spec.algebra())
     _answer(job, out, {"prints": _forged_prints(prints, plan, spec)}, b"")
     yield
 

@@ -6,7 +6,7 @@ is redone without the liar, or without the pair whose word stands against each o
 
 Why it works: a piece is one sender's word alone (the receiver takes the others' segments
 out with values it mapped itself). The fingerprint of a piece is a random bilinear form
-r^T M s of its elements laid out as a matrix M, in a field of at least 2**61 - 1 elements,
+r^T M s of its bytes laid out as a matrix M over GF(2**61 - 1) (ffcode.fingerprints.of_bytes),
 the randomness drawn from a seed the master chooses only once every message was received:
 a sender that lied cannot adapt its messages to it, and a wrong piece passes with
 probability at most 2 / (2**61 - 1) per check. A worker knowing the seed can still lie in
@@ -37,7 +37,7 @@ Piece(receiver=0, function=0, batch=2, sender=1, group=(0, 1, 2), vouchers=(2,))
 """
 from __future__ import annotations
 
-import math
+import hashlib
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
@@ -45,11 +45,10 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 from ffcode import checks
-from ffcode.field import GF, PrimeField
-from ffcode.fingerprints import project, projections
+from ffcode.fingerprints import KEY_BITS, of_bytes
 from ffcode.mapreduce.shuffle import Placement, Recovery, segment, uncoded_transfers
 
-PRIME = 2**61 - 1           # the fingerprints' field, unless the values' own is larger
+KEY_BYTES = KEY_BITS // 8  # of a fingerprint's key, derived from the seed and the piece
 VOUCHERS = 2                # mappers besides the sender that vouch for a piece
 SEED_BITS = 128
 
@@ -110,38 +109,19 @@ def _order(found: tuple) -> tuple:
     return (k, q, b, j, () if g is None else g)
 
 
-def field_of(p: Optional[int]) -> PrimeField:
-    """The fingerprints' field for values of GF(p) (None: bytes): GF(2**61 - 1), or GF(p)
-    itself when larger (its elements then fit no smaller field)."""
-    return GF(PRIME if p is None or p < PRIME else p)
-
-
-def fingerprint(F: PrimeField, value: Any, seed: int, index: int) -> int:
-    """r^T M s of a value (bytes, as little-endian 32-bit words; or field elements below
-    F.p), its elements and their count laid out as a near-square matrix M, r and s drawn
-    from (``seed``, ``index``): values that differ in any element, or in length, give the
-    same fingerprint with probability at most 2 / F.p."""
+def fingerprint(value: Any, seed: int, index: int) -> int:
+    """The fingerprint of piece ``index`` of a check drawn with ``seed``: of its bytes, or of
+    its elements (a GF(p) vector, as 64-bit words), ``ffcode.fingerprints.of_bytes`` with a
+    key derived from (seed, index) by BLAKE2b: values that differ in any element, or in
+    length, give the same fingerprint with probability at most 2 / (2**61 - 1)."""
     if isinstance(value, np.ndarray) and value.dtype != np.uint8:
-        flat = np.asarray(value, np.uint64).reshape(-1)
-        count = flat.shape[0]
-    else:
-        raw = np.frombuffer(value, np.uint8) if not isinstance(value, np.ndarray) else value
-        count = raw.shape[0]
-        words = np.zeros(-(-count // 4), np.uint32)
-        words.view(np.uint8)[:count] = raw
-        flat = words.astype(np.uint64)
-    width = max(1, math.isqrt(flat.shape[0] + 1))
-    height = -(-(flat.shape[0] + 1) // width)
-    matrix = np.zeros(height * width, F.dtype)
-    matrix[:flat.shape[0]] = flat
-    matrix[flat.shape[0]] = count
-    rng = np.random.default_rng([seed, index])
-    return project(F, matrix.reshape(height, width),
-                   projections(F, (height, width), rng))[0]
+        value = np.ascontiguousarray(value, np.uint64)
+    key = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=KEY_BYTES).digest()
+    return of_bytes(value, int.from_bytes(key, "little"))
 
 
 def prints(plan: Plan, worker: int, seed: int, received: Mapping[tuple, Any],
-           held: Mapping[tuple, Any], algebra: Any, F: PrimeField) -> list[int]:
+           held: Mapping[tuple, Any], algebra: Any) -> list[int]:
     """The worker's fingerprints of its pieces (``plan.roles``): of what it decoded as a
     receiver (``received``, by (function, batch, sender), as ``shuffle.pieces`` gives
     it), else of the piece computed from the value it mapped (``held``)."""
@@ -154,7 +134,7 @@ def prints(plan: Plan, worker: int, seed: int, received: Mapping[tuple, Any],
             value = held[(p.function, p.batch)]
             if p.group is not None:
                 value = segment(p.group, p.sender, p.receiver, value, algebra)
-        out.append(fingerprint(F, value, seed, i))
+        out.append(fingerprint(value, seed, i))
     return out
 
 
