@@ -27,7 +27,7 @@ print(sorted(name for name in ("sklearn", "scipy") if name in sys.modules))
 
 
 @pytest.mark.bounded(120)
-def test_worker_imports_neither_sklearn_nor_scipy(bounded, cluster):
+def test_worker_imports_neither_sklearn_nor_scipy(bounded, cluster, tmp_path):
     """The functions of every estimator's codes (mds and lcc, one task and several) are
     loaded in a fresh interpreter as a worker loads them: neither scikit-learn nor SciPy
     is imported."""
@@ -43,7 +43,9 @@ def test_worker_imports_neither_sklearn_nor_scipy(bounded, cluster):
             model = Model(coding=coding, iterations=1).fit(X, target, cluster=cluster)
             paths.update(path_of(code.function) for code in model.codes_)
     assert "ffcode.learn.gradients:gradient_terms" in paths
+    # run elsewhere than the source tree, whose ffcode/ (no kernels) would shadow the
+    # installed package, as it does for a worker
     done = subprocess.run([sys.executable, "-c", WORKER, *sorted(paths)], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == "[]"
