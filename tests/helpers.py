@@ -3,6 +3,7 @@ import contextlib
 import functools
 import itertools
 import os
+import signal
 import subprocess
 import tempfile
 
@@ -320,3 +321,10 @@ def section(text: str, title: str, stop: str = "\n## ") -> str:
     start = text.index(f"\n{title}\n")
     end = text.find(stop, start + 1)
     return text[start:end if end >= 0 else len(text)]
+
+
+def default_ctrl_c():
+    """Runs in the child between fork and exec (``preexec_fn``): SIGINT to its default, as a
+    shell gives a program in the foreground. A test started as a background job (pytest &,
+    nohup) has SIGINT ignored, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -21,7 +21,7 @@ from ffcode import MDS, PolynomialCode
 from ffcode.cli import commands as cli
 from ffcode.runtime import SCHEMA, Cluster
 
-from helpers import alive, descendants
+from helpers import alive, default_ctrl_c, descendants
 
 SCHEMES = ["uncoded", "classic", "systematic", "cfs", "compfs"]
 REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
@@ -395,13 +395,6 @@ def ffcode_command(*args):
 
 def subprocess_env():
     return dict(os.environ, PYTHONUNBUFFERED="1", OPENBLAS_NUM_THREADS="1")
-
-
-def default_ctrl_c():
-    """Runs in the child between fork and exec: SIGINT to its default, as a shell gives a
-    program in the foreground. A test started as a background job (pytest &, nohup) has SIGINT
-    ignored, and its children would inherit that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def start_compare(tmp_path):

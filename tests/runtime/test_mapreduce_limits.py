@@ -13,6 +13,7 @@ This module is also imported by worker processes, for the map and reduce functio
 import _thread
 import glob
 import os
+import signal
 import sys
 import threading
 import time
@@ -310,6 +311,9 @@ def test_an_interrupted_run_leaves_no_run_on_the_workers(bounded, cluster):
     def interrupt():
         if when(lambda: len(peer_dirs(cluster)) == K):
             _thread.interrupt_main()
+    # Python's own SIGINT handler for the test's length: a test started as a background
+    # job (pytest &) has SIGINT ignored, and interrupt_main then does nothing
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     helper = threading.Thread(target=interrupt)
     helper.start()
     try:
@@ -318,6 +322,7 @@ def test_an_interrupted_run_leaves_no_run_on_the_workers(bounded, cluster):
                           args=[np.array([K])], timeout=30)
     finally:
         helper.join(30)
+        signal.signal(signal.SIGINT, previous)
     assert no_runs(cluster, within=20), "an interrupted run stayed on the workers"
     assert exact(cluster, seed=12)
 

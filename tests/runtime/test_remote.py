@@ -18,7 +18,7 @@ from ffcode.cli import commands as cli
 from ffcode.schemes import NAMES
 from ffcode.runtime import Cluster, ClusterError, Faults, JobFailed, keys
 
-from helpers import reap
+from helpers import default_ctrl_c, reap
 
 SCHEMES = list(NAMES)
 LOOPBACK = "tcp://127.0.0.1:*"
@@ -31,13 +31,14 @@ def double(F, X):
 
 def start_workers(endpoint, count, cwd, *extra, pythonpath=None):
     """count 'ffcode worker --connect endpoint' processes (run outside the source tree, so
-    that the installed package is imported)."""
+    that the installed package is imported), with Ctrl-C as in a foreground shell."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath,
                                                           env.get("PYTHONPATH")]))
     return [subprocess.Popen([sys.executable, "-m", "ffcode", "worker", "--connect", endpoint,
-                              *extra], cwd=cwd, env=env, stderr=subprocess.DEVNULL)
+                              *extra], cwd=cwd, env=env, stderr=subprocess.DEVNULL,
+                             preexec_fn=default_ctrl_c)
             for _ in range(count)]
 
 
