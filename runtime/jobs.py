@@ -496,7 +496,12 @@ def warn_privacy(code, assignment) -> None:
 def check_importable(code) -> None:
     """Remote workers import a code's computation by its path: not from the master's
     script."""
-    path = functions.path_of(code.function)
+    check_remote_path(functions.path_of(code.function))
+
+
+def check_remote_path(path: str) -> None:
+    """ValueError for a function path remote workers cannot import: one in the master's
+    script ("__main__:name")."""
     if path.startswith("__main__:"):
         raise ValueError(f"Remote workers cannot import {path!r} from the master's script: "
                          f"put f in a module the workers can import (on their PYTHONPATH) "

@@ -52,7 +52,6 @@ import secrets
 import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any, Callable, Optional, Sequence
 from urllib.parse import urlsplit
 
@@ -344,8 +343,8 @@ def _path(f: Callable | str, remote: bool) -> str:
     else:
         functions.load(f)
         path = f
-    if remote and path.startswith("__main__:"):
-        jobs.check_importable(SimpleNamespace(function=functions.load(path)))
+    if remote:
+        jobs.check_remote_path(path)
     return path
 
 

@@ -15,8 +15,6 @@ import glob
 import math
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 
@@ -30,6 +28,7 @@ from ffcode.mapreduce.shuffle import Bytes, Placement, Vectors, shuffle, uncoded
 from ffcode.runtime import MapReduceReport, mapreduce, run_mapreduce
 
 from helpers import alive, reap, shared_cluster
+from test_remote import LOOPBACK, start_workers
 
 cluster = shared_cluster(4)
 
@@ -616,14 +615,11 @@ def test_terasort_on_remote_workers_over_tcp(bounded, tmp_path):
     master's link in the clear on loopback, the peers' links with CURVE keys made for the
     job), on both networks: sorted exactly; the workers exit with status 0 at the close."""
     K = 3
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     procs = []
     try:
-        with ffcode.Cluster(endpoint="tcp://127.0.0.1:*", n_workers=K, start_timeout=30,
+        with ffcode.Cluster(endpoint=LOOPBACK, n_workers=K, start_timeout=30,
                             insecure=True) as c:
-            procs = [subprocess.Popen([sys.executable, "-m", "ffcode", "worker", "--connect",
-                                       c.endpoint], cwd=tmp_path, env=env,
-                                      stderr=subprocess.DEVNULL) for _ in range(K)]
+            procs = start_workers(c.endpoint, K, tmp_path)
             c.wait(timeout=30)
             for network in ("links", "turns"):
                 outputs, report, data, files = sort_job(c, K, 2, True, network=network)

@@ -7,9 +7,6 @@ at load 1 the check is refused. The liar is a test hook read from the worker's
 environment as it starts (FFCODE_TEST_SHUFFLE_LIE), out of reach of the network.
 
 This module is also imported by worker processes (test_mapreduce_verify:split_map)."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,6 +18,7 @@ from ffcode.mapreduce.shuffle import Placement
 from ffcode.runtime import run_mapreduce
 
 from helpers import reap
+from test_remote import LOOPBACK, start_workers
 
 LIE = "FFCODE_TEST_SHUFFLE_LIE"
 P = 2**31 - 1
@@ -164,16 +162,13 @@ def test_a_lying_tcp_worker_is_named_and_the_sort_is_exact(bounded, tmp_path):
     peer links), one started lying: at r = 2 coded it is named and excluded (told to
     exit), the records sorted exactly by the other two."""
     K = 3
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     procs = []
     try:
-        with ffcode.Cluster(endpoint="tcp://127.0.0.1:*", n_workers=K, start_timeout=30,
+        with ffcode.Cluster(endpoint=LOOPBACK, n_workers=K, start_timeout=30,
                             insecure=True) as c:
             for n in range(K):
-                procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "ffcode", "worker", "--connect", c.endpoint],
-                    cwd=tmp_path, env=dict(env, **({LIE: "any:send"} if n == 0 else {})),
-                    stderr=subprocess.DEVNULL))
+                procs += start_workers(c.endpoint, 1, tmp_path,
+                                       env={LIE: "any:send"} if n == 0 else None)
                 c.wait(n + 1, timeout=30)       # connected in order: the liar is place 0
             data, bounds, files = sort_files(K, 2)
             outputs, report = run_mapreduce(c, files, terasort.mapper, terasort.sort,

@@ -29,10 +29,11 @@ def double(F, X):
 '''
 
 
-def start_workers(endpoint, count, cwd, *extra, pythonpath=None):
+def start_workers(endpoint, count, cwd, *extra, pythonpath=None, env=None):
     """count 'ffcode worker --connect endpoint' processes (run outside the source tree, so
-    that the installed package is imported), with Ctrl-C as in a foreground shell."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    that the installed package is imported), with Ctrl-C as in a foreground shell;
+    ``env``: variables added to their environment."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **(env or {}))
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath,
                                                           env.get("PYTHONPATH")]))
