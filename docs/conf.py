@@ -80,11 +80,11 @@ autodoc_type_aliases = {name: name for name in ("ArrayLike", "Int", "Seed", "Sha
 nitpick_ignore = [("py:class", name) for name in autodoc_type_aliases]
 # The runtime's own bookkeeping, named in the signatures of Cluster.exclude and Plan: a
 # program never builds one, so they are not part of the API reference.
-nitpick_ignore += [("py:class", "ffcode.runtime.roster.WorkerHandle"),
-                   ("py:class", "ffcode.runtime.jobs.Layout"),
-                   ("py:class", "ffcode.runtime.task.FaultPlan"),
-                   ("py:class", "ffcode.runtime.driver.Driver"),
-                   ("py:class", "ffcode.runtime.jobrun.JobRun")]
+nitpick_ignore += [("py:class", "ffcode.runtime.master.roster.WorkerHandle"),
+                   ("py:class", "ffcode.runtime.master.jobs.Layout"),
+                   ("py:class", "ffcode.runtime.shared.task.FaultPlan"),
+                   ("py:class", "ffcode.runtime.master.driver.Driver"),
+                   ("py:class", "ffcode.runtime.master.jobrun.JobRun")]
 
 # Sphinx renders an alias nested in a generic (Sequence[ArrayLike]) by the repr of its
 # placeholder, "TypeAliasForwardRef('ArrayLike')"; its name is what a reader should see.

@@ -3,6 +3,11 @@
 It drives the core (field, codes, decoder) and is never imported by it; ``ffcode.Cluster``
 and ``ffcode.Faults`` re-export it lazily. The names below load on first use too, so that a
 worker process imports only the modules it runs.
+
+Three sub-packages, each importing only downward: ``master`` (the cluster a user holds and
+what serves it), ``worker`` (a worker process, a relay, MapReduce's phases on a worker) and
+``shared`` (the wire, tasks, transport, faults and reports both sides use); ``entry`` joins
+the two sides where a worker or a relay process starts.
 """
 import importlib
 from typing import TYPE_CHECKING
@@ -11,32 +16,33 @@ from ffcode.errors import (ClusterBusy, ClusterError, JobFailed, JobTimeout, Pro
                            VerificationError, WorkerError)
 
 if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see it
-    from ffcode.runtime.cluster import Cluster
-    from ffcode.runtime.driver import JobFuture
-    from ffcode.runtime.faults import Faults
-    from ffcode.runtime.jobs import Options, Plan
-    from ffcode.runtime.keys import authorise as authorise_key
-    from ffcode.runtime.mapreduce import MapReduceReport
-    from ffcode.runtime.mapreduce import run as run_mapreduce
-    from ffcode.runtime.keys import generate as generate_keys
-    from ffcode.runtime.keys import pair as key_pair
-    from ffcode.runtime.report import SCHEMA, Report, WorkerTimeline, utc_now
-    from ffcode.runtime.transport import reachable
-    from ffcode.runtime.wire import MAX_META_BYTES
-    from ffcode.runtime.relay import run as run_relay
-    from ffcode.runtime.worker import run as run_worker
+    from ffcode.runtime.master.cluster import Cluster
+    from ffcode.runtime.master.driver import JobFuture
+    from ffcode.runtime.shared.faults import Faults
+    from ffcode.runtime.master.jobs import Options, Plan
+    from ffcode.runtime.shared.keys import authorise as authorise_key
+    from ffcode.runtime.master.mapreduce import MapReduceReport
+    from ffcode.runtime.master.mapreduce import run as run_mapreduce
+    from ffcode.runtime.shared.keys import generate as generate_keys
+    from ffcode.runtime.shared.keys import pair as key_pair
+    from ffcode.runtime.shared.report import SCHEMA, Report, WorkerTimeline, utc_now
+    from ffcode.runtime.shared.transport import reachable
+    from ffcode.runtime.shared.wire import MAX_META_BYTES
+    from ffcode.runtime.entry import relay as run_relay
+    from ffcode.runtime.entry import worker as run_worker
 
 # name -> its module, or "module:attribute" where the module's own name says less
-_WHERE = {"Cluster": "cluster", "JobFuture": "driver", "Faults": "faults", "Options": "jobs", "Plan": "jobs", "Report": "report",
-          "WorkerTimeline": "report",
+_WHERE = {"Cluster": "master.cluster", "JobFuture": "master.driver", "Faults": "shared.faults",
+          "Options": "master.jobs", "Plan": "master.jobs", "Report": "shared.report",
+          "WorkerTimeline": "shared.report",
           # for the command line: reports, key files and the worker process
-          "SCHEMA": "report", "utc_now": "report", "MAX_META_BYTES": "wire",
-          "generate_keys": "keys:generate", "key_pair": "keys:pair",
-          "authorise_key": "keys:authorise", "run_worker": "worker:run",
-          "run_relay": "relay:run",
+          "SCHEMA": "shared.report", "utc_now": "shared.report",
+          "MAX_META_BYTES": "shared.wire", "generate_keys": "shared.keys:generate",
+          "key_pair": "shared.keys:pair", "authorise_key": "shared.keys:authorise",
+          "run_worker": "entry:worker", "run_relay": "entry:relay",
           # coded MapReduce: a job's phases on a cluster's workers, and what they did
-          "run_mapreduce": "mapreduce:run", "MapReduceReport": "mapreduce",
-          "reachable": "transport"}
+          "run_mapreduce": "master.mapreduce:run", "MapReduceReport": "master.mapreduce",
+          "reachable": "shared.transport"}
 __all__ = sorted([*_WHERE, "ClusterBusy", "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])
 

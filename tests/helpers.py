@@ -289,8 +289,8 @@ def joined_dealer(endpoint, host):
     claims slot 99 (which a remote master ignores) and this host name."""
     import zmq
 
-    from ffcode.runtime import wire
-    from ffcode.runtime.wire import Header, Kind
+    from ffcode.runtime.shared import wire
+    from ffcode.runtime.shared.wire import Header, Kind
 
     context = zmq.Context()
     dealer = context.socket(zmq.DEALER)

@@ -4,7 +4,8 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FOLDERS = ["ext", "runtime"]        # beside ffcode/ and every package under it
+FOLDERS = ["ext", "runtime", "runtime/master", "runtime/worker", "runtime/shared"]
+# beside ffcode/ and every package under it
 
 
 def table() -> dict:

@@ -9,8 +9,8 @@ import pytest
 
 import ffcode
 
-RUNTIME = {"Cluster": "cluster", "Faults": "faults", "JobFuture": "driver",
-           "Report": "report"}
+RUNTIME = {"Cluster": "master.cluster", "Faults": "shared.faults", "JobFuture": "master.driver",
+           "Report": "shared.report"}
 CORE = {"Code": "codes", "Encoding": "codes", "ProductCode": "codes",
         "EntangledPolynomialCode": "codes", "GASP": "codes", "HierarchicalCode": "codes",
         "DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoding.decoder",
@@ -111,4 +111,4 @@ def test_import_stays_lazy(bounded):
            "          or m.startswith('ffcode.runtime')]\n"
            "assert not loaded, loaded\n"
            "from ffcode import Report\n"
-           "assert 'ffcode.runtime.report' in sys.modules\n")
+           "assert 'ffcode.runtime.shared.report' in sys.modules\n")

@@ -12,7 +12,7 @@ import ffcode
 from ffcode import (GASP, LCC, MDS, Decoder, EntangledPolynomialCode, MatDot, PieceShare,
                     PolynomialCode, ProductCode, _blas, allocation)
 from ffcode.codes import base
-from ffcode.runtime.jobs import Layout, Options, Plan
+from ffcode.runtime.master.jobs import Layout, Options, Plan
 from ffcode.schemes import Scheme
 
 from helpers import as_objects, assert_field_array, prime_id, rand, row_pieces

@@ -9,7 +9,7 @@ import pytest
 
 import ffcode
 from ffcode import LCC, MDS, Decoder, Packet, PolynomialCode, functions, piece_packets
-from ffcode.runtime import wire
+from ffcode.runtime.shared import wire
 
 from codecases import Case, times_W
 from helpers import assert_field_array, obj_matmul, prime_id, rand

@@ -18,7 +18,7 @@ cluster = shared_cluster(3)
 # function by its path (ffcode.functions.load), as the worker's operation() does.
 WORKER = """
 import sys
-import ffcode.runtime.worker
+import ffcode.runtime.worker.process
 from ffcode.functions import load
 for path in sys.argv[1:]:
     load(path)

@@ -13,9 +13,10 @@ import pytest
 import zmq
 
 from ffcode import GF, MDS
-from ffcode.runtime import Cluster, ClusterError, wire
-from ffcode.runtime.pool import LocalPool
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime import Cluster, ClusterError
+from ffcode.runtime.shared import wire
+from ffcode.runtime.master.pool import LocalPool
+from ffcode.runtime.shared.wire import Header, Kind
 
 
 def _hello(endpoint, context=None, **claims):
@@ -42,7 +43,7 @@ def _rss(pid="self") -> int:
 
 
 def test_credentials_parse_libzmq_ipc_addresses():
-    from ffcode.runtime.gate import credentials
+    from ffcode.runtime.shared.gate import credentials
     assert credentials("localhost:1000:1000:4242") == (1000, 4242)
     assert credentials("localhost:501:20:") == (501, None)     # BSD, macOS: no pid
     assert credentials("127.0.0.1") == (None, None)
@@ -52,7 +53,7 @@ def test_credentials_parse_libzmq_ipc_addresses():
 def test_pool_admits_a_pid_once_and_only_on_the_kernels_word():
     """A HELLO's claimed pid chooses nothing: the pool looks at the connection's pid, and a
     process it admitted already cannot take a second slot."""
-    from ffcode.runtime.gate import Peer
+    from ffcode.runtime.shared.gate import Peer
     pool = LocalPool.__new__(LocalPool)         # the admission rule alone, no fork server
     pool.requested, pool.members = {1, 2}, set()
     pool.owns = lambda pid: pid in (100, 101)

@@ -114,7 +114,7 @@ def test_remote_worker_count_is_bounded():
 
 ORPHAN = textwrap.dedent("""
     import os, sys, tempfile
-    from ffcode.runtime.pool import LocalPool
+    from ffcode.runtime.master.pool import LocalPool
     pool = LocalPool("ipc://" + tempfile.mkdtemp() + "/none", tempfile.mkdtemp())
     for slot in range(300):             # requests still in the pipe when the master dies
         pool.server.stdin.write(f"{slot}\\n".encode())

@@ -8,9 +8,9 @@ import pytest
 import ffcode
 from ffcode import GASP, GF, LCC, MDS, EntangledPolynomialCode, MatDot, PolynomialCode
 from ffcode.runtime import Cluster, Faults
-from ffcode.runtime.forwarding import Forwarding
-from ffcode.runtime.jobs import Options, Plan, forwarded
-from ffcode.runtime.worker import split_shares
+from ffcode.runtime.master.forwarding import Forwarding
+from ffcode.runtime.master.jobs import Options, Plan, forwarded
+from ffcode.runtime.worker.process import split_shares
 
 from helpers import shared_cluster
 

@@ -17,9 +17,9 @@ import ffcode
 from ffcode import GF, LCC, MDS, Faults, Packet, piece_packets
 from ffcode.decoding import collectors as collect
 from ffcode.decoding.robust import RobustDecoder
-from ffcode.runtime import wire
+from ffcode.runtime.shared import wire
 from ffcode.errors import JobFailed, JobTimeout, WorkerError
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared.wire import Header, Kind
 
 from helpers import joined_dealer, reap
 

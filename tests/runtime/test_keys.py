@@ -7,7 +7,7 @@ import pytest
 import zmq
 import zmq.auth
 
-from ffcode.runtime import keys
+from ffcode.runtime.shared import keys
 
 
 def mode(path) -> int:

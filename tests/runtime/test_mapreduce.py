@@ -25,7 +25,8 @@ import ffcode
 from ffcode.errors import ClusterError, JobFailed, WorkerError
 from ffcode.mapreduce import terasort
 from ffcode.mapreduce.shuffle import Bytes, Placement, Vectors, shuffle, uncoded_transfers
-from ffcode.runtime import MapReduceReport, mapreduce, run_mapreduce
+from ffcode.runtime import MapReduceReport, run_mapreduce
+from ffcode.runtime.master import mapreduce
 
 from helpers import alive, reap, shared_cluster
 from test_remote import LOOPBACK, start_workers

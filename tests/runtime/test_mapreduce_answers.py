@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ffcode.pieces import Packet
-from ffcode.runtime.mapreduce import MAX_OUTPUT, Answers
-from ffcode.runtime.shuffler import CHUNK
+from ffcode.runtime.master.mapreduce import MAX_OUTPUT, Answers
+from ffcode.runtime.shared.phases import CHUNK
 
 
 def packet(worker, index, payload):

@@ -13,11 +13,12 @@ import pytest
 
 import ffcode
 from ffcode import MDS
-from ffcode.runtime import Cluster, Faults, wire
-from ffcode.runtime.gate import Peer
-from ffcode.runtime.roster import Roster
-from ffcode.runtime.transport import Message
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime import Cluster, Faults
+from ffcode.runtime.shared import wire
+from ffcode.runtime.shared.gate import Peer
+from ffcode.runtime.master.roster import Roster
+from ffcode.runtime.shared.transport import Message
+from ffcode.runtime.shared.wire import Header, Kind
 
 from helpers import alive, reap
 from test_remote import LOOPBACK, exits, start_workers

@@ -13,8 +13,9 @@ import zmq
 import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode
 from ffcode.cli import commands as cli
-from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
-from ffcode.runtime.roster import WATCH_EVERY
+from ffcode.runtime import Cluster, ClusterError, Faults
+from ffcode.runtime.master import ray_pool
+from ffcode.runtime.master.roster import WATCH_EVERY
 
 from helpers import local_ray
 
@@ -167,8 +168,8 @@ def handshake(endpoint, curve):
         dealer.curve_publickey, dealer.curve_secretkey, dealer.curve_serverkey = curve
     monitor = dealer.get_monitor_socket()
     dealer.connect(endpoint)
-    dealer.send_multipart([ffcode.runtime.wire.Header(
-        ffcode.runtime.wire.Kind.HELLO, 0, 0).pack(), b'{"arrays": [], "slot": 0}'])
+    dealer.send_multipart([ffcode.runtime.shared.wire.Header(
+        ffcode.runtime.shared.wire.Kind.HELLO, 0, 0).pack(), b'{"arrays": [], "slot": 0}'])
     seen, deadline = "nothing", time.monotonic() + 3
     from zmq.utils.monitor import recv_monitor_message
     while time.monotonic() < deadline and seen == "nothing":

@@ -11,7 +11,8 @@ import pytest
 
 import ffcode
 from ffcode import MDS
-from ffcode.runtime import Cluster, ClusterError, Faults, ray_pool
+from ffcode.runtime import Cluster, ClusterError, Faults
+from ffcode.runtime.master import ray_pool
 
 import ray  # noqa: E402  (the test extra installs it)
 

@@ -242,8 +242,8 @@ def test_bad_groups_are_refused_before_anything_starts(groups, error):
 
 
 def test_a_relay_refuses_a_task_without_an_inner_code_and_a_worker_one_with():
-    from ffcode.runtime.task import Task
-    from ffcode.runtime.worker import own_operation
+    from ffcode.runtime.shared.task import Task
+    from ffcode.runtime.worker.process import own_operation
 
     class Job:
         task = Task(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1,

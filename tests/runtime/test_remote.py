@@ -16,7 +16,8 @@ import ffcode
 from ffcode import LCC, MDS, MatDot, PolynomialCode
 from ffcode.cli import commands as cli
 from ffcode.schemes import NAMES
-from ffcode.runtime import Cluster, ClusterError, Faults, JobFailed, keys
+from ffcode.runtime import Cluster, ClusterError, Faults, JobFailed
+from ffcode.runtime.shared import keys
 
 from helpers import default_ctrl_c, reap
 

@@ -8,8 +8,8 @@ import pytest
 
 import ffcode
 from ffcode.runtime import Report, WorkerTimeline
-from ffcode.runtime import report as report_module
-from ffcode.runtime.report import read_group
+from ffcode.runtime.shared import report as report_module
+from ffcode.runtime.shared.report import read_group
 
 KEYS = ["schema", "ffcode", "date", "settings", "scheme", "code", "n_workers", "pieces",
         "needed", "job", "cancelled", "rank", "encode", "compute", "decode", "total", "verify",

@@ -10,9 +10,9 @@ import pytest
 import ffcode
 from ffcode import LCC, MDS, PolynomialCode
 from ffcode.runtime import Cluster, ClusterError, Faults
-from ffcode.runtime.wire import Header, Kind
-from ffcode.runtime.task import Task
-from ffcode.runtime.worker import Job, compute
+from ffcode.runtime.shared.wire import Header, Kind
+from ffcode.runtime.shared.task import Task
+from ffcode.runtime.worker.process import Job, compute
 
 from helpers import reap, shared_cluster
 from test_remote import LOOPBACK, start_workers

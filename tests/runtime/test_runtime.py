@@ -21,9 +21,9 @@ import zmq
 
 import ffcode
 from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode
-from ffcode.runtime import wire
+from ffcode.runtime.shared import wire
 from ffcode.errors import ClusterError, JobFailed, JobTimeout, WorkerError
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared.wire import Header, Kind
 
 from helpers import alive, joined_dealer, reap, shared_cluster
 

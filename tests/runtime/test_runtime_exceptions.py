@@ -9,7 +9,7 @@ import pytest
 
 import ffcode
 from ffcode import GF, LCC, MDS, Faults, MatDot, PolynomialCode
-from ffcode.runtime import keys
+from ffcode.runtime.shared import keys
 from ffcode.errors import ClusterError, JobFailed
 
 from helpers import shared_cluster

@@ -18,8 +18,9 @@ import zmq
 
 import ffcode
 from ffcode import GF, LCC, MDS
-from ffcode.runtime import Cluster, keys, wire
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime import Cluster
+from ffcode.runtime.shared import keys, wire
+from ffcode.runtime.shared.wire import Header, Kind
 
 from helpers import reap
 

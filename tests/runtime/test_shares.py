@@ -128,7 +128,7 @@ def test_wrong_worker_with_several_shares_named_once(bounded, scheme):
 
 def test_shares_corrected_count_the_largest_holders():
     """A wrong workers are wrong on the shares of the A workers holding the most."""
-    from ffcode.runtime.jobs import Options, Plan
+    from ffcode.runtime.master.jobs import Options, Plan
     options = Options(scheme="compfs", pieces=2, seed=0, adversaries=1)
     plan = Plan(MDS(F, 2, 9), (A, X), options, allocation.dealt([3, 3, 3]))
     assert plan.wrong_shares == 3 and plan.needed == 2 * (2 + 2 * 3)
@@ -242,7 +242,7 @@ def test_private_code_with_several_shares_warns(bounded, cluster, caplog, monkey
     for t, level in ((1, logging.WARNING), (2, logging.INFO)):
         code = LCC(F, 1, t, "ffcode.functions:square", 2, 2 * P)
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="ffcode.runtime.jobs"):
+        with caplog.at_level(logging.INFO, logger="ffcode.runtime.master.jobs"):
             output, _ = cluster.run(code, blocks, scheme="cfs")
         assert all(np.array_equal(o, F.mul(b, b)) for o, b in zip(output, blocks))
         said = [r for r in caplog.records if "keeps the data from any" in r.getMessage()]

@@ -8,8 +8,8 @@ import pytest
 
 from ffcode import GF, MDS, Faults, PolynomialCode
 from ffcode.errors import ProtocolError
-from ffcode.runtime.jobs import Options, Plan
-from ffcode.runtime.task import FaultPlan, Load, Task, Unload, packet_index, share_piece
+from ffcode.runtime.master.jobs import Options, Plan
+from ffcode.runtime.shared.task import FaultPlan, Load, Task, Unload, packet_index, share_piece
 from ffcode.schemes import Scheme
 
 F = GF(65521)

@@ -6,9 +6,9 @@ import time
 import pytest
 import zmq
 
-from ffcode.runtime import keys
-from ffcode.runtime.transport import HANDSHAKE_REFUSED, Transport, dial
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared import keys
+from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, Transport, dial
+from ffcode.runtime.shared.wire import Header, Kind
 
 
 def handshake(monitor, seconds=10.0) -> int:

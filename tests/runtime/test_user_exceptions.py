@@ -16,10 +16,12 @@ import pytest
 import ffcode
 from ffcode import GF, LCC
 from ffcode.errors import WorkerError
-from ffcode.runtime import Cluster, mapreduce, wire
-from ffcode.runtime.jobs import Options, Plan
-from ffcode.runtime.wire import Header, Kind
-from ffcode.runtime.worker import Job, Worker
+from ffcode.runtime import Cluster
+from ffcode.runtime.master import mapreduce
+from ffcode.runtime.shared import wire
+from ffcode.runtime.master.jobs import Options, Plan
+from ffcode.runtime.shared.wire import Header, Kind
+from ffcode.runtime.worker.process import Job, Worker
 
 from helpers import alive, reap, shared_cluster
 import user_raises
@@ -120,7 +122,7 @@ def test_a_job_in_the_main_thread_fails_alone_but_a_real_interrupt_ends_it(bound
 
 DIES = """
 import sys
-from ffcode.runtime import worker
+from ffcode.runtime.worker import process as worker
 
 def broken(self, job, out):
     raise RuntimeError("a bug in the compute thread")

@@ -1,5 +1,5 @@
-"""Unit tests of the runtime's wire format (ffcode.runtime.wire) and of its fault plans and
-link pacing (ffcode.runtime.faults), without processes or sockets."""
+"""Unit tests of the runtime's wire format (ffcode.runtime.shared.wire) and of its fault plans and
+link pacing (ffcode.runtime.shared.faults), without processes or sockets."""
 import dataclasses
 import json
 import struct
@@ -9,10 +9,10 @@ import pytest
 import zmq
 
 import ffcode
-from ffcode.runtime import wire
+from ffcode.runtime.shared import wire
 from ffcode.errors import ClusterError, ProtocolError
-from ffcode.runtime.faults import Faults, Link
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared.faults import Faults, Link
+from ffcode.runtime.shared.wire import Header, Kind
 
 # The documented wire layout: magic, version, kind, session, epoch, worker, index, rows,
 # sent, compute, itemsize, ndim, shape (4 dims), little-endian, no padding.

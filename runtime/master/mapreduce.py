@@ -63,11 +63,11 @@ from ffcode.errors import ClusterError, JobFailed, VerificationError
 from ffcode.field import GF
 from ffcode.mapreduce import verify
 from ffcode.mapreduce.shuffle import Placement, Recovery
-from ffcode.runtime.faults import Faults
-from ffcode.runtime import jobs
-from ffcode.runtime.shuffler import (CHUNK, NETWORKS, chunk_of, delay_of, memory_of,
-                                     prime_of)
-from ffcode.runtime.task import Planned, Task
+from ffcode.runtime.shared.faults import Faults
+from ffcode.runtime.master import jobs
+from ffcode.runtime.shared.phases import (CHUNK, NETWORKS, chunk_of, delay_of, memory_of,
+                                          prime_of)
+from ffcode.runtime.shared.task import Planned, Task
 from ffcode.schemes import Scheme
 
 PHASES = ("map", "encode", "shuffle", "decode", "reduce")
@@ -301,7 +301,7 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     suspects it cannot tell apart fail the job (VerificationError). "auto" (the
     default) checks at load r >= 2; at load 1 nothing can check a peer's values, and
     verify=True is refused. The report says what was checked and whom it excluded."""
-    from ffcode.runtime.cluster import Cluster
+    from ffcode.runtime.master.cluster import Cluster
     if not isinstance(cluster, Cluster):
         raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster, not "
                         f"{type(cluster).__name__}.")

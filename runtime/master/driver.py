@@ -33,9 +33,9 @@ from typing import Any, Callable, Optional
 
 from ffcode.codes.base import Output
 from ffcode.errors import ClusterError
-from ffcode.runtime.jobrun import DRAINING, JobRun, RUNNING, settle
-from ffcode.runtime.report import Report
-from ffcode.runtime.roster import WATCH_EVERY, Roster
+from ffcode.runtime.master.jobrun import DRAINING, JobRun, RUNNING, settle
+from ffcode.runtime.shared.report import Report
+from ffcode.runtime.master.roster import WATCH_EVERY, Roster
 
 Outcome = tuple[Output, Report]     # a job's: its output (LCC's: a list of arrays), its report
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ffcode.runtime.jobs import Layout, Options
+from ffcode.runtime.master.jobs import Layout, Options
 from ffcode.schemes import Scheme
 
 

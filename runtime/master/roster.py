@@ -25,13 +25,13 @@ from typing import Iterator, Optional
 
 from ffcode import checks
 from ffcode.errors import ProtocolError
-from ffcode.runtime import wire
-from ffcode.runtime.engines import Engine
-from ffcode.runtime.gate import Peer
-from ffcode.runtime.resident import Resident
-from ffcode.runtime.task import Load, Unload
-from ffcode.runtime.transport import Transport
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared import wire
+from ffcode.runtime.master.engines import Engine
+from ffcode.runtime.shared.gate import Peer
+from ffcode.runtime.master.resident import Resident
+from ffcode.runtime.shared.task import Load, Unload
+from ffcode.runtime.shared.transport import Transport
+from ffcode.runtime.shared.wire import Header, Kind
 
 WATCH_EVERY = 0.05          # seconds between checks of the workers' processes and silence
 

@@ -24,9 +24,10 @@ from typing import Any, Optional, Protocol, Sequence
 
 from ffcode import checks
 from ffcode.errors import ClusterError
-from ffcode.runtime import pool
-from ffcode.runtime.gate import Peer
-from ffcode.runtime.transport import Transport, check_endpoint, reachable
+from ffcode.runtime.master import pool
+from ffcode.runtime.shared import local
+from ffcode.runtime.shared.gate import Peer
+from ffcode.runtime.shared.transport import Transport, check_endpoint, reachable
 
 NAMES = ("local", "ray")
 
@@ -79,7 +80,7 @@ def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: i
     if engine == "local" and endpoint is not None:
         transport.bind(endpoint)
         return None
-    from ffcode.runtime import ray_pool
+    from ffcode.runtime.master import ray_pool
     ray = ray_pool.RayPool(address, size, timeout, groups)
     try:
         bound = transport.bind(endpoint or f"tcp://{ray.host}:*")     # its first bind
@@ -97,7 +98,7 @@ def start(engine: str, transport: Transport, endpoint: Optional[str], *, size: i
 def check_settings(endpoint, engine, address, key, clients, insecure) -> None:
     """The cluster's arguments that must agree with one another, and a place where a
     cluster may start."""
-    if os.environ.get(pool.IN_POOL):
+    if os.environ.get(local.IN_POOL):
         raise ClusterError("A Cluster cannot start inside ffcode's worker processes: "
                            "they run your script to find the functions defined in it, "
                            "so guard the script's work with 'if __name__ == "

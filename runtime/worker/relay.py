@@ -1,6 +1,7 @@
 """A relay: the process between a group of workers and the master
-(``Cluster(n_workers, groups=...)``). To its group it is a master: at start it opens a
-local Cluster of the group's workers (processes of its own, gone with it). To the master
+(``Cluster(n_workers, groups=...)``). To its group it is a master: its ``GroupRunner`` (the
+runtime's entry point gives it a local Cluster of the group's workers, processes of its own,
+gone with it) runs the group's jobs. To the master
 it is one worker, paced, faulted and stopped as any worker is; a stop from the master
 cancels its group's job, and its acknowledgement tells what the group did.
 
@@ -13,50 +14,52 @@ them have answered. The inner code and the group's injected faults come as plain
 
 With an ordinary code it holds its group's shares, already encoded: its group computes
 them as the workers of a flat cluster would, and it forwards their packets as they come,
-only those that add rank (runtime/forwarding.py).
-
-What a relay's task carries, as the master plans a job on three groups of four:
-
->>> from ffcode import GF, MDS, HierarchicalCode
->>> from ffcode.runtime.jobs import through_relays
->>> F = GF(65521)
->>> outer, carried = through_relays(HierarchicalCode(MDS(F, 2, 3), MDS(F, 3, 4)), (4, 4, 4))
->>> outer.recovery_threshold, len(carried), carried[0]["code"]["points"], carried[0]["faults"]
-(2, 3, [1, 2, 3, 4], None)
+only those that add rank (runtime/master/forwarding.py).
 """
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import queue
 import threading
-from typing import NoReturn
+from concurrent.futures import Future
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ffcode import checks
 from ffcode.codes.product import ProductCode
 from ffcode.errors import ClusterError, JobFailed, JobTimeout, WorkerError
 from ffcode.field import GF
-from ffcode.runtime import pool, wire
-from ffcode.runtime.cluster import Cluster
-from ffcode.runtime.faults import Faults
-from ffcode.runtime.forwarding import Forwarding
-from ffcode.runtime import worker
-from ffcode.runtime.task import packet_index
-from ffcode.runtime.wire import Kind
-from ffcode.runtime.worker import Stopped, Unable, Worker, paused, tamper
+from ffcode.runtime.shared import wire
+from ffcode.runtime.shared.faults import Faults
+from ffcode.runtime.shared.task import packet_index
+from ffcode.runtime.shared.wire import Kind
+from ffcode.runtime.worker.process import Stopped, Unable, Worker, paused, tamper
 
-GROUP_SCHEME = "compfs"     # the inner code at full speed
-GROUP_TIMEOUT = 600.0       # seconds a group's job may take (the master's job has its own)
 LOOK_EVERY = 0.02           # seconds between looks at a stop while the group works
-MAX_GROUP = 1024            # workers a relay starts at most (as a Cluster does)
+
+
+class GroupRunner(Protocol):
+    """What a relay needs of its group (ffcode.runtime.master.group.Group): its size, a piece
+    of a hierarchical code's work run as a job of the inner code, a forwarding task's shares
+    dealt to it, each returning a future of the group's job (a JobFuture: ``report``,
+    ``cancel``), and closing it."""
+
+    @property
+    def n_workers(self) -> int: ...
+
+    def run(self, code: Any, operands: Sequence[Any], *, faults: Faults | None,
+            priority: int) -> Future: ...
+
+    def forward(self, task: Any, split: tuple, arrived: Callable[[Any], None], *,
+                priority: int) -> Future: ...
+
+    def close(self) -> None: ...
 
 
 class Relay(Worker):
-    """A worker whose work its group does: ``group`` is the Cluster of its workers."""
+    """A worker whose work its group does: ``group`` runs its group's jobs."""
 
-    def __init__(self, *arguments, group: Cluster, **options) -> None:
+    def __init__(self, *arguments, group: GroupRunner, **options) -> None:
         self.group = group
         self.noting = threading.Lock()      # a group job's brief is noted once
         super().__init__(*arguments, **options)
@@ -91,9 +94,8 @@ class Relay(Worker):
         job.group = []
 
         def op(*operands):
-            future = job.in_group = self.group.submit(
-                code, *operands, scheme=GROUP_SCHEME, faults=faults, timeout=GROUP_TIMEOUT,
-                priority=job.priority)
+            future = job.in_group = self.group.run(code, operands, faults=faults,
+                                                   priority=job.priority)
             while True:
                 try:
                     return F.elements(self.settled(job, future, LOOK_EVERY),
@@ -139,15 +141,13 @@ class Relay(Worker):
         or crash or hang it at a packet count."""
         task = job.task
         arrived: queue.SimpleQueue = queue.SimpleQueue()
-        forwarding = Forwarding(task, (job.shares, job.args), self.group.n_workers,
-                                arrived.put)
-        F, m = forwarding.F, task.pieces
+        F, m = GF(task.p), task.pieces
         delays, corrupt = job.faults.delays, job.faults.corrupt
         per = len(delays) // (task.shares * m)     # pieces of work per packet
         rng = np.random.default_rng() if corrupt else None
         job.group = []
-        future = job.in_group = self.group.submit(forwarding, timeout=GROUP_TIMEOUT,
-                                                  priority=job.priority)
+        future = job.in_group = self.group.forward(task, (job.shares, job.args), arrived.put,
+                                                   priority=job.priority)
         try:
             while True:
                 done = future.done()        # first: all it forwarded is queued by then
@@ -188,18 +188,8 @@ class Relay(Worker):
         self.group.close()
 
 
-def with_group(size: int):
-    """A maker of relays (Worker's arguments) with a group of ``size`` local workers,
-    started and connected first."""
-    size = checks.integer(size, "size", low=1, high=MAX_GROUP)
-    os.environ.pop(pool.IN_POOL, None)     # this process starts its group's pool
-    group = Cluster(size)
-    try:
-        group.wait()                    # ready when its group is: then it says hello
-    except BaseException:
-        group.close()
-        raise
-
+def maker(group: GroupRunner) -> Callable[..., Relay]:
+    """A maker of relays (Worker's arguments) whose work ``group`` does, closed with them."""
     def make(*arguments, **options) -> Relay:
         try:
             return Relay(*arguments, group=group, **options)
@@ -207,11 +197,3 @@ def with_group(size: int):
             group.close()
             raise
     return make
-
-
-def run(endpoint: str, *, size: int, **options) -> NoReturn:
-    """Start a group of ``size`` local workers and, once they are connected, serve the
-    master at endpoint as their relay; then exit the process. The other arguments are
-    ffcode.runtime.worker.run's (CURVE keys, timeout, buffer): ``ffcode worker --connect
-    ENDPOINT --group SIZE`` starts one by hand."""
-    worker.run(endpoint, make=with_group(size), **options)

@@ -28,6 +28,7 @@ False
 from __future__ import annotations
 
 import hmac
+import importlib
 import logging
 import os
 import secrets
@@ -39,6 +40,7 @@ from typing import Any, Sequence
 import zmq
 
 from ffcode.errors import ClusterError, NoMaster
+from ffcode.runtime.master.pool import ENTRY
 
 INSTALL = "pip install 'ffcode[ray]'"
 
@@ -53,7 +55,7 @@ def require():
 
 
 class RayWorker:
-    """One ffcode worker loop inside a Ray actor (see ffcode.runtime.worker)."""
+    """One ffcode worker loop inside a Ray actor (see ffcode.runtime.worker.process)."""
 
     def __init__(self):
         self.public, self.secret = zmq.curve_keypair()
@@ -67,17 +69,13 @@ class RayWorker:
         does not answer within timeout seconds (2). server_public: the master's key for
         CURVE (None: plaintext, over ipc or when insecure). group: serve as a relay of
         that many local worker processes on this node (runtime/relay.py)."""
-        from ffcode.runtime import worker
-
-        worker.log_to_stderr(level)
+        entry = importlib.import_module(ENTRY)
+        entry.process.log_to_stderr(level)
         sys.setswitchinterval(5e-4)     # the serving thread answers a stop at once
-        worker.renice(to=0)             # Ray runs workers at nice 15: answer at the usual
+        entry.process.renice(to=0)      # Ray runs workers at nice 15: answer at the usual
                                         # priority where allowed (zmq's threads inherit it)
         curve = None if server_public is None else (self.public, self.secret, server_public)
-        make = worker.Worker
-        if group:
-            from ffcode.runtime import relay
-            make = relay.with_group(group)
+        make = entry.maker(group)
         process = make(endpoint, slot, curve, connect_timeout=timeout, token=token)
         try:
             return process.serve()

@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 import zmq
 
 from ffcode.errors import ClusterError, ProtocolError
-from ffcode.runtime import keys, wire
-from ffcode.runtime.gate import Gate, Peer, peer
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared import keys, wire
+from ffcode.runtime.shared.gate import Gate, Peer, peer
+from ffcode.runtime.shared.wire import Header, Kind
 
 CURVE_IO_THREADS = 2        # decryption is per connection: spread it over two threads
 RCVHWM = 8                  # packets queued per worker inside zmq at the master

@@ -12,88 +12,27 @@ Functions defined in the user's script (``__main__``) reach the workers as multi
 spawn start method brings them: a worker that needs one runs the script once under the name
 ``__mp_main__``, so that its ``if __name__ == "__main__":`` block stays off.
 
-A master's private directory, named after its pid, for its owner only:
-
->>> import shutil
->>> path = private_dir()
->>> os.path.basename(path).startswith(f"ffcode-{os.getpid()}-")
-True
->>> oct(stat.S_IMODE(os.stat(path).st_mode))
-'0o700'
->>> shutil.rmtree(path)
+The fork server starts a worker or a relay through the runtime's entry points
+(``ENTRY``), by name: the master's side never imports the workers'.
 """
+import importlib
 import json
 import logging
-import multiprocessing.spawn
 import os
-import re
 import shutil
 import signal
-import stat
 import subprocess
 import sys
-import tempfile
 import time
 from typing import IO, cast
 
 from ffcode.errors import ClusterError
+from ffcode.runtime.shared.local import IN_POOL, MAIN, main_module
 
 _BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ['FFCODE_SYS_PATH']); "
-         "from ffcode.runtime.pool import serve; serve(sys.argv[1], sys.argv[2], int(sys.argv[3]))")
-IN_POOL = "FFCODE_POOL"             # set in the pool's processes: no Cluster starts there
-_MAIN = "FFCODE_MAIN"               # how the master's __main__ is found again
+         "from ffcode.runtime.master.pool import serve; serve(sys.argv[1], sys.argv[2], int(sys.argv[3]))")
 _LOG_LEVEL = "FFCODE_LOG_LEVEL"     # the master's level for ffcode's loggers
-_PRIVATE = re.compile(r"ffcode-(\d+)-\w+")
-
-
-def private_dir() -> str:
-    """A fresh directory (mode 0700) for a master's ipc socket, named after the master's pid.
-    Directories that dead masters left behind (when master and fork server were killed
-    together) are removed first: only real directories of this user whose master is gone."""
-    root = tempfile.gettempdir()
-    for name in os.listdir(root):
-        match = _PRIVATE.fullmatch(name)
-        if not match:
-            continue
-        path = os.path.join(root, name)
-        try:
-            info = os.lstat(path)           # a symlink is not a directory here
-        except OSError:
-            continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and \
-                not _alive(int(match.group(1))):
-            shutil.rmtree(path, ignore_errors=True)
-    return tempfile.mkdtemp(prefix=f"ffcode-{os.getpid()}-")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:             # another user's process
-        return True
-    return True
-
-
-def _main_module() -> dict:
-    """What multiprocessing's spawn needs to run the master's main module again (its path,
-    or its module name under ``python -m``); empty in an interactive session."""
-    data = multiprocessing.spawn.get_preparation_data("ffcode")
-    return {key: data[key] for key in ("init_main_from_name", "init_main_from_path")
-            if key in data}
-
-
-_main_imported = False
-
-
-def import_main():
-    """Run the master's main module in this worker process (once), so that functions
-    defined in the user's script import as "__main__:name"."""
-    global _main_imported
-    if not _main_imported:
-        _main_imported = True
-        multiprocessing.spawn.prepare(json.loads(os.environ.get(_MAIN, "{}")))
+ENTRY = "ffcode.runtime.entry"      # where a worker process and a relay start
 
 
 class LocalPool:
@@ -103,7 +42,7 @@ class LocalPool:
     def __init__(self, endpoint, directory, groups=()):
         self.groups = tuple(groups)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1", **{IN_POOL: "1", _MAIN: json.dumps(_main_module()),
+                   MKL_NUM_THREADS="1", **{IN_POOL: "1", MAIN: json.dumps(main_module()),
                                            _LOG_LEVEL: str(_level())},
                    FFCODE_SYS_PATH=json.dumps([os.path.abspath(p) for p in sys.path]))
         self.server = subprocess.Popen([sys.executable, "-c", _BOOT, endpoint, directory,
@@ -155,7 +94,7 @@ class LocalPool:
         if self.server.poll() is not None:
             raise ClusterError(f"The local worker pool exited with code "
                                f"{self.server.returncode}; run 'python -c \"import "
-                               f"ffcode.runtime.worker\"' to see why.")
+                               f"ffcode.runtime.entry\"' to see why.")
 
     @staticmethod
     def missing() -> str:
@@ -221,9 +160,8 @@ def serve(endpoint, directory, master):
     with a group of size workers, when size > 0), while the master (pid ``master``) lives;
     when stdin closes (the master closed the pool, or died), the master's directory goes
     too. Its workers log to stderr at the master's level."""
-    from ffcode.runtime import worker    # numpy, zmq and ffcode, imported once before forking
-    worker.log_to_stderr(int(os.environ.get(_LOG_LEVEL, logging.WARNING)))
-    worker.warm_up()
+    entry = importlib.import_module(ENTRY)  # numpy, zmq and ffcode, imported once before forking
+    entry.prepare(int(os.environ.get(_LOG_LEVEL, logging.WARNING)))
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)      # the kernel reaps exited workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     server = os.getpid()
@@ -237,9 +175,8 @@ def serve(endpoint, directory, master):
             sys.stdin.close()
             try:
                 if size:
-                    from ffcode.runtime import relay
-                    relay.run(endpoint, size=size, slot=slot, parent=server)
-                worker.run(endpoint, slot=slot, parent=server)
+                    entry.relay(endpoint, size=size, slot=slot, parent=server)
+                entry.worker(endpoint, slot=slot, parent=server)
             finally:
                 os._exit(1)
     shutil.rmtree(directory, ignore_errors=True)

@@ -43,46 +43,25 @@ import numpy as np
 import zmq
 
 from ffcode import checks, functions
-from ffcode.field import GF, MAX_P
+from ffcode.field import GF
 from ffcode.mapreduce import verify
 from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Recovery, Vectors,
                                       expected, joined, outgoing, pieces)
-from ffcode.runtime import keys, pool, wire
-from ffcode.runtime.faults import Link
-from ffcode.runtime.gate import Gate, peer
-from ffcode.runtime.wire import Kind
+from ffcode.runtime.shared import keys, local, wire
+from ffcode.runtime.shared.phases import (NETWORKS, chunk_of, delay_of, memory_of,
+                                          prime_of)
+from ffcode.runtime.shared.faults import Link
+from ffcode.runtime.shared.gate import Gate, peer
+from ffcode.runtime.shared.wire import Kind
 
 MAP_FIELDS = {"mapreduce", "run", "workers", "load", "index", "per_batch", "coded", "field",
               "reduce", "listen", "peers", "keys", "memory"}
 SHUFFLE_FIELDS = {"mapreduce", "run", "endpoints", "network", "rate", "delay", "lost",
                   "attempt", "distrust"}
 CHECK_FIELDS = {"mapreduce", "run", "seed"}
-NETWORKS = ("links", "turns")
 POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
-CHUNK = 16 << 20            # bytes of output per packet to the master, at most
 LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
-MAX_DELAY = 3600.0          # seconds an emulated link may hold a message
 MEMORY = 0.5                # of its host's memory, what a worker's runs may hold by default
-
-
-def chunk_of(max_message: int) -> int:
-    """Bytes of output per packet to the master: CHUNK, or less where the master takes
-    less."""
-    return min(CHUNK, max_message)
-
-
-def prime_of(value: Any, name: str) -> int:
-    """A job's field: a prime p that ffcode.GF takes (2 <= p < 2**63); ValueError naming
-    ``name`` otherwise."""
-    if type(value) is not int or not 2 <= value < MAX_P or not checks.is_prime(value):
-        raise ValueError(f"Argument '{name}' must be a prime, not {value!r}: ffcode.GF's "
-                         f"fields are those of the primes below 2**63.")
-    return value
-
-
-def memory_of(value: Any) -> Optional[int]:
-    """Bytes a worker's runs may hold (None: MEMORY of its host's memory)."""
-    return None if value is None else checks.integer(value, "memory", low=1)
 
 
 def budget(memory: Optional[int]) -> int:
@@ -247,7 +226,7 @@ def _directory(master: str) -> str:
     happens to this worker), else one of this worker's own."""
     if master.startswith("ipc://"):
         return tempfile.mkdtemp(prefix="peers-", dir=os.path.dirname(master[len("ipc://"):]))
-    return pool.private_dir()
+    return local.private_dir()
 
 
 def _host(listen: str, master: str) -> str:
@@ -305,7 +284,7 @@ def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None
     if spec.listen == "ipc" and spec.peers[spec.index] != os.getpid():
         raise ValueError(f"worker {spec.index} of the placement is another process")
     if job.task.f.startswith("__main__:"):
-        pool.import_main()
+        local.import_main()
     f = functions.load(job.task.f)
     placement, algebra = spec.placement, spec.algebra()
     batches = placement.mapped_by(spec.index)
@@ -395,15 +374,6 @@ def _mapped(f: Callable, data: Any, args: list, number: int, spec: Spec,
         return [_as_bytes(v, f"the map function's value for file {number}") for v in values]
     return [algebra.F.elements(v, f"the map function's value for file {number}").reshape(-1)
             for v in values]
-
-
-def delay_of(value: Any) -> float:
-    """A link's delay: seconds, from 0 to MAX_DELAY."""
-    delay = checks.non_negative(value, "link_delay")
-    if delay > MAX_DELAY:
-        raise ValueError(f"Argument 'link_delay' must be at most {MAX_DELAY:g} s, not "
-                         f"{delay:g}.")
-    return delay
 
 
 @dataclass(frozen=True)
@@ -590,7 +560,7 @@ def _reduced(run: Run, q: int, values: dict, algebra: Any) -> bytes:
         ordered, f"values of function {q} (one a batch) at worker {spec.index}")
     if spec.reduce is not None:
         if spec.reduce.startswith("__main__:"):
-            pool.import_main()
+            local.import_main()
         try:
             whole = functions.load(spec.reduce)(whole)
         except BaseException as e:          # SystemExit too: this job fails, not the worker

@@ -16,7 +16,7 @@ Messages ready together leave together, in one multipart message. Shares the mas
 loads (resident data) stay in the worker's store, by id, until it unloads them; a task
 names them instead of carrying them.
 
-It logs (``logging``, logger ``ffcode.runtime.worker``) its connection, each job's start,
+It logs (``logging``, logger ``ffcode.runtime.worker.process``) its connection, each job's start,
 stop and end, and its exit at INFO; trouble at WARNING and ERROR.
 """
 from __future__ import annotations
@@ -41,11 +41,12 @@ from ffcode import functions, logs
 from ffcode.errors import NoMaster
 from ffcode.field import GF
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
-from ffcode.runtime import keys, pool, shuffler, wire
-from ffcode.runtime.faults import Link
-from ffcode.runtime.task import Load, Task, Unload, packet_index
-from ffcode.runtime.transport import HANDSHAKE_REFUSED, dial
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared import keys, local, wire
+from ffcode.runtime.worker import shuffler
+from ffcode.runtime.shared.faults import Link
+from ffcode.runtime.shared.task import Load, Task, Unload, packet_index
+from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, dial
+from ffcode.runtime.shared.wire import Header, Kind
 
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
@@ -135,7 +136,7 @@ def operation(task):
     field elements."""
     F = GF(task.p)
     if task.f.startswith("__main__:"):
-        pool.import_main()              # f is defined in the master's script
+        local.import_main()              # f is defined in the master's script
     f = functions.load(task.f)
     return F, lambda *operands: F.elements(f(F, *operands), "the local result")
 

@@ -13,8 +13,8 @@ before it is. What the master puts into a relay's task for three shares of MDS(2
 one per worker of its group:
 
 >>> from ffcode import GF, MDS
->>> from ffcode.runtime.jobs import Options, Plan, forwarded
->>> from ffcode.runtime.worker import split_shares
+>>> from ffcode.runtime.master.jobs import Options, Plan, forwarded
+>>> from ffcode.runtime.worker.process import split_shares
 >>> F = GF(65521)
 >>> code = MDS(F, 2, 6)
 >>> assignment, inner = forwarded(code, (3, 3), Options())
@@ -35,8 +35,8 @@ from typing import Any, Callable
 from ffcode import checks
 from ffcode.decoding.relay import Forwarder
 from ffcode.field import GF
-from ffcode.runtime.faults import Faults
-from ffcode.runtime.task import Planned, Task, filed
+from ffcode.runtime.shared.faults import Faults
+from ffcode.runtime.shared.task import Planned, Task, filed
 from ffcode.schemes import Scheme
 
 FIELDS = {"members", "faults", "scheme", "work", "powers", "filter"}

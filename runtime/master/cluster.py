@@ -28,14 +28,14 @@ from typing import Any, Optional, Sequence
 from ffcode import checks
 from ffcode.codes.base import Code
 from ffcode.errors import ClusterBusy, ClusterError
-from ffcode.runtime import engines, pool, wire
-from ffcode.runtime.driver import Driver, JobFuture, Outcome, Slots, result_of, shutdown
-from ffcode.runtime.jobrun import JobRun
-from ffcode.runtime import jobs
-from ffcode.runtime.jobs import Options
-from ffcode.runtime.resident import Resident, Residents
-from ffcode.runtime.roster import Roster, WorkerHandle
-from ffcode.runtime.transport import Transport
+from ffcode.runtime.master import engines, jobs
+from ffcode.runtime.shared import local, wire
+from ffcode.runtime.master.driver import Driver, JobFuture, Outcome, Slots, result_of, shutdown
+from ffcode.runtime.master.jobrun import JobRun
+from ffcode.runtime.master.jobs import Options
+from ffcode.runtime.master.resident import Resident, Residents
+from ffcode.runtime.master.roster import Roster, WorkerHandle
+from ffcode.runtime.shared.transport import Transport
 
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
 MAX_STARTED = 1024          # worker processes one cluster may start (local or Ray)
@@ -99,7 +99,7 @@ class Cluster:
         self.transport = Transport(key=key, clients=clients, insecure=insecure,
                                    session_keys=curve and key is None,
                                    max_message=self.max_message)
-        tmpdir = pool.private_dir() if endpoint is None else None
+        tmpdir = local.private_dir() if endpoint is None else None
         self._owned: dict[str, Any] = {"transport": self.transport, "tmpdir": tmpdir}
         self._finalizer = weakref.finalize(self, shutdown, self._owned)
         try:
@@ -202,7 +202,7 @@ class Cluster:
         ``run(code, *inputs)`` encodes the inputs' data and ships it with the job;
         ``run(data, *arguments)`` runs on data that ``load`` left on the workers and ships
         only the job's arguments (MDS's x), scheme and pieces defaulting to the load's.
-        The keyword arguments are ``Options``' (ffcode.runtime.jobs.Options). Raises
+        The keyword arguments are ``Options``' (ffcode.runtime.master.jobs.Options). Raises
         JobFailed (the report attached as .report) when the remaining work cannot decode,
         JobTimeout after timeout seconds, VerificationError when the output fails its
         check. The same as ``submit(...).result()``; Ctrl-C while it waits cancels every

@@ -17,7 +17,7 @@ and the stop grace.
 A job run is made from its plan before any message moves (its report knows what it needs):
 
 >>> from ffcode import GF, MDS
->>> from ffcode.runtime.jobs import Options, Plan
+>>> from ffcode.runtime.master.jobs import Options, Plan
 >>> F = GF(65521)
 >>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)),
 ...             Options(scheme="classic"), assignment=((0,), (1,), (2,)))
@@ -36,12 +36,12 @@ from ffcode import allocation
 from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
                            VerificationError, WorkerError)
 from ffcode.pieces import Packet
-from ffcode.runtime import wire
-from ffcode.runtime import jobs
-from ffcode.runtime.jobs import Plan
-from ffcode.runtime.report import Report, WorkerTimeline, read_group
-from ffcode.runtime.roster import WATCH_EVERY, Roster
-from ffcode.runtime.wire import Header, Kind
+from ffcode.runtime.shared import wire
+from ffcode.runtime.master import jobs
+from ffcode.runtime.master.jobs import Plan
+from ffcode.runtime.shared.report import Report, WorkerTimeline, read_group
+from ffcode.runtime.master.roster import WATCH_EVERY, Roster
+from ffcode.runtime.shared.wire import Header, Kind
 
 STOP_GRACE = 0.25           # seconds to send the stops, and again to collect their acks
 STOP_PATIENCE = 0.1         # seconds a stop may wait for room at one worker

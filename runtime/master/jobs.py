@@ -35,9 +35,9 @@ from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
 from ffcode.errors import VerificationError
 from ffcode.pieces import pieces_count
-from ffcode.runtime.faults import Faults
-from ffcode.runtime.report import Report
-from ffcode.runtime.task import Planned, Task, filed
+from ffcode.runtime.shared.faults import Faults
+from ffcode.runtime.shared.report import Report
+from ffcode.runtime.shared.task import Planned, Task, filed
 from ffcode.schemes import Scheme
 
 ALLOCATE = ("uniform", "speed")
@@ -394,7 +394,15 @@ def through_relays(code: Any, groups: tuple, group_faults: Any = None) -> tuple:
     """(the outer code, what each relay's task carries: the inner code's description and
     its group's faults) of a job on a cluster of relays whose groups have these sizes: a
     HierarchicalCode with a group per relay and, in each group, a worker per point of its
-    inner code."""
+    inner code. On three groups of four:
+
+    >>> from ffcode import GF, MDS, HierarchicalCode
+    >>> F = GF(65521)
+    >>> code = HierarchicalCode(MDS(F, 2, 3), MDS(F, 3, 4))
+    >>> outer, carried = through_relays(code, (4, 4, 4))
+    >>> outer.recovery_threshold, len(carried), carried[0]["code"]["points"]
+    (2, 3, [1, 2, 3, 4])
+    """
     if not isinstance(code, HierarchicalCode):
         raise TypeError(f"A cluster of relays (groups=...) runs hierarchical codes "
                         f"(ffcode.HierarchicalCode), not {type(code).__name__}: run it on a "

@@ -24,7 +24,7 @@ from typing import Any, Union
 import numpy as np
 
 from ffcode import checks
-from ffcode.runtime.task import CORRUPTIONS, FaultPlan
+from ffcode.runtime.shared.task import CORRUPTIONS, FaultPlan
 
 MAX_SLOWDOWN = 1e6          # a worker at most a million times slower
 MAX_PAUSE = 1e6             # seconds (11.6 days): a delay's shift or mean, a byte on a link

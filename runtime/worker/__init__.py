@@ -1,0 +1,4 @@
+"""The workers' side of the runtime: a worker process (``process``), a relay between a group
+of workers and the master (``relay``) and coded MapReduce's phases on a worker
+(``shuffler``). Nothing here imports the master's side: a relay reaches its group through
+the narrow ``relay.GroupRunner`` protocol, given to it by the entry point."""
