@@ -59,7 +59,7 @@ import numpy as np
 from ffcode import allocation, checks
 from ffcode._ext.rankbasis import RankBasis
 from ffcode._types import ArrayLike
-from ffcode.schemes import NAMES, Scheme
+from ffcode.schemes import Scheme, names
 
 IDEAL = "ideal"             # the simulator's own scheme: the lower bound of them all
 EXACT_UP_TO = 512           # m·R up to which the simulator runs the real rank tracking
@@ -306,49 +306,33 @@ def _draws(distribution: Distribution, rng: np.random.Generator, model: Model) -
 
 def simulate(model: Model, scheme: str) -> float:
     """Seconds until the master can decode with this scheme (inf if it never can),
-    ``share_cost`` per share (per slice for uncoded) included."""
-    if checks.choice(scheme, "scheme", NAMES + (IDEAL,)) == IDEAL:
+    ``share_cost`` per share (per slice for uncoded) included. The scheme (its object,
+    ffcode.schemes) says when its packets are ready and how large (``packet_times``), and
+    which of them decode (``decodable``); here they cross the links and reach the master."""
+    if checks.choice(scheme, "scheme", names() + (IDEAL,)) == IDEAL:
         return _ideal(model)
-    scheme = Scheme(scheme)
-    N, m, size = model.n_workers, model.pieces, model.piece_bytes
-    if scheme is Scheme.UNCODED:            # N slices of uncoded_work of a share each
-        work = model.uncoded_work
-        assert work is not None, "Model.__post_init__ sets it"
-        ready = (model.compute[:, :m].sum(axis=1) * work +
-                 model.pauses[:, :m].sum(axis=1))[:, None]
-        sizes, held = np.full((N, 1), m * size * work), np.ones((N, 1), bool)
-    else:
-        finished = np.cumsum(model.times, axis=1)   # NaN past a worker's pieces
-        if scheme is Scheme.COMPFS:                 # a packet per piece as computed
-            ready, held = finished, model.held
-        elif scheme.whole:                          # a whole result per share (classic)
-            ready, held = finished[:, m - 1::m], model.held[:, m - 1::m]
-        else:                                       # each share's result, as m packets
-            ready, held = np.repeat(finished[:, m - 1::m], m, axis=1), model.held
-        sizes = np.full(ready.shape, m * size if scheme.whole else size)
+    scheme = Scheme.parse(scheme)
+    ready, sizes, held = scheme.packet_times(model)
     arrivals = link_arrivals(ready, sizes, model.link_rate)
     column = np.broadcast_to(np.arange(ready.shape[1]), ready.shape)[held]
-    row = np.broadcast_to(np.arange(N)[:, None], ready.shape)[held]
+    row = np.broadcast_to(np.arange(model.n_workers)[:, None], ready.shape)[held]
     arrived = arrivals[held]
     order = np.lexsort((column, arrived))   # ties: a worker's earlier packets, lower workers
     row, column = row[order], column[order]
-    cost = model.share_cost * (N if scheme is Scheme.UNCODED else model.n_shares)
-    if scheme is Scheme.UNCODED:            # every slice
-        done = N - 1
-    elif scheme.whole:                      # R whole results, of distinct shares
-        done = model.recovery_threshold - 1
-    else:
-        done = _decodable(scheme, model.code_index[row, column // m], column % m, model)
+    q = scheme.packets(model.pieces)        # a share's packets, one after another
+    done = _decodable(scheme, model.code_index[row, column // q], column % q, model)
     if done is None:
         return math.inf
     first = order[:done + 1]                        # the master need take no more
     return float(taken_in_order(arrived[first], sizes[held][first],
-                                model.master_rate)[done]) + cost
+                                model.master_rate)[done]) + model.share_cost * \
+        scheme.shipped(model)
 
 
 def compare(model: Model) -> dict[str, float]:
-    """Every scheme's time, and the ideal bound, on the same model."""
-    return {scheme: simulate(model, scheme) for scheme in NAMES + (IDEAL,)}
+    """Every scheme's time (the registered ones' too), and the ideal bound, on the same
+    model."""
+    return {scheme: simulate(model, scheme) for scheme in names() + (IDEAL,)}
 
 
 @dataclass(frozen=True)
@@ -467,35 +451,34 @@ def taken_in_order(arrivals: np.ndarray, sizes: np.ndarray, rate: float) -> np.n
 
 def _decodable(scheme: Scheme, share: np.ndarray, index: np.ndarray, model: Model) -> Any:
     """The position in arrival order of the packet after which the master can decode, the
-    packets from these shares (code indices) with these piece indices."""
-    R, m = model.recovery_threshold, model.pieces
-    if m * R <= EXACT_UP_TO:
-        return _decodable_exact(scheme, share, index, model)
-    if scheme is Scheme.SYSTEMATIC:         # piece l decodes from any R copies of it
-        copies = [np.flatnonzero(index == l) for l in range(m)]
-        return None if min(map(len, copies)) < R else max(int(c[R - 1]) for c in copies)
-    return m * R - 1 if share.size >= m * R else None      # random: any m·R packets
+    packets from these shares (code indices) with these piece indices: the scheme's rule,
+    by the rank tracking where m·R is at most EXACT_UP_TO."""
+    exact = None
+    if scheme.packets(model.pieces) * model.recovery_threshold <= EXACT_UP_TO:
+        exact = lambda: _decodable_exact(scheme, share, index, model)   # noqa: E731
+    return scheme.decodable(share, index, model, exact)
 
 
 def _decodable_exact(scheme: Scheme, share: np.ndarray, index: np.ndarray,
                      model: Model) -> Any:
-    """The same, by the decoder's own rank tracking on the vectors the runtime sends."""
-    R, m, code = model.recovery_threshold, model.pieces, model.code
+    """The same, by the decoder's own rank tracking on the vectors the runtime sends (each
+    packet's coefficients as the scheme says)."""
+    R, q, code = model.recovery_threshold, scheme.packets(model.pieces), model.code
     if code is None:
         p = _P
         powers = np.array([[pow(a, d, p) for d in range(R)]
                            for a in range(1, model.n_shares + 1)], np.uint64)
     else:
         p, powers = code.F.p, code.evaluations.astype(np.uint64)
-    basis = RankBasis(powers, m, p)
+    basis = RankBasis(powers, q, p)
     rng = np.random.default_rng([model.seed, 17])
+
+    def draw(count: int) -> np.ndarray:
+        return rng.integers(0, p, count, dtype=np.uint64)
+
     for k, (s, l) in enumerate(zip(share.tolist(), index.tolist())):
-        if scheme is Scheme.SYSTEMATIC:
-            coeffs = np.zeros(m, np.uint64)
-            coeffs[l] = 1
-        else:
-            coeffs = rng.integers(0, p, m, dtype=np.uint64)
-        if basis.probe(coeffs, s) >= 0 and basis.commit() == m * R:
+        coeffs = scheme.coefficients(l, q, draw)
+        if basis.probe(coeffs, s) >= 0 and basis.commit() == q * R:
             return k
     return None
 
