@@ -23,7 +23,7 @@ from ffcode.cli.args import argument_parser, integer, namespace
 from ffcode.cli import output
 from ffcode.codes import PolynomialCode
 from ffcode.field import GF
-from ffcode.schemes import NAMES, Scheme
+from ffcode.schemes import registered
 
 # The base setting: R = N/5 (a fifth of the workers suffice), one share per worker, a share
 # of 4 MiB and about 40 ms of work in m = 4 pieces (each 8 ms + Exp(2 ms), shifted
@@ -157,10 +157,10 @@ def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = 
                                       piece_bytes=4 * share / m, uncoded_work=slice_ / share)
         for scheme, seconds in sim.compare(model).items():
             predicted.setdefault(scheme, []).append(seconds)
-        for scheme in NAMES:
-            report = cluster.run(one if scheme == Scheme.UNCODED else code, A, B, scheme=scheme,
-                                 pieces=m, faults=faults)[1]
-            measured.setdefault(scheme, []).append(report.compute)
+        for scheme in registered():
+            report = cluster.run(one if scheme.holds == "slices" else code, A, B,
+                                 scheme=scheme, pieces=m, faults=faults)[1]
+            measured.setdefault(scheme.value, []).append(report.compute)
     return measured, predicted
 
 

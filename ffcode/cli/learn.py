@@ -31,7 +31,7 @@ import numpy as np
 from ffcode.cli import output
 from ffcode.cli.args import (argument_parser, check_stragglers, integer, namespace,
                              non_negative, positive)
-from ffcode.schemes import NAMES, Scheme
+from ffcode.schemes import Scheme, default, names
 from ffcode.version import __version__
 
 TASKS = {"linear": "LinearRegression", "logistic": "LogisticRegression"}
@@ -84,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--k", type=integer(low=1), metavar="K", help="the data's blocks "
                        "(default: with mds the workers that are not stragglers, so that "
                        "classic can do without them; with lcc the most that fit)")
-    model.add_argument("--scheme", choices=NAMES, help="how results travel (default "
+    model.add_argument("--scheme", choices=names(), help="how results travel (default "
                        "compfs, or cfs with --coding lcc)")
     model.add_argument("--compare", action="store_true", help="train with uncoded, classic "
                        "and compfs (cfs with --coding lcc) on the same stragglers and print "
@@ -191,8 +191,8 @@ def schemes_for(args: argparse.Namespace) -> tuple[list, list]:
     if args.compare and args.task != "multitask":
         notes = ["  cfs in place of compfs: an LCC gradient is not row-linear in the data"] \
             if lcc else []
-        return [(Scheme.CFS if lcc and s is Scheme.COMPFS else s) for s in COMPARED], notes
-    return [args.scheme or (Scheme.CFS if lcc else Scheme.COMPFS)], []
+        return [s.for_computation(not lcc) for s in COMPARED], notes
+    return [args.scheme or default(not lcc)], []
 
 
 # -- the data ----------------------------------------------------------------------------------

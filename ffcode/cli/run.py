@@ -31,10 +31,12 @@ from ffcode.codes.lcc import is_row_linear
 from ffcode.decoding import robust
 from ffcode.errors import ClusterError
 from ffcode.field import GF
-from ffcode.schemes import NAMES, Scheme
+from ffcode.schemes import Scheme, default, names, registered
 from ffcode.version import __version__
 
 KEYS = "ffcode-keys"
+BASELINE = Scheme.CLASSIC                       # --compare's table: ratios against its time
+WITH_SHARES = (Scheme.CLASSIC, Scheme.COMPFS)   # what --compare runs again with --shares
 log = logging.getLogger(__name__)
 
 
@@ -97,7 +99,7 @@ def _code_flags(code):
 
 
 def _run_flags(run):
-    run.add_argument("--scheme", choices=NAMES, help="how results travel (default compfs, "
+    run.add_argument("--scheme", choices=names(), help="how results travel (default compfs, "
                      "or cfs when f is not row-linear)")
     run.add_argument("--compare", action="store_true", help="run every scheme on the same "
                      "injected faults and print a table with ratios against classic "
@@ -232,8 +234,9 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     if args.slowdown is not None and args.stragglers == 0:
         raise ValueError("--slowdown is the stragglers' factor, and --stragglers is 0: use "
                          "--slow W:FACTOR for one worker.")
-    if args.adversaries and args.scheme is Scheme.UNCODED:
-        raise ValueError("--adversaries needs redundancy, which --scheme uncoded has none of.")
+    if args.adversaries and args.scheme is not None and not args.scheme.coded:
+        raise ValueError(f"--adversaries needs redundancy, which --scheme {args.scheme} has none "
+                         f"of.")
     if args.groups is not None:
         if args.groups > args.workers or args.workers % args.groups:
             raise ValueError(f"--workers {args.workers} do not split into --groups "
@@ -348,25 +351,24 @@ def schemes_for(args: argparse.Namespace, code) -> tuple[list, list]:
     before its first line."""
     linear = code.row_linear
     if namespace(args).compare:
-        schemes, notes = list(Scheme), []
-        if not linear:
-            schemes.remove(Scheme.COMPFS)
-            notes.append(f"  compfs left out: it needs a row-linear f, and f = {args.f} is "
-                         f"not (see --row-linear)")
-        if args.adversaries:
-            schemes.remove(Scheme.UNCODED)
-            notes.append("  uncoded left out: it has no redundancy to correct wrong results "
-                         "with")
-        return schemes, notes
+        every = registered()
+        piecewise = [] if linear else [s for s in every if s.piecewise]
+        uncoded = [s for s in every if args.adversaries and not s.coded]
+        notes = [f"  {s} left out: it needs a row-linear f, and f = {args.f} is not (see "
+                 f"--row-linear)" for s in piecewise]
+        notes += [f"  {s} left out: it has no redundancy to correct wrong results with"
+                  for s in uncoded]
+        return [s for s in every if s not in piecewise + uncoded], notes
     if args.scheme is None:
-        if linear:
-            return [Scheme.COMPFS], []
-        return [Scheme.CFS], [f"  scheme cfs: the default compfs needs a row-linear f, and f = "
-                         f"{args.f} is not (see --row-linear)"]
-    if args.scheme is Scheme.COMPFS and not linear:
-        raise ValueError(f"--scheme compfs needs a row-linear f (linear in the rows: f(G @ X) "
-                         f"= G @ f(X), as f(X) = X @ W), and f = {args.f} is not declared so: "
-                         f"pass --row-linear if it is, or use --scheme cfs.")
+        scheme = default(linear)
+        return [scheme], [] if scheme is default() else [
+            f"  scheme {scheme}: the default {default()} needs a row-linear f, and f = "
+            f"{args.f} is not (see --row-linear)"]
+    if args.scheme.piecewise and not linear:
+        raise ValueError(f"--scheme {args.scheme} needs a row-linear f (linear in the rows: "
+                         f"f(G @ X) = G @ f(X), as f(X) = X @ W), and f = {args.f} is not "
+                         f"declared so: pass --row-linear if it is, or use --scheme "
+                         f"{args.scheme.for_computation(False)}.")
     return [args.scheme], []
 
 
@@ -510,7 +512,7 @@ def _plan(args, code):
     jobs, codes = [(scheme, 1) for scheme in schemes], {1: code}
     if W > 1:
         codes[W] = code_for(args, code.F, W)    # R <= W·R of one share: it fits
-        shared = [s for s in (Scheme.CLASSIC, Scheme.COMPFS) if (s, 1) in jobs] \
+        shared = [s for s in WITH_SHARES if (s, 1) in jobs] \
             if args.compare else schemes
         jobs = (jobs if args.compare else []) + [(s, W) for s in shared]
         notes.append(f"  {', '.join(shared)} with {W} shares per worker ({W * N} points), "
@@ -658,7 +660,7 @@ class _Table:
     def add(self, run) -> None:
         scheme, report, exact, error = run
         self.pending.append(run)
-        if scheme == Scheme.CLASSIC:
+        if scheme == BASELINE:
             self.known = True
             self.classic = report.total if exact and error is None else None
         if self.known:

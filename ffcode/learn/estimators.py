@@ -34,7 +34,7 @@ from ffcode import checks
 from ffcode.field import GF, PrimeField
 from ffcode.codes import LCC, MDS
 from ffcode.pieces import pieces_count
-from ffcode.schemes import Scheme
+from ffcode.schemes import Scheme, default, registered
 from ffcode.learn.gradients import (Step, _Jobs, _LCCGradient, _MDSGradient, _by_rows, _sigmoid,
                                     sigmoid_polynomial)
 from ffcode.learn._sklearn import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -629,13 +629,12 @@ def _workers_of(cluster: Any) -> int:
 def _scheme(scheme: Optional[str], coding: str) -> Scheme:
     """The runtime's scheme for the coding (None: cfs for lcc, compfs for mds)."""
     lcc = coding == "lcc"
-    scheme = (Scheme.CFS if lcc else Scheme.COMPFS) if scheme is None else \
-        Scheme.parse(scheme)
-    if lcc and scheme is Scheme.COMPFS:
-        raise ValueError("coding='lcc' cannot use scheme='compfs': a worker's "
-                         "X~^T poly(X~ w) is not linear in the rows of its share, which "
-                         "computation at full speed needs. Use cfs, systematic, classic "
-                         "or uncoded.")
+    scheme = default(not lcc) if scheme is None else Scheme.parse(scheme)
+    if lcc and scheme.piecewise:
+        raise ValueError(f"coding='lcc' cannot use scheme={scheme.value!r}: a worker's "
+                         f"X~^T poly(X~ w) is not linear in the rows of its share, which "
+                         f"computation at full speed needs. Use one of "
+                         f"{', '.join(s for s in registered() if not s.piecewise)}.")
     return scheme
 
 
