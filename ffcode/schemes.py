@@ -76,17 +76,14 @@ class _Schemes(type):
                 return scheme
         raise KeyError(name)
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+    def __call__(cls, value: Any) -> Any:
         if cls is Scheme:           # Scheme("cfs"): the registered one, never a new one
-            if len(args) != 1 or kwargs:
-                raise TypeError("Scheme(name) takes the name of a registered scheme.")
-            value = args[0]
             if isinstance(value, Scheme):
                 return value
             if isinstance(value, str) and value in _REGISTRY:
                 return _REGISTRY[str.__str__(value)]
             raise ValueError(f"{value!r} is not a valid Scheme")
-        return super().__call__(*args, **kwargs)
+        return super().__call__(value)
 
 
 class Scheme(str, metaclass=_Schemes):
@@ -179,9 +176,9 @@ class Scheme(str, metaclass=_Schemes):
         return 1 if self.whole else m
 
     send: str = ""
-    """How the runtime's Task names the worker's send step (Task.send): "whole",
-    "systematic", "random" or "pieces" for the built-in schemes ("" for others, whose
-    workers' step is ``packets_of``)."""
+    """The name of the worker's send step in the runtime's Task (``Task.send``), one of
+    "whole", "systematic", "random" and "pieces" for the built-in schemes; empty for
+    others, whose workers' step is ``packets_of``."""
 
     def for_computation(self, row_linear: bool) -> "Scheme":
         """This scheme, or the one to run in its place for a computation that is not
@@ -215,10 +212,10 @@ class Scheme(str, metaclass=_Schemes):
                              systematic=self.plain)
 
     def collector(self, code: Code, encoding: Union[Encoding, Split], m: int,
-                  adversaries: int = 0, buffer: Optional[np.ndarray] = None
-                  ) -> collectors.Collector:
-        """The collector the master feeds the job's packets to, correcting ``adversaries``
-        wrong senders (shares); ``buffer``: payload storage an earlier job left."""
+                  adversaries: int = 0, buffer: Optional[np.ndarray] = None) -> Any:
+        """The collector the master feeds the job's packets to (an
+        ffcode.decoding.collectors.Collector), correcting ``adversaries`` wrong senders
+        (shares); ``buffer``: payload storage an earlier job left."""
         return collectors.for_job(_coded(encoding), self.packets(m), adversaries,
                                   whole=self.whole, buffer=buffer)
 
@@ -298,8 +295,7 @@ class _Uncoded(_Whole):
         return code.uncoded(*data)
 
     def collector(self, code: Code, encoding: Union[Encoding, Split], m: int,
-                  adversaries: int = 0, buffer: Optional[np.ndarray] = None
-                  ) -> collectors.Collector:
+                  adversaries: int = 0, buffer: Optional[np.ndarray] = None) -> Any:
         split = _split(encoding)
         return collectors.Gather(code.F, len(split.shares), split.assemble)
 
