@@ -15,7 +15,8 @@ recovery threshold) give the exact output. Every name a program needs imports fr
 - the runtime, loaded on first use: ``Cluster`` runs coded jobs on local, remote or Ray
   worker processes, ``Faults`` injects stragglers, crashes and wrong results, and each
   job's ``Report`` tells what happened;
-- the errors, all subclasses of ``FFCodeError``.
+- the errors, all subclasses of ``FFCodeError``: a bad argument anywhere raises
+  ``InvalidParameterError`` (also a ValueError and a TypeError).
 
 ``ffcode.learn`` (coded linear and logistic regression), ``ffcode.sim`` (a simulator of
 every scheme) and ``ffcode.decoding`` (verification and robust decoding) hold more.
@@ -43,8 +44,9 @@ from ffcode.decoding.robust import RobustDecoder
 from ffcode.codes import (GASP, LCC, MDS, Code, Encoding, EntangledPolynomialCode,
                           HierarchicalCode, MatDot, PolynomialCode, ProductCode)
 from ffcode.decoding.decoder import Decoder
-from ffcode.errors import (ClusterBusy, ClusterError, DecodingError, FFCodeError, JobFailed,
-                           JobTimeout, VerificationError, WorkerError)
+from ffcode.errors import (ClusterBusy, ClusterError, DecodingError, FFCodeError,
+                           InvalidParameterError, JobFailed, JobTimeout, VerificationError,
+                           WorkerError)
 from ffcode.pieces import Packet, PieceShare, piece_packets
 
 from ffcode.version import __version__  # noqa: F401 (the package's version)
@@ -58,9 +60,10 @@ _RUNTIME = ("Cluster", "Faults", "JobFuture", "Report")
 
 __all__ = ["Cluster", "ClusterBusy", "ClusterError", "Code", "Decoder", "DecodingError",
            "Encoding", "EntangledPolynomialCode", "FFCodeError", "Faults", "GASP", "GF",
-           "HierarchicalCode", "JobFailed", "JobFuture", "JobTimeout", "LCC", "MDS", "MatDot",
-           "Packet", "PieceShare", "PolynomialCode", "PrimeField", "ProductCode", "Report",
-           "RobustDecoder", "VerificationError", "WorkerError", "piece_packets"]
+           "HierarchicalCode", "InvalidParameterError", "JobFailed", "JobFuture", "JobTimeout",
+           "LCC", "MDS", "MatDot", "Packet", "PieceShare", "PolynomialCode", "PrimeField",
+           "ProductCode", "Report", "RobustDecoder", "VerificationError", "WorkerError",
+           "piece_packets"]
 
 
 def __getattr__(name: str) -> object:

@@ -1,5 +1,7 @@
-"""Argument checks shared by every layer (core, runtime, command line): wrong types raise
-TypeError, wrong values ValueError, and every message names the argument.
+"""Argument checks shared by every layer (core, runtime, command line), one argument at a
+time: each is a constraint of ``ffcode.constraints`` (where classes declare theirs as data),
+and raises ``ffcode.errors.InvalidParameterError`` (both a TypeError and a ValueError) whose
+message names the argument, what it must be and what it got.
 
 >>> from ffcode import checks
 >>> checks.integer(3, "k", low=1)
@@ -7,7 +9,7 @@ TypeError, wrong values ValueError, and every message names the argument.
 >>> checks.integer(0, "k", low=1)
 Traceback (most recent call last):
 ...
-ValueError: Argument 'k' must be at least 1, not 0.
+ffcode.errors.InvalidParameterError: Argument 'k' must be at least 1, not 0.
 >>> checks.positive(0.5, "timeout")
 0.5
 >>> checks.choice("ray", "engine", ("local", "ray"))
@@ -15,70 +17,34 @@ ValueError: Argument 'k' must be at least 1, not 0.
 """
 from __future__ import annotations
 
-import math
-import numbers
+from numbers import Integral, Real
 from typing import Any, Iterable, Optional
 
 import numpy as np
 
-_MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)  # deterministic below 3.3e24
+from ffcode.constraints import (Boolean, Callables, InstanceOf, Interval, Options, Prime,
+                                is_prime, refuse)
 
-
-def is_prime(n: int) -> bool:
-    """Deterministic Miller–Rabin for n < 2**64."""
-    if n < 2:
-        return False
-    for q in _MR_BASES:
-        if n % q == 0:
-            return n == q
-    d, s = n - 1, 0
-    while d % 2 == 0:
-        d, s = d // 2, s + 1
-    for a in _MR_BASES:
-        x = pow(a, d, n)
-        if x in (1, n - 1):
-            continue
-        for _ in range(s - 1):
-            x = x * x % n
-            if x == n - 1:
-                break
-        else:
-            return False
-    return True
+__all__ = ["choice", "flag", "function", "instance", "integer", "integer_array", "is_prime",
+           "ndim", "non_negative", "positive", "prime", "real", "seconds"]
 
 
 def integer(value: Any, name: str, low: Optional[int] = None,
             high: Optional[int] = None) -> int:
-    """value as a Python int from low to high (either bound may be left out); TypeError for
-    bools, floats and anything non-integral."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"Argument {name!r} must be an integer, not {type(value).__name__}.")
-    value = int(value)
-    if low is not None and high is not None and not low <= value <= high:
-        raise ValueError(f"Argument {name!r} must be from {low} to {high}, not {value}.")
-    if low is not None and value < low:
-        what = "non-negative" if low == 0 else f"at least {low}"
-        raise ValueError(f"Argument {name!r} must be {what}, not {value}.")
-    if high is not None and value > high:
-        raise ValueError(f"Argument {name!r} must be at most {high}, not {value}.")
-    return value
+    """value as a Python int from low to high (either bound may be left out); bools, floats
+    and anything non-integral are refused (numpy's integers taken)."""
+    return Interval(Integral, low, high).check(value, name)
 
 
 def real(value: Any, name: str, what: str = "a number") -> float:
-    """value as a float; TypeError for bools and non-numbers (``what`` says what is
-    expected, e.g. "a number of seconds")."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"Argument {name!r} must be {what}, not {type(value).__name__}.")
-    return float(value)
+    """value as a float (inf and NaN too); bools and non-numbers are refused (``what`` says
+    what is expected, e.g. "a number of seconds")."""
+    return Interval(Real, None, None, what=what).check(value, name)
 
 
 def positive(value: Any, name: str, finite: bool = True, what: str = "a number") -> float:
     """value as a float > 0 (and finite unless told otherwise); NaN is refused."""
-    value = real(value, name, what)
-    if not value > 0 or finite and math.isinf(value):
-        raise ValueError(f"Argument {name!r} must be positive{' and finite' * finite}, "
-                         f"not {value}.")
-    return value
+    return Interval(Real, 0, None, "neither" if finite else "right", what).check(value, name)
 
 
 def seconds(value: Any, name: str) -> float:
@@ -88,38 +54,48 @@ def seconds(value: Any, name: str) -> float:
 
 def non_negative(value: Any, name: str, what: str = "a number") -> float:
     """value as a finite float >= 0; NaN is refused."""
-    value = real(value, name, what)
-    if not 0 <= value < math.inf:
-        raise ValueError(f"Argument {name!r} must be non-negative and finite, not {value}.")
-    return value
+    return Interval(Real, 0, None, "left", what).check(value, name)
 
 
 def flag(value: Any, name: str) -> bool:
     """value, a bool (True or False, not 1 or "yes")."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"Argument {name!r} must be True or False, not {value!r}.")
-    return bool(value)
+    return Boolean().check(value, name)
 
 
 def choice(value: Any, name: str, options: Iterable[Any]) -> Any:
-    """value, if it is one of options."""
-    options = tuple(options)
-    if isinstance(value, (bool, np.ndarray)) or value not in options:
-        raise ValueError(f"Argument {name!r} must be one of "
-                         f"{', '.join(map(repr, map(str, options)))}; not {value!r}.")
-    return value
+    """value, if it is one of options (a bool only if a bool is one)."""
+    return Options(options).check(value, name)
+
+
+def prime(value: Any, name: str, below: int = 2**63) -> int:
+    """value as an int, a prime below ``below`` (ffcode.GF's fields: below 2**63)."""
+    return Prime(below).check(value, name)
+
+
+def instance(value: Any, name: str, types: type | tuple[type, ...],
+             what: Optional[str] = None) -> Any:
+    """value, if it is an instance of types (``what`` names them in the message, as "an
+    ffcode.Faults"; by default the types' names)."""
+    return InstanceOf(*(types if isinstance(types, tuple) else (types,)),
+                      what=what).check(value, name)
+
+
+def function(value: Any, name: str, what: str = "callable") -> Any:
+    """value, if it is callable (``what`` says how it is called, as "callable as
+    progress(rank, needed)")."""
+    return Callables(what).check(value, name)
 
 
 def integer_array(x: Any, name: str) -> np.ndarray:
     """x as a numpy array of a (non-bool) integer dtype."""
     a = np.asarray(x)
     if a.dtype.kind not in "iu":
-        raise TypeError(f"Argument {name!r} must be an array of integers, not dtype {a.dtype}.")
+        raise refuse(name, "an array of integers", f"dtype {a.dtype}")
     return a
 
 
 def ndim(a: np.ndarray, dims: Iterable[int], name: str) -> None:
+    """Refuses an array whose number of dimensions is not one of dims."""
+    dims = tuple(dims)
     if a.ndim not in dims:
-        want = " or ".join(f"{d}-D" for d in dims)
-        raise ValueError(f"Argument {name!r} must be {want}, not {a.ndim}-D "
-                         f"(shape {a.shape}).")
+        raise refuse(name, " or ".join(f"{d}-D" for d in dims), f"{a.ndim}-D (shape {a.shape})")

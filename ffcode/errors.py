@@ -1,12 +1,15 @@
 """ffcode's exceptions: one root, so that ``except ffcode.FFCodeError`` catches whatever
-ffcode itself raised, in the core and in the runtime. Narrower classes also subclass the
-built-in they refine, so that ``except ValueError`` (a decoding failure) or ``except
-RuntimeError`` (a cluster failure) keeps working.
+ffcode itself raised, in the core and in the runtime, a bad argument included. Narrower
+classes also subclass the built-in they refine, so that ``except ValueError`` (a decoding
+failure, a bad argument), ``except TypeError`` (a bad argument) or ``except RuntimeError``
+(a cluster failure) keeps working.
 
->>> from ffcode.errors import FFCodeError, JobTimeout
+>>> from ffcode.errors import FFCodeError, InvalidParameterError, JobTimeout
 >>> error = JobTimeout("rank 3/8 no output within the timeout", report=None)
 >>> isinstance(error, FFCodeError), isinstance(error, RuntimeError)
 (True, True)
+>>> [issubclass(InvalidParameterError, c) for c in (FFCodeError, ValueError, TypeError)]
+[True, True, True]
 """
 from __future__ import annotations
 
@@ -15,6 +18,13 @@ from typing import Any
 
 class FFCodeError(Exception):
     """Base of every exception ffcode defines."""
+
+
+class InvalidParameterError(FFCodeError, ValueError, TypeError):
+    """An argument that is not what the function takes: of a wrong type, or a wrong value
+    (the message names the argument, what it must be and what it got). Both a ValueError
+    and a TypeError, so that code catching either, as before this class, still catches it
+    (as scikit-learn's ``InvalidParameterError``)."""
 
 
 class DecodingError(FFCodeError, ValueError):

@@ -14,6 +14,7 @@ RUNTIME = {"Cluster": "master.cluster", "Faults": "shared.faults", "JobFuture": 
 CORE = {"Code": "codes", "Encoding": "codes", "ProductCode": "codes",
         "EntangledPolynomialCode": "codes", "GASP": "codes", "HierarchicalCode": "codes",
         "DecodingError": "errors", "FFCodeError": "errors", "Decoder": "decoding.decoder",
+        "InvalidParameterError": "errors",
         "ClusterBusy": "errors", "ClusterError": "errors", "JobFailed": "errors", "JobTimeout": "errors",
         "VerificationError": "errors", "WorkerError": "errors",
         "GF": "field", "LCC": "codes", "MDS": "codes", "MatDot": "codes", "Packet": "pieces",
