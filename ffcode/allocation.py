@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ffcode import checks
+from ffcode.errors import InvalidParameterError
 
 Assignment = tuple  # tuple[tuple[int, ...], ...]: per worker, its code indices
 
@@ -46,9 +47,9 @@ def proportional(n_shares: int, speeds: Sequence[float] | np.ndarray) -> tuple[i
     speed = checked_speeds(speeds)
     n_shares, n_workers = _counts(n_shares, len(speed))
     if n_shares < n_workers:
-        raise ValueError(f"Allocating {n_shares} shares to {n_workers} workers would leave "
-                         f"{n_workers - n_shares} without one: give the code at least "
-                         f"{n_workers} points.")
+        raise InvalidParameterError(f"Allocating {n_shares} shares to {n_workers} workers would "
+                                    f"leave {n_workers - n_shares} without one: give the code at "
+                                    f"least {n_workers} points.")
     floor: set[int] = set()                     # the workers held at one share
     while True:
         rest = [i for i in range(n_workers) if i not in floor]
@@ -73,7 +74,7 @@ def dealt(counts: Sequence[int]) -> Assignment:
     worker still short, so that every worker's first shares are the lowest indices."""
     counts = [checks.integer(c, "counts", low=1) for c in counts]     # a share each
     if not counts:
-        raise ValueError("Argument 'counts' must give at least one worker's count.")
+        raise InvalidParameterError("Argument 'counts' must give at least one worker's count.")
     held: list[list[int]] = [[] for _ in counts]
     index = 0
     for round_ in range(max(counts)):
@@ -88,36 +89,36 @@ def checked(assignment: Any, n_shares: int, n_workers: int) -> Assignment:
     """An explicit assignment, checked: one entry per worker used (at most n_workers), each
     non-empty, and every code index 0..n_shares-1 held by exactly one worker."""
     if isinstance(assignment, (str, bytes)) or not isinstance(assignment, Sequence):
-        raise TypeError(f"Argument 'assignment' must be a sequence, per worker, of the code "
-                        f"indices it holds, not {type(assignment).__name__}.")
+        raise InvalidParameterError("Argument 'assignment' must be a sequence, per worker, of the "
+                                    f"code indices it holds, not {type(assignment).__name__}.")
     out = []
     for i, held in enumerate(assignment):
         if isinstance(held, (str, bytes)) or not isinstance(held, Sequence):
-            raise TypeError(f"Worker {i}'s shares must be a sequence of code indices, not "
-                            f"{type(held).__name__}.")
+            raise InvalidParameterError(f"Worker {i}'s shares must be a sequence of code indices, "
+                                        f"not {type(held).__name__}.")
         out.append(tuple(checks.integer(k, "assignment") for k in held))
     if not out or len(out) > n_workers:
-        raise ValueError(f"The assignment names {len(out)} workers; the cluster has "
-                         f"{n_workers} (at least one is needed).")
+        raise InvalidParameterError(f"The assignment names {len(out)} workers; the cluster has "
+                                    f"{n_workers} (at least one is needed).")
     empty = [i for i, held in enumerate(out) if not held]
     if empty:
-        raise ValueError(f"The assignment leaves worker{'s' * (len(empty) > 1)} "
-                         f"{', '.join(map(str, empty))} without shares.")
+        raise InvalidParameterError(f"The assignment leaves worker{'s' * (len(empty) > 1)} "
+                                    f"{', '.join(map(str, empty))} without shares.")
     seen: dict[int, int] = {}
     for i, held in enumerate(out):
         for k in held:
             if not 0 <= k < n_shares:
-                raise ValueError(f"Worker {i} is assigned share {k}, but the code has shares "
-                                 f"0..{n_shares - 1}.")
+                raise InvalidParameterError(f"Worker {i} is assigned share {k}, but the code has "
+                                            f"shares 0..{n_shares - 1}.")
             if k in seen:
-                raise ValueError(f"Share {k} is assigned to both worker {seen[k]} and worker "
-                                 f"{i}.")
+                raise InvalidParameterError(f"Share {k} is assigned to both worker {seen[k]} and "
+                                            f"worker {i}.")
             seen[k] = i
     missing = sorted(set(range(n_shares)) - set(seen))
     if missing:
-        raise ValueError(f"The assignment leaves share{'s' * (len(missing) > 1)} "
-                         f"{', '.join(map(str, missing[:8]))}{' ...' * (len(missing) > 8)} "
-                         f"without a worker.")
+        shown = ", ".join(map(str, missing[:8])) + " ..." * (len(missing) > 8)
+        raise InvalidParameterError(f"The assignment leaves share{'s' * (len(missing) > 1)} "
+                                    f"{shown} without a worker.")
     return tuple(out)
 
 
@@ -127,30 +128,30 @@ def checked_speeds(speeds: Any, name: str = "speeds") -> tuple[Fraction, ...]:
     overflows (1e308 + 1e308, or an int too large for a float) nor rounds."""
     if isinstance(speeds, (str, bytes)) or not isinstance(speeds, Sequence) and not \
             hasattr(speeds, "__array__"):
-        raise TypeError(f"Argument {name!r} must be a sequence of numbers, one per worker, "
-                        f"not {type(speeds).__name__}.")
+        raise InvalidParameterError(f"Argument {name!r} must be a sequence of numbers, one per "
+                                    f"worker, not {type(speeds).__name__}.")
     out = [_speed(s, i, name) for i, s in enumerate(list(speeds))]
     if not out:
-        raise ValueError(f"Argument {name!r} must give at least one worker's speed.")
+        raise InvalidParameterError(f"Argument {name!r} must give at least one worker's speed.")
     return tuple(out)
 
 
 def _speed(s: Any, i: int, name: str) -> Fraction:
     """Worker i's speed s as an exact fraction, checked."""
     if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Real):
-        raise TypeError(f"Argument {name!r} must hold numbers, not {type(s).__name__} "
-                        f"(worker {i}).")
+        raise InvalidParameterError(f"Argument {name!r} must hold numbers, not {type(s).__name__} "
+                                    f"(worker {i}).")
     if isinstance(s, numbers.Rational):         # ints of any size and fractions: exact
         exact = Fraction(int(s)) if isinstance(s, numbers.Integral) else Fraction(s)
     else:
         value = float(s)
         if not math.isfinite(value):
-            raise ValueError(f"Argument {name!r} must hold finite speeds, not {s} "
-                             f"(worker {i}).")
+            raise InvalidParameterError(f"Argument {name!r} must hold finite speeds, not {s} "
+                                        f"(worker {i}).")
         exact = Fraction(value)
     if exact <= 0:
-        raise ValueError(f"Argument {name!r} must hold positive speeds, not {s} "
-                         f"(worker {i}).")
+        raise InvalidParameterError(f"Argument {name!r} must hold positive speeds, not {s} "
+                                    f"(worker {i}).")
     return exact
 
 

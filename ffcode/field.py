@@ -10,6 +10,7 @@ import numpy as np
 from ffcode import _linalg, _matmul, checks
 from ffcode._types import ArrayLike, Int, Seed, Shape
 from ffcode._ext import elementwise, structured
+from ffcode.errors import InvalidParameterError
 
 MAX_P = 2**63
 
@@ -41,12 +42,7 @@ class PrimeField:
     """
 
     def __init__(self, p: Int) -> None:
-        p = checks.integer(p, "p")
-        if not 2 <= p < MAX_P:
-            raise ValueError(f"Argument 'p' must be in [2, 2**63), not {p}.")
-        if not checks.is_prime(p):
-            raise ValueError(f"Argument 'p' must be prime, not {p}.")
-        self.p = p
+        self.p = p = checks.prime(p, "p", below=MAX_P)
         self.dtype = np.dtype(np.uint32 if p < 2**32 else np.uint64)
 
     def __repr__(self) -> str:
@@ -72,7 +68,8 @@ class PrimeField:
             flat = a.reshape(-1)
             for v in flat:
                 if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                    raise TypeError(f"Argument 'x' must hold integers, not {type(v).__name__}.")
+                    raise InvalidParameterError("Argument 'x' must hold integers, not "
+                                                f"{type(v).__name__}.")
             reduced = np.array([int(v) % self.p for v in flat], dtype=self.dtype)
             return reduced.reshape(a.shape)
         a = checks.integer_array(a, "x")
@@ -94,8 +91,9 @@ class PrimeField:
         a = self._integers(x, name)
         if a.size:
             if a.dtype.kind == "i" and a.min() < 0:
-                raise ValueError(f"Argument {name!r} has negative elements; field elements "
-                                 f"lie in [0, {self.p}) (F.asarray reduces integers mod p).")
+                raise InvalidParameterError(f"Argument {name!r} has negative elements; field "
+                                            f"elements lie in [0, {self.p}) (F.asarray reduces "
+                                            "integers mod p).")
             if a.max() >= self.p:
                 raise self._too_large(name)
         return a.astype(self.dtype, copy=False)
@@ -108,9 +106,10 @@ class PrimeField:
             return x
         field = type(x)
         if field.order != self.p:
-            raise ValueError(f"Argument {name!r} is an array of {field.name} (galois), not of "
-                             f"this field GF({self.p}): its elements mean other numbers here. "
-                             f"Pass {name}.view(numpy.ndarray) to use its integers deliberately.")
+            raise InvalidParameterError(f"Argument {name!r} is an array of {field.name} (galois), "
+                                        f"not of this field GF({self.p}): its elements mean other "
+                                        f"numbers here. Pass {name}.view(numpy.ndarray) to use its "
+                                        "integers deliberately.")
         plain = x.view(np.ndarray)
         return plain.astype(self.dtype) if plain.dtype == object else plain
 
@@ -118,9 +117,9 @@ class PrimeField:
         """x as a numpy array of an integer dtype (a FieldArray of this field included)."""
         return checks.integer_array(self._own(x, name), name)
 
-    def _too_large(self, name: str) -> ValueError:
-        return ValueError(f"Argument {name!r} has elements >= p = {self.p}; field elements "
-                          f"lie in [0, {self.p}) (F.asarray reduces mod p).")
+    def _too_large(self, name: str) -> InvalidParameterError:
+        return InvalidParameterError(f"Argument {name!r} has elements >= p = {self.p}; field "
+                                     f"elements lie in [0, {self.p}) (F.asarray reduces mod p).")
 
     # -- elementwise -------------------------------------------------------------------------
 
@@ -129,8 +128,8 @@ class PrimeField:
         try:
             a, b = np.broadcast_arrays(a, b)
         except ValueError:
-            raise ValueError(f"Arguments 'a' and 'b' have shapes {a.shape} and {b.shape}, "
-                             f"which do not broadcast.") from None
+            raise InvalidParameterError(f"Arguments 'a' and 'b' have shapes {a.shape} and "
+                                        f"{b.shape}, which do not broadcast.") from None
         out = np.empty(a.shape, self.dtype)
         kernel(_flat(a), _flat(b), out.reshape(-1), self.p)
         return out
@@ -220,8 +219,9 @@ class PrimeField:
         B = self.elements(B, "B")
         checks.ndim(B, (1, 2), "B")
         if A.shape[1] != B.shape[0]:
-            raise ValueError(f"Arguments 'A' and 'B' do not chain: shapes {A.shape} and "
-                             f"{B.shape} (inner dimensions {A.shape[1]} != {B.shape[0]}).")
+            raise InvalidParameterError(f"Arguments 'A' and 'B' do not chain: shapes {A.shape} and "
+                                        f"{B.shape} (inner dimensions {A.shape[1]} != "
+                                        f"{B.shape[0]}).")
         B2 = B if B.ndim == 2 else B[:, None]
         out = np.empty((A.shape[0], B2.shape[1]), self.dtype)
         if fused:
@@ -243,13 +243,14 @@ class PrimeField:
         W = self.matrix(W, "W")
         blocks = [self.elements(a, "arrays") for a in arrays]
         if not blocks:
-            raise ValueError("Argument 'arrays' must hold at least one array.")
+            raise InvalidParameterError("Argument 'arrays' must hold at least one array.")
         if W.shape[1] != len(blocks):
-            raise ValueError(f"Argument 'W' has {W.shape[1]} columns for {len(blocks)} arrays.")
+            raise InvalidParameterError(f"Argument 'W' has {W.shape[1]} columns for {len(blocks)} "
+                                        "arrays.")
         shapes = {a.shape for a in blocks}
         if len(shapes) > 1:
-            raise ValueError(f"Argument 'arrays' must hold equally shaped arrays, not shapes "
-                             f"{sorted(shapes)}.")
+            raise InvalidParameterError("Argument 'arrays' must hold equally shaped arrays, not "
+                                        f"shapes {sorted(shapes)}.")
         out = _matmul.combine(self.p, W, blocks, self.dtype)
         return out.reshape((W.shape[0],) + blocks[0].shape)
 
@@ -308,12 +309,12 @@ class PrimeField:
         """
         A = self.matrix(A, "A")
         if A.shape[0] != A.shape[1]:
-            raise ValueError(f"Argument 'A' must be square, not of shape {A.shape}.")
+            raise InvalidParameterError(f"Argument 'A' must be square, not of shape {A.shape}.")
         B = self.elements(B, "B")
         checks.ndim(B, (1, 2), "B")
         if B.shape[0] != A.shape[0]:
-            raise ValueError(f"Argument 'B' must have {A.shape[0]} rows to match 'A', "
-                             f"not {B.shape[0]}.")
+            raise InvalidParameterError(f"Argument 'B' must have {A.shape[0]} rows to match 'A', "
+                                        f"not {B.shape[0]}.")
         X = _linalg.solve(self.p, A, B if B.ndim == 2 else B[:, None])
         return X if B.ndim == 2 else X[:, 0]
 
@@ -321,7 +322,7 @@ class PrimeField:
         """The inverse of a square matrix A (numpy.linalg.LinAlgError if A is singular)."""
         A = self.matrix(A, "A")
         if A.shape[0] != A.shape[1]:
-            raise ValueError(f"Argument 'A' must be square, not of shape {A.shape}.")
+            raise InvalidParameterError(f"Argument 'A' must be square, not of shape {A.shape}.")
         return _linalg.solve(self.p, A, np.eye(A.shape[0], dtype=self.dtype))
 
     def vandermonde(self, points: ArrayLike, ncols: Int) -> np.ndarray:
@@ -343,8 +344,8 @@ class PrimeField:
         checks.ndim(a, (1,), name)
         values, counts = np.unique(a, return_counts=True)
         if (counts > 1).any():
-            raise ValueError(f"Argument {name!r} must hold distinct points; "
-                             f"{values[counts > 1][0]} appears {counts.max()} times.")
+            raise InvalidParameterError(f"Argument {name!r} must hold distinct points; "
+                                        f"{values[counts > 1][0]} appears {counts.max()} times.")
         return _flat(a)
 
     def vandermonde_inverse(self, points: ArrayLike) -> np.ndarray:
@@ -410,22 +411,25 @@ class PrimeField:
         """
         a = np.asarray(x)
         if a.dtype.kind not in "iuf":
-            raise TypeError(f"Argument 'x' must be an array of real numbers, not dtype {a.dtype}.")
+            raise InvalidParameterError("Argument 'x' must be an array of real numbers, not dtype "
+                                        f"{a.dtype}.")
         scale = checks.positive(scale, "scale")
         with np.errstate(over="ignore", invalid="ignore"):
             scaled = np.rint(a.astype(np.float64) * scale)
         if not np.isfinite(scaled).all():
-            raise ValueError("Argument 'x' has non-finite values (or overflows at this scale).")
+            raise InvalidParameterError("Argument 'x' has non-finite values (or overflows at this "
+                                        "scale).")
         # Compare as exact integers: above 2**53 float64 cannot hold (p - 1) / 2 exactly.
         if scaled.size and np.abs(scaled).max() >= 2.0**63:
-            raise ValueError(f"Argument 'x' at scale {scale} reaches magnitude 2**63 or more, "
-                             f"beyond (p-1)/2 = {self.max_signed}: it would wrap around mod p.")
+            raise InvalidParameterError(f"Argument 'x' at scale {scale} reaches magnitude 2**63 or "
+                                        f"more, beyond (p-1)/2 = {self.max_signed}: it would wrap "
+                                        "around mod p.")
         values = scaled.astype(np.int64)
         largest = int(np.abs(values).max()) if values.size else 0
         if largest > self.max_signed:
-            raise ValueError(f"Argument 'x' at scale {scale} reaches magnitude {largest}, "
-                             f"beyond (p-1)/2 = {self.max_signed}: it would wrap around mod p. "
-                             f"Use a smaller scale or a larger p.")
+            raise InvalidParameterError(f"Argument 'x' at scale {scale} reaches magnitude "
+                                        f"{largest}, beyond (p-1)/2 = {self.max_signed}: it would "
+                                        "wrap around mod p. Use a smaller scale or a larger p.")
         return np.asarray(values % self.p, dtype=self.dtype)
 
     def to_real(self, y: ArrayLike, scale: float) -> np.ndarray:

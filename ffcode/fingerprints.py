@@ -41,6 +41,7 @@ from ffcode import _matmul
 from ffcode._ext import digest
 from ffcode._types import ArrayLike, Seed
 from ffcode.field import PrimeField
+from ffcode.errors import InvalidParameterError
 
 FAILURE_BITS = 60           # a wrong array escapes with probability at most 2**-60
 RECOMPUTE = math.inf        # the cost a code reports for a check that computes the output
@@ -65,12 +66,12 @@ def bilinear_rounds(p: int) -> int:
 def product(F: PrimeField, A: ArrayLike, B: ArrayLike, C: ArrayLike, seed: Seed = None) -> bool:
     """Whether C == A @ B (A, B matrices), by Freivalds' check: O(n**2) per round."""
     if not isinstance(F, PrimeField):
-        raise TypeError(f"Argument 'F' must be a field from ffcode.GF, not "
-                        f"{type(F).__name__}.")
+        raise InvalidParameterError(f"Argument 'F' must be a field from ffcode.GF, not "
+                                    f"{type(F).__name__}.")
     A, B, C = F.matrix(A, "A"), F.matrix(B, "B"), F.matrix(C, "C")
     if A.shape[1] != B.shape[0] or C.shape != (A.shape[0], B.shape[1]):
-        raise ValueError(f"Shapes do not match C = A @ B: A {A.shape}, B {B.shape}, "
-                         f"C {C.shape}.")
+        raise InvalidParameterError(f"Shapes do not match C = A @ B: A {A.shape}, B {B.shape}, "
+                                    f"C {C.shape}.")
     # Projected from the left, R C = (R A) B: each side a few combinations of rows, the
     # few-output-row products the row-combination kernels are fastest at, at every prime.
     R = F.random((linear_rounds(F.p), A.shape[0]), seed)
@@ -126,16 +127,16 @@ def of_bytes(data: object, key: int) -> int:
     True
     """
     if isinstance(key, bool) or not isinstance(key, int):
-        raise TypeError(f"Argument 'key' must be an int, not {type(key).__name__}.")
+        raise InvalidParameterError(f"Argument 'key' must be an int, not {type(key).__name__}.")
     if not 0 <= key < 1 << KEY_BITS:
-        raise ValueError(f"Argument 'key' must be in [0, 2**{KEY_BITS}), not {key}.")
+        raise InvalidParameterError(f"Argument 'key' must be in [0, 2**{KEY_BITS}), not {key}.")
     try:
         view = memoryview(data)     # type: ignore[arg-type]
     except TypeError:
-        raise TypeError(f"Argument 'data' must be a bytes-like object, not "
-                        f"{type(data).__name__}.") from None
+        raise InvalidParameterError(f"Argument 'data' must be a bytes-like object, not "
+                                    f"{type(data).__name__}.") from None
     if not view.c_contiguous:
-        raise ValueError("Argument 'data' must be C-contiguous.")
+        raise InvalidParameterError("Argument 'data' must be C-contiguous.")
     raw = view.cast("B") if view.ndim != 1 or view.format != "B" else view
     width = max(1, math.isqrt((raw.nbytes + 3) // 4 + 1))
     return int(digest.bilinear_bytes(raw, width, key >> 64, key & ((1 << 64) - 1)))

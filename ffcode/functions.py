@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ffcode.errors import InvalidParameterError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -39,18 +41,19 @@ def cube(F: PrimeField, X: ArrayLike) -> np.ndarray:
 def load(path: str) -> Callable:
     """The function named by "package.module:function" (TypeError/ValueError otherwise)."""
     if not isinstance(path, str):
-        raise TypeError(f"A function path must be a string, not {type(path).__name__}.")
+        raise InvalidParameterError(f"A function path must be a string, not {type(path).__name__}.")
     module, _, name = path.partition(":")
     if not module or not name:
-        raise ValueError(f"A function path looks like 'package.module:function', not {path!r}.")
+        raise InvalidParameterError("A function path looks like 'package.module:function', not "
+                                    f"{path!r}.")
     try:
         f = importlib.import_module(module)
         for part in name.split("."):
             f = getattr(f, part)
     except (ImportError, AttributeError) as e:
-        raise ValueError(f"Cannot import {path!r}: {e}") from None
+        raise InvalidParameterError(f"Cannot import {path!r}: {e}") from None
     if not callable(f):
-        raise TypeError(f"{path!r} is not callable.")
+        raise InvalidParameterError(f"{path!r} is not callable.")
     return f
 
 
@@ -62,13 +65,13 @@ def path_of(f: Callable | None) -> str:
     module, name = getattr(f, "__module__", None), getattr(f, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(name, str) or not name or \
             "<" in name or module == "__main__" and not _main_has_source():
-        raise ValueError(f"{f!r} cannot be imported by worker processes: define f at the top "
-                         f"level of a module or script (not a lambda, a nested function or "
-                         f"an interactive session) and pass it or its path "
-                         f"'package.module:function'.")
+        raise InvalidParameterError(f"{f!r} cannot be imported by worker processes: define f at "
+                                    "the top level of a module or script (not a lambda, a nested "
+                                    "function or an interactive session) and pass it or its path "
+                                    "'package.module:function'.")
     path = f"{module}:{name}"
     if load(path) is not f:
-        raise ValueError(f"{path!r} does not import as the same function.")
+        raise InvalidParameterError(f"{path!r} does not import as the same function.")
     return path
 
 

@@ -13,6 +13,7 @@ from ffcode import _matmul, checks
 from ffcode._blocks import split_rows
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
+from ffcode.errors import InvalidParameterError
 
 
 @dataclass(frozen=True)
@@ -86,10 +87,12 @@ def piece_packets(F: PrimeField, local_result: ArrayLike, pieces: Int, worker: I
     [([1, 0], [[1, 2]]), ([0, 1], [[3, 4]])]
     """
     if not isinstance(F, PrimeField):
-        raise TypeError(f"Argument 'F' must be a field from ffcode.GF, not {type(F).__name__}.")
+        raise InvalidParameterError("Argument 'F' must be a field from ffcode.GF, not "
+                                    f"{type(F).__name__}.")
     result = F.elements(local_result, "local_result")
     if result.ndim < 1:
-        raise ValueError("Argument 'local_result' must have at least one dimension (rows).")
+        raise InvalidParameterError("Argument 'local_result' must have at least one dimension "
+                                    "(rows).")
     m = pieces_count(pieces)
     worker = checks.integer(worker, "worker", low=0)
     split, rows = split_rows(result, m), result.shape[0]

@@ -30,6 +30,7 @@ from ffcode.decoding.robust import RobustDecoder, check_correctable, wrong_among
 from ffcode.field import PrimeField
 from ffcode.fingerprints import project, projections
 from ffcode.pieces import Packet
+from ffcode.errors import InvalidParameterError
 
 
 @runtime_checkable
@@ -128,12 +129,12 @@ class WholeResults:
 
     def add(self, packet: Packet) -> bool:
         if packet.index != 0 or np.asarray(packet.coeffs).tolist() != [1]:
-            raise ValueError("A whole result is one packet: index 0, coefficients [1].")
+            raise InvalidParameterError("A whole result is one packet: index 0, coefficients [1].")
         payload = self._checked(packet)
         first = next(iter(self._results.values()), payload)
         if payload.shape != first.shape:
-            raise ValueError(f"Packet payload has shape {payload.shape}, expected "
-                             f"{first.shape}.")
+            raise InvalidParameterError(f"Packet payload has shape {payload.shape}, expected "
+                                        f"{first.shape}.")
         if packet.worker in self._results or self.complete:
             return False
         self._results[packet.worker] = payload
@@ -170,7 +171,7 @@ class Gather(WholeResults):
 
     def _checked(self, packet: Packet) -> np.ndarray:
         if not 0 <= packet.worker < self.needed:
-            raise ValueError(f"Worker {packet.worker} has no uncoded task.")
+            raise InvalidParameterError(f"Worker {packet.worker} has no uncoded task.")
         return self.F.elements(packet.payload, "packet payload")
 
     def result(self) -> Any:
@@ -210,10 +211,10 @@ class Robust(WholeResults):
         y = self.code.F.elements(packet.payload, "packet payload")
         expected = self.code.result_shape(self.encoding, y.shape)
         if y.shape != expected:
-            raise ValueError(f"A local result has shape {y.shape}, expected {expected}.")
+            raise InvalidParameterError(f"A local result has shape {y.shape}, expected {expected}.")
         if self.code.worker_index(packet.worker) in self._excluded:
-            raise ValueError(f"Worker {packet.worker} is excluded: its results no longer "
-                             f"count.")
+            raise InvalidParameterError(f"Worker {packet.worker} is excluded: its results no "
+                                        "longer count.")
         return y
 
     def add(self, packet: Packet) -> bool:
@@ -279,14 +280,15 @@ class ShapeVote:
     def add(self, packet: Packet) -> bool:
         worker = packet.worker
         if worker in self.excluded:
-            raise ValueError(f"Worker {worker} is excluded: its packets no longer count.")
+            raise InvalidParameterError(f"Worker {worker} is excluded: its packets no longer "
+                                        "count.")
         key = self._claimed(packet)
         claimed = self.claims.get(worker)
         if claimed is not None and claimed != key:
             if self.correcting:
                 self.exclude(int(worker))
-            raise ValueError(f"Worker {worker} claims a local result of shape {key}, having "
-                             f"claimed {claimed}.")
+            raise InvalidParameterError(f"Worker {worker} claims a local result of shape {key}, "
+                                        f"having claimed {claimed}.")
         collector = self.collectors.get(key)
         if collector is None:       # kept only once a packet fits it: a malformed one
             collector = self._make(key, not self.collectors)    # leaves nothing behind
@@ -301,8 +303,8 @@ class ShapeVote:
         """The shape of the local result a packet claims: (rows,) + the piece's others."""
         shape, rows = np.shape(packet.payload), self._rows or packet.rows or 0
         if rows < 1 or not shape or -(-rows // self.pieces) != shape[0]:
-            raise ValueError(f"A local result of {rows} rows does not split into pieces of "
-                             f"shape {shape}.")
+            raise InvalidParameterError(f"A local result of {rows} rows does not split into pieces "
+                                        f"of shape {shape}.")
         return (rows,) + tuple(shape[1:])
 
     def exclude(self, worker: int) -> None:

@@ -31,6 +31,7 @@ from ffcode._ext import rankbasis
 from ffcode._types import ArrayLike, Int, Output
 from ffcode.codes.base import Encoding
 from ffcode.pieces import Packet, pieces_count
+from ffcode.errors import InvalidParameterError
 
 
 class Decoder:
@@ -69,8 +70,8 @@ class Decoder:
                  result_shape: Optional[Sequence[Int]] = None, defer: bool = False,
                  buffer: Optional[np.ndarray] = None):
         if not isinstance(encoding, Encoding):
-            raise TypeError(f"Argument 'encoding' must be what a code's encode returned, not "
-                            f"{type(encoding).__name__}.")
+            raise InvalidParameterError("Argument 'encoding' must be what a code's encode "
+                                        f"returned, not {type(encoding).__name__}.")
         code = encoding.code
         self.encoding, self.code, self.F = encoding, code, code.F
         self.pieces = pieces_count(pieces)
@@ -80,7 +81,8 @@ class Decoder:
             result_shape = tuple(checks.integer(s, "result_shape", low=0)
                                  for s in result_shape)
             if not result_shape:
-                raise ValueError("Argument 'result_shape' must be a non-empty shape, not ().")
+                raise InvalidParameterError("Argument 'result_shape' must be a non-empty shape, "
+                                            "not ().")
             self._rows: Optional[int] = result_shape[0]
         else:
             self._rows = code.result_rows(encoding)     # None: the first innovative packet's
@@ -163,8 +165,8 @@ class Decoder:
         rows it claims for its local result, if any); the payload's elements are left for
         ``checked_payload``, read only when needed."""
         if not isinstance(packet, Packet):
-            raise TypeError(f"Argument 'packet' must be an ffcode.Packet, not "
-                            f"{type(packet).__name__}.")
+            raise InvalidParameterError(f"Argument 'packet' must be an ffcode.Packet, not "
+                                        f"{type(packet).__name__}.")
         worker, index = packet.worker, packet.index
         if type(worker) is not int or not 0 <= worker < self.code.n_workers:
             worker = self.code.worker_index(worker)
@@ -174,11 +176,11 @@ class Decoder:
         payload = packet.payload
         if not (isinstance(payload, np.ndarray) and payload.dtype is self.F.dtype):
             if not isinstance(payload, np.ndarray):
-                raise TypeError(f"Packet payload must be a numpy array, not "
-                                f"{type(payload).__name__}.")
+                raise InvalidParameterError(f"Packet payload must be a numpy array, not "
+                                            f"{type(payload).__name__}.")
             if payload.dtype.kind not in "iu":
-                raise TypeError(f"Packet payload must be an array of integers, not dtype "
-                                f"{payload.dtype}.")
+                raise InvalidParameterError("Packet payload must be an array of integers, not "
+                                            f"dtype {payload.dtype}.")
         shape, rows = self._piece_shape, packet.rows
         if payload.shape != shape or rows is not None and (type(rows) is not int or
                                                           rows != self._rows):
@@ -226,16 +228,16 @@ class Decoder:
                 x.flags.c_contiguous):
             x = np.ascontiguousarray(self.F.elements(x, name))
         if x.shape != shape:
-            raise ValueError(f"{name.capitalize()} must have shape {shape}, not {x.shape}"
-                             + (" (one coefficient per piece)." if name == "packet coeffs"
-                                else "."))
+            why = " (one coefficient per piece)" if name == "packet coeffs" else ""
+            raise InvalidParameterError(f"{name.capitalize()} must have shape {shape}, not "
+                                        f"{x.shape}{why}.")
         return x
 
     def _check_shape(self, shape: tuple, rows: Optional[Int]) -> tuple:
         """The expected piece shape, checked against a payload's and against the rows of
         the local result its packet claims (None: no claim)."""
         if len(shape) < 1:
-            raise ValueError("Packet payload must have at least one dimension (rows).")
+            raise InvalidParameterError("Packet payload must have at least one dimension (rows).")
         rows = self._claimed_rows(rows, shape)
         expected = self._piece_shape
         if expected is None:
@@ -243,9 +245,9 @@ class Decoder:
                     self.code.result_shape(self.encoding, (rows,) + tuple(shape[1:])))
             expected = (-(-full[0] // self.pieces),) + tuple(full[1:])
         if shape != expected:
-            raise ValueError(f"Packet payload has shape {tuple(shape)}, expected {expected} "
-                             f"(one of {self.pieces} row pieces of a local result of "
-                             f"{rows} rows).")
+            raise InvalidParameterError(f"Packet payload has shape {tuple(shape)}, expected "
+                                        f"{expected} (one of {self.pieces} row pieces of a local "
+                                        f"result of {rows} rows).")
         return expected
 
     def _claimed_rows(self, rows: Optional[Int], shape: tuple) -> int:
@@ -258,7 +260,7 @@ class Decoder:
                 return known
             m, piece = self.pieces, shape[0]
             if m > 1 and piece > 0:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"{type(self.code).__name__} cannot tell the rows of a local result and "
                     f"the packet does not say (Packet.rows): a piece of {piece} rows comes "
                     f"from a result of {m * (piece - 1) + 1} to {m * piece} rows. Send "
@@ -266,7 +268,8 @@ class Decoder:
             return piece
         rows = checks.integer(rows, "packet rows", low=0)
         if known is not None and rows != known:
-            raise ValueError(f"Packet claims a local result of {rows} rows, expected {known}.")
+            raise InvalidParameterError(f"Packet claims a local result of {rows} rows, expected "
+                                        f"{known}.")
         return rows
 
     def result(self) -> Output:

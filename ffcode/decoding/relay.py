@@ -58,6 +58,7 @@ from ffcode.codes.hierarchical import HierarchicalCode, HierarchicalEncoding
 from ffcode.decoding.decoder import Decoder
 from ffcode.field import PrimeField
 from ffcode.pieces import Packet, piece_packets, pieces_count
+from ffcode.errors import InvalidParameterError
 
 
 class GroupDecoder:
@@ -72,14 +73,15 @@ class GroupDecoder:
     def __init__(self, encoding: Encoding, group: Int, pieces: Optional[Int] = None) -> None:
         if not (isinstance(encoding, HierarchicalEncoding) and
                 isinstance(encoding.code, HierarchicalCode)):
-            raise TypeError(f"Argument 'encoding' must be what HierarchicalCode.encode "
-                            f"returned, not {type(encoding).__name__}.")
+            raise InvalidParameterError(f"Argument 'encoding' must be what HierarchicalCode.encode "
+                                        f"returned, not {type(encoding).__name__}.")
         code = encoding.code
         code.members(group)                     # refuses a group out of range
         self.code, self.group = code, int(group)
         pieces = encoding.pieces if pieces is None else pieces
         if pieces is None:
-            raise ValueError("Argument 'pieces' is needed: the encoding is not in pieces.")
+            raise InvalidParameterError("Argument 'pieces' is needed: the encoding is not in "
+                                        "pieces.")
         self._decoder = Decoder(encoding.inner[self.group], pieces)
         self._result: Optional[np.ndarray] = None
 
@@ -103,12 +105,12 @@ class GroupDecoder:
         """Take a packet of one of the group's workers: True if it raised the rank.
         ValueError for another group's worker; the Decoder's checks for the rest."""
         if not isinstance(packet, Packet):
-            raise TypeError(f"Argument 'packet' must be an ffcode.Packet, not "
-                            f"{type(packet).__name__}.")
+            raise InvalidParameterError(f"Argument 'packet' must be an ffcode.Packet, not "
+                                        f"{type(packet).__name__}.")
         group, worker = self.code.group_of(packet.worker)
         if group != self.group:
-            raise ValueError(f"Worker {packet.worker} is in group {group}, not in this "
-                             f"relay's group {self.group}.")
+            raise InvalidParameterError(f"Worker {packet.worker} is in group {group}, not in this "
+                                        f"relay's group {self.group}.")
         return self._decoder.add(Packet(worker, packet.index, packet.coeffs, packet.payload,
                                         packet.rows))
 
@@ -148,14 +150,14 @@ class Forwarder:
     def __init__(self, F: PrimeField, powers: ArrayLike, pieces: Int,
                  forward: Callable[[Packet], Any], filter: bool = True) -> None:
         if not isinstance(F, PrimeField):
-            raise TypeError(f"Argument 'F' must be a field (ffcode.GF), not "
-                            f"{type(F).__name__}.")
+            raise InvalidParameterError(f"Argument 'F' must be a field (ffcode.GF), not "
+                                        f"{type(F).__name__}.")
         powers = F.elements(powers, "powers")
         if powers.ndim != 2 or not powers.shape[0] or not powers.shape[1]:
-            raise ValueError(f"Argument 'powers' must be a non-empty (shares, R) matrix, not "
-                             f"of shape {powers.shape}.")
+            raise InvalidParameterError("Argument 'powers' must be a non-empty (shares, R) matrix, "
+                                        f"not of shape {powers.shape}.")
         if not callable(forward):
-            raise TypeError("Argument 'forward' must be callable as forward(packet).")
+            raise InvalidParameterError("Argument 'forward' must be callable as forward(packet).")
         self.F, self.pieces, self.forward = F, pieces_count(pieces), forward
         self.filter = checks.flag(filter, "filter")
         self.shares = powers.shape[0]
@@ -193,22 +195,22 @@ class Forwarder:
     def add(self, packet: Packet) -> bool:
         """Check a packet and forward it if it adds rank: True if forwarded."""
         if not isinstance(packet, Packet):
-            raise TypeError(f"Argument 'packet' must be an ffcode.Packet, not "
-                            f"{type(packet).__name__}.")
+            raise InvalidParameterError(f"Argument 'packet' must be an ffcode.Packet, not "
+                                        f"{type(packet).__name__}.")
         share = checks.integer(packet.worker, "packet worker", low=0, high=self.shares - 1)
         piece = checks.integer(packet.index, "packet index", low=0, high=self.pieces - 1)
         coeffs = np.ascontiguousarray(self.F.elements(packet.coeffs, "packet coeffs"))
         if coeffs.shape != (self.pieces,):
-            raise ValueError(f"Packet coeffs must have shape ({self.pieces},), not "
-                             f"{coeffs.shape} (one coefficient per piece).")
+            raise InvalidParameterError(f"Packet coeffs must have shape ({self.pieces},), not "
+                                        f"{coeffs.shape} (one coefficient per piece).")
         payload = packet.payload
         if not isinstance(payload, np.ndarray):
-            raise TypeError(f"Packet payload must be a numpy array, not "
-                            f"{type(payload).__name__}.")
+            raise InvalidParameterError(f"Packet payload must be a numpy array, not "
+                                        f"{type(payload).__name__}.")
         shape = (payload.shape, packet.rows)
         if not payload.ndim or self._shape is not None and shape != self._shape:
-            raise ValueError(f"Packet payload has shape {payload.shape} (rows "
-                             f"{packet.rows}), expected {self._shape or 'rows first'}.")
+            raise InvalidParameterError(f"Packet payload has shape {payload.shape} (rows "
+                                        f"{packet.rows}), expected {self._shape or 'rows first'}.")
         if (share, piece) in self._seen or self.complete:
             return False
         if self.filter and self._basis.probe(coeffs, share) < 0:

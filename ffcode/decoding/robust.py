@@ -49,7 +49,7 @@ from ffcode._ext.rankbasis import RankBasis
 from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes.base import Code, Encoding
 from ffcode.decoding.decoder import Decoder, output_of
-from ffcode.errors import DecodingError
+from ffcode.errors import DecodingError, InvalidParameterError
 from ffcode.field import GF, PrimeField
 from ffcode.fingerprints import project, projections
 from ffcode.pieces import Packet
@@ -62,8 +62,8 @@ def decode(encoding: Encoding, results: Mapping[int, ArrayLike], adversaries: In
     ``adversaries`` of them wrong, for an encoding (what code.encode returned).
     DecodingError when the results cannot be explained with that many wrong workers."""
     if not isinstance(encoding, Encoding):
-        raise TypeError(f"Argument 'encoding' must be what a code's encode returned, not "
-                        f"{type(encoding).__name__}.")
+        raise InvalidParameterError("Argument 'encoding' must be what a code's encode returned, "
+                                    f"not {type(encoding).__name__}.")
     code = encoding.code
     A = checks.integer(adversaries, "adversaries", low=0)
     R = code.recovery_threshold
@@ -93,21 +93,22 @@ def check_correctable(recovery_threshold: int, n_shares: int, wrong_shares: int,
     >>> check_correctable(4, 6, 2)
     Traceback (most recent call last):
     ...
-    ValueError: Correcting 2 wrong workers needs R + 2A = 8 workers; the code has 6.
+    ffcode.errors.InvalidParameterError: Correcting 2 wrong workers needs R + 2A = 8 workers; the code has 6.
     """
     R, S = recovery_threshold, wrong_shares
     A = S if adversaries is None else adversaries
     if S and not every_r_decodes:
-        raise ValueError("Correcting wrong workers needs a code where any R results "
-                         "determine the output; a hierarchical code's do not (R results "
-                         "from too few groups): decode it without adversaries, verified.")
+        raise InvalidParameterError("Correcting wrong workers needs a code where any R results "
+                                    "determine the output; a hierarchical code's do not (R results "
+                                    "from too few groups): decode it without adversaries, "
+                                    "verified.")
     if R + 2 * S <= n_shares:
         return
     if S == A:
-        raise ValueError(f"Correcting {A} wrong workers needs R + 2A = {R + 2 * A} workers; "
-                         f"the code has {n_shares}.")
-    raise ValueError(f"Correcting {A} wrong workers holding up to {S} shares needs R + 2S = "
-                     f"{R + 2 * S} shares; the code has {n_shares}.")
+        raise InvalidParameterError(f"Correcting {A} wrong workers needs R + 2A = {R + 2 * A} "
+                                    f"workers; the code has {n_shares}.")
+    raise InvalidParameterError(f"Correcting {A} wrong workers holding up to {S} shares needs R + "
+                                f"2S = {R + 2 * S} shares; the code has {n_shares}.")
 
 
 def wrong_among(code: Code, projected: Mapping[int, Sequence[int]],
@@ -247,9 +248,9 @@ class RobustDecoder:
         self.encoding, self.code, self.F, self.pieces = encoding, code, code.F, \
             self._check.pieces
         if result_shape is None and code.result_rows(encoding) is None:
-            raise ValueError(f"{type(code).__name__} cannot tell the rows of a local result, "
-                             f"and with wrong workers no packet may fix them: pass "
-                             f"result_shape (one worker's f(share).shape).")
+            raise InvalidParameterError(f"{type(code).__name__} cannot tell the rows of a local "
+                                        "result, and with wrong workers no packet may fix them: "
+                                        "pass result_shape (one worker's f(share).shape).")
         A = checks.integer(adversaries, "adversaries", low=0)
         R = code.recovery_threshold
         check_correctable(R, code.n_workers, A, every_r_decodes=code.every_r_decodes)
@@ -317,7 +318,8 @@ class RobustDecoder:
         """Take one packet; True if it was kept."""
         worker, index, coeffs, shape = self._check.checked_header(packet)
         if worker in self._excluded:
-            raise ValueError(f"Worker {worker} is excluded: its packets no longer count.")
+            raise InvalidParameterError(f"Worker {worker} is excluded: its packets no longer "
+                                        "count.")
         if (worker, index) in self._seen or self.complete:
             return False
         own = self._own.get(worker)

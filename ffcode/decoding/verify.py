@@ -34,6 +34,7 @@ from ffcode.codes.base import Code, Encoding
 # The check's rows, and the cost a check that recomputes reports: named here too, where a
 # job's verification is looked for.
 from ffcode.fingerprints import RECOMPUTE, linear_rounds as rounds
+from ffcode.errors import InvalidParameterError
 
 __all__ = ["CHEAP", "RECOMPUTE", "by_default", "cheap", "cost", "output", "rounds"]
 
@@ -81,5 +82,6 @@ def _code(code: Any) -> Code:
     if isinstance(code, Encoding):
         return code.code
     if not isinstance(code, Code):
-        raise TypeError(f"Argument 'code' must be an ffcode code, not {type(code).__name__}.")
+        raise InvalidParameterError("Argument 'code' must be an ffcode code, not "
+                                    f"{type(code).__name__}.")
     return code

@@ -43,6 +43,7 @@ import numpy as np
 
 from ffcode import checks
 from ffcode.field import PrimeField
+from ffcode.errors import InvalidParameterError
 
 MAX_SUBSETS = 1 << 20       # batches (r-subsets) a placement may have
 
@@ -57,20 +58,20 @@ class Placement:
         self.workers = checks.integer(workers, "workers", low=2)
         self.load = checks.integer(load, "load", low=1)
         if self.load >= self.workers:
-            raise ValueError(f"Computation load r = {self.load} must be below the workers "
-                             f"K = {self.workers}: with r = K every worker maps everything "
-                             f"and nothing is shuffled.")
+            raise InvalidParameterError(f"Computation load r = {self.load} must be below the "
+                                        f"workers K = {self.workers}: with r = K every worker maps "
+                                        "everything and nothing is shuffled.")
         count = math.comb(self.workers, self.load)
         if count > MAX_SUBSETS:
-            raise ValueError(f"K = {self.workers} and r = {self.load} make {count} batches, "
-                             f"more than {MAX_SUBSETS}.")
+            raise InvalidParameterError(f"K = {self.workers} and r = {self.load} make {count} "
+                                        f"batches, more than {MAX_SUBSETS}.")
         self.subsets = list(itertools.combinations(range(self.workers), self.load))
         self._index = {subset: b for b, subset in enumerate(self.subsets)}
         files = count if files is None else checks.integer(files, "files", low=1)
         if files % count:
-            raise ValueError(f"{files} files do not split into the {count} batches of K = "
-                             f"{self.workers}, r = {self.load} (one per r-subset): give a "
-                             f"multiple of {count}.")
+            raise InvalidParameterError(f"{files} files do not split into the {count} batches of K "
+                                        f"= {self.workers}, r = {self.load} (one per r-subset): "
+                                        f"give a multiple of {count}.")
         self.files, self.per_batch = files, files // count
 
     def __repr__(self) -> str:
@@ -81,8 +82,8 @@ class Placement:
         """The batch that exactly these r workers map."""
         key = tuple(sorted(subset))
         if key not in self._index:
-            raise ValueError(f"{list(subset)} is not a subset of {self.load} of the "
-                             f"{self.workers} workers.")
+            raise InvalidParameterError(f"{list(subset)} is not a subset of {self.load} of the "
+                                        f"{self.workers} workers.")
         return self._index[key]
 
     def batch_files(self, batch: int) -> range:
@@ -144,8 +145,8 @@ class Bytes:
     def cancel(self, packet: bytes, known: Sequence[Any], length: int) -> bytes:
         """The one segment of ``length`` bytes left once the known ones are taken out."""
         if length > len(packet) or any(len(s) > len(packet) for s in known):
-            raise ValueError(f"A packet of {len(packet)} bytes cannot hold a segment of "
-                             f"{max([length, *map(len, known)])}.")
+            raise InvalidParameterError(f"A packet of {len(packet)} bytes cannot hold a segment of "
+                                        f"{max([length, *map(len, known)])}.")
         return self.add([packet, *known])[:length]
 
 
@@ -155,8 +156,8 @@ class Vectors:
 
     def __init__(self, F: PrimeField) -> None:
         if not isinstance(F, PrimeField):
-            raise TypeError(f"Argument 'F' must be a field (ffcode.GF), not "
-                            f"{type(F).__name__}.")
+            raise InvalidParameterError(f"Argument 'F' must be a field (ffcode.GF), not "
+                                        f"{type(F).__name__}.")
         self.F = F
 
     def split(self, value: Any, parts: int) -> list[np.ndarray]:
@@ -182,15 +183,16 @@ class Vectors:
         that gives vectors of different sizes)."""
         lengths = sorted({int(np.shape(v)[0]) for v in values})
         if len(lengths) > 1:
-            raise ValueError(f"The {what} are vectors of different lengths {lengths}: a "
-                             f"sum-reduce adds vectors of one length.")
+            raise InvalidParameterError(f"The {what} are vectors of different lengths {lengths}: a "
+                                        f"sum-reduce adds vectors of one length.")
         return self.add(values)
 
     def cancel(self, packet: np.ndarray, known: Sequence[np.ndarray], length: int) -> Any:
         packet = self.F.elements(packet, "packet")
         if length > packet.shape[0] or any(s.shape[0] > packet.shape[0] for s in known):
-            raise ValueError(f"A packet of {packet.shape[0]} elements cannot hold a segment "
-                             f"of {max([length, *(s.shape[0] for s in known)])}.")
+            raise InvalidParameterError(f"A packet of {packet.shape[0]} elements cannot hold a "
+                                        "segment of "
+                                        f"{max([length, *(s.shape[0] for s in known)])}.")
         rest = self.add(known) if known else np.zeros(0, self.F.dtype)
         out = packet.copy()
         out[:rest.shape[0]] = self.F.sub(out[:rest.shape[0]], rest)
@@ -228,13 +230,13 @@ def decoded_segment(placement: Placement, group: Sequence[int], sender: int, rec
     other members' segments taken out with the values it mapped (``held``)."""
     group = _checked_group(placement, group, sender)
     if receiver == sender or receiver not in group:
-        raise ValueError(f"Worker {receiver} does not receive worker {sender}'s packet of "
-                         f"group {list(group)}.")
+        raise InvalidParameterError(f"Worker {receiver} does not receive worker {sender}'s packet "
+                                    f"of group {list(group)}.")
     payload, lengths = packet
     others = [w for w in group if w != sender]
     if len(lengths) != len(others):
-        raise ValueError(f"A packet of group {list(group)} carries {len(others)} segment "
-                         f"lengths, not {len(lengths)}.")
+        raise InvalidParameterError(f"A packet of group {list(group)} carries {len(others)} "
+                                    f"segment lengths, not {len(lengths)}.")
     known = [segment(group, sender, k, held[(k, placement.needed(k, group))], algebra)
              for k in others if k != receiver]
     return algebra.cancel(payload, known, int(lengths[others.index(receiver)]))
@@ -244,10 +246,10 @@ def _checked_group(placement: Placement, group: Sequence[int], sender: int) -> t
     group = tuple(sorted(group))
     if len(group) != placement.load + 1 or len(set(group)) != len(group) or \
             not all(0 <= w < placement.workers for w in group):
-        raise ValueError(f"{list(group)} is not a group of {placement.load + 1} of the "
-                         f"{placement.workers} workers.")
+        raise InvalidParameterError(f"{list(group)} is not a group of {placement.load + 1} of the "
+                                    f"{placement.workers} workers.")
     if sender not in group:
-        raise ValueError(f"Worker {sender} is not in group {list(group)}.")
+        raise InvalidParameterError(f"Worker {sender} is not in group {list(group)}.")
     return group
 
 
@@ -357,15 +359,16 @@ def _arrivals(worker: int, messages: Sequence[Message], keys: Sequence[tuple],
     for m in messages:
         key = key_of(m)
         if worker not in m.receivers or key not in expected:
-            raise ValueError(f"Worker {worker} received a message it does not need: from "
-                             f"worker {m.sender}, {key[0]}.")
+            raise InvalidParameterError(f"Worker {worker} received a message it does not need: "
+                                        f"from worker {m.sender}, {key[0]}.")
         if expected[key] is not None:
-            raise ValueError(f"Worker {worker} received {key[0]} from worker {m.sender} "
-                             f"twice.")
+            raise InvalidParameterError(f"Worker {worker} received {key[0]} from worker {m.sender} "
+                                        f"twice.")
         expected[key] = m
     missing = sorted(str(key) for key, m in expected.items() if m is None)
     if missing:
-        raise ValueError(f"Worker {worker} misses the shuffle's messages {', '.join(missing)}.")
+        raise InvalidParameterError(f"Worker {worker} misses the shuffle's messages "
+                                    f"{', '.join(missing)}.")
     return {key: m for key, m in expected.items() if m is not None}
 
 
@@ -404,7 +407,7 @@ class Recovery:
     >>> Recovery(Placement(4, 1), lost=[3])
     Traceback (most recent call last):
     ...
-    ValueError: No worker left has mapped batches [3] (mapped only by workers [3]): load r = 1 cannot lose them.
+    ffcode.errors.InvalidParameterError: No worker left has mapped batches [3] (mapped only by workers [3]): load r = 1 cannot lose them.
     """
 
     def __init__(self, placement: Placement, lost: Sequence[int], coded: bool = True,
@@ -415,13 +418,14 @@ class Recovery:
         self.distrust = _pairs(distrust, K)
         self.survivors = [w for w in range(K) if w not in self.lost]
         if not self.survivors:
-            raise ValueError("No worker is left to finish the shuffle.")
+            raise InvalidParameterError("No worker is left to finish the shuffle.")
         orphans = [b for b, subset in enumerate(placement.subsets)
                    if set(subset) <= set(self.lost)]
         if orphans:
-            raise ValueError(f"No worker left has mapped batches {orphans} (mapped only by "
-                             f"workers {sorted({w for b in orphans for w in placement.subsets[b]})}"
-                             f"): load r = {placement.load} cannot lose them.")
+            mappers = sorted({w for b in orphans for w in placement.subsets[b]})
+            raise InvalidParameterError(f"No worker left has mapped batches {orphans} (mapped only "
+                                        f"by workers {mappers}): load r = {placement.load} cannot "
+                                        "lose them.")
         reducers = list(range(K))
         for turn, q in enumerate(self.lost):
             reducers[q] = self.survivors[turn % len(self.survivors)]
@@ -439,8 +443,9 @@ class Recovery:
                 senders = [s for s in subset if s not in lost_set and
                            (s, w) not in self.distrust]
                 if not senders:
-                    raise ValueError(f"No worker left may send worker {w} batch {b}: its "
-                                     f"mappers {list(subset)} are lost or distrusted by it.")
+                    raise InvalidParameterError(f"No worker left may send worker {w} batch {b}: "
+                                                f"its mappers {list(subset)} are lost or "
+                                                "distrusted by it.")
                 self.transfers.append((senders[(b + q) % len(senders)], w, q, b))
 
     def functions(self, worker: int) -> list[int]:
@@ -478,10 +483,11 @@ def _pairs(pairs: Sequence[Sequence[int]], K: int) -> frozenset:
     out = set()
     for pair in pairs:
         if len(pair) != 2:
-            raise ValueError(f"A distrusted pair names a sender and a receiver, not {pair!r}.")
+            raise InvalidParameterError("A distrusted pair names a sender and a receiver, not "
+                                        f"{pair!r}.")
         j, k = (checks.integer(w, "distrust", low=0, high=K - 1) for w in pair)
         if j == k:
-            raise ValueError(f"A worker cannot distrust itself ({j}).")
+            raise InvalidParameterError(f"A worker cannot distrust itself ({j}).")
         out.add((j, k))
     return frozenset(out)
 

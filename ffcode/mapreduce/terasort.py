@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ffcode import checks
+from ffcode.errors import InvalidParameterError
 
 RECORD, KEY = 100, 10       # bytes of a record, and of its key (its first bytes)
 SAMPLE = 10000              # keys sampled for the ranges' boundaries, at most
@@ -32,13 +33,13 @@ def as_records(data: bytes | np.ndarray, what: str = "records") -> np.ndarray:
     raw = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) \
         else np.asarray(data)
     if raw.dtype != np.uint8:
-        raise TypeError(f"{what.capitalize()} must be bytes or a uint8 array, not "
-                        f"{raw.dtype}.")
+        raise InvalidParameterError(f"{what.capitalize()} must be bytes or a uint8 array, not "
+                                    f"{raw.dtype}.")
     if raw.ndim == 2 and raw.shape[1] == RECORD:
         return np.ascontiguousarray(raw)
     if raw.ndim != 1 or raw.size % RECORD:
-        raise ValueError(f"{what.capitalize()} must be whole records of {RECORD} bytes: "
-                         f"{raw.size} bytes is not a multiple of {RECORD}.")
+        raise InvalidParameterError(f"{what.capitalize()} must be whole records of {RECORD} bytes: "
+                                    f"{raw.size} bytes is not a multiple of {RECORD}.")
     return raw.reshape(-1, RECORD)
 
 
@@ -115,11 +116,11 @@ def partition(data: bytes | np.ndarray, bounds: np.ndarray) -> list[bytes]:
 
 def mapper(data: bytes | np.ndarray, bounds: bytes | np.ndarray) -> list[bytes]:
     """``partition`` with the bounds as plain bytes (10 a key), as a MapReduce job ships
-    them to its workers (``ffcode.runtime.mapreduce.run``'s map)."""
+    them to its workers (``ffcode.runtime.master.mapreduce.run``'s map)."""
     raw = np.frombuffer(bounds, np.uint8) if isinstance(bounds, (bytes, bytearray)) else \
         np.asarray(bounds, np.uint8).reshape(-1)
     if raw.size % KEY:
-        raise ValueError(f"Bounds of {raw.size} bytes are not whole {KEY}-byte keys.")
+        raise InvalidParameterError(f"Bounds of {raw.size} bytes are not whole {KEY}-byte keys.")
     return partition(data, np.ascontiguousarray(raw).view(f"V{KEY}"))
 
 

@@ -47,6 +47,7 @@ import numpy as np
 from ffcode import checks
 from ffcode.fingerprints import KEY_BITS, of_bytes
 from ffcode.mapreduce.shuffle import Placement, Recovery, segment, uncoded_transfers
+from ffcode.errors import InvalidParameterError
 
 KEY_BYTES = KEY_BITS // 8  # of a fingerprint's key, derived from the seed and the piece
 VOUCHERS = 2                # mappers besides the sender that vouch for a piece
@@ -174,8 +175,8 @@ def judge(plan: Plan, prints: Mapping[int, Sequence[int]],
         roles = plan.roles(w)
         count = len(values) if isinstance(values, (list, tuple)) else "no"
         if count != len(roles) or not all(type(v) is int for v in values):
-            raise ValueError(f"worker {w} reported {count} fingerprints, not {len(roles)} "
-                             f"numbers")
+            raise InvalidParameterError(f"worker {w} reported {count} fingerprints, not "
+                                        f"{len(roles)} numbers")
         for (i, _), v in zip(roles, values):
             said.setdefault(i, {})[w] = v
     verdict = Verdict(checked=len(plan.pieces))
@@ -185,7 +186,7 @@ def judge(plan: Plan, prints: Mapping[int, Sequence[int]],
         parties = (p.receiver, p.sender, *p.vouchers)
         missing = [w for w in parties if w not in heard]
         if missing:
-            raise ValueError(f"no fingerprint of piece {i} from workers {missing}")
+            raise InvalidParameterError(f"no fingerprint of piece {i} from workers {missing}")
         if len({heard[w] for w in parties}) == 1:
             continue
         disputes.append((p, tuple(x for x in parties if _can_be_liar(x, p, heard)) or

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ffcode
-from ffcode import checks, constraints
+from ffcode import allocation, checks, constraints, functions
 from ffcode.constraints import (Boolean, Callables, InstanceOf, Interval, Options, Prime, check,
                                 validate)
 from ffcode.errors import InvalidParameterError
@@ -244,3 +244,15 @@ def test_checks_accept_what_they_did():
     assert checks.is_prime(2**61 - 1) and not checks.is_prime(2**61 + 1)
     assert checks.is_prime is constraints.is_prime
 
+
+def test_the_core_raises_it_for_bad_arguments():
+    """Beyond the codes (tests/codes/test_invalid_parameters.py): the field, its elements,
+    packets, allocation and function paths."""
+    F = ffcode.GF(7)
+    for call in (lambda: ffcode.GF(8), lambda: ffcode.GF(7.0), lambda: F.add([9], [1]),
+                 lambda: F.add([1.0], [1]), lambda: F.matmul([[1, 2]], [[1, 2]]),
+                 lambda: ffcode.piece_packets(F, [[1]], 0, 0),
+                 lambda: functions.load("nowhere"),
+                 lambda: allocation.proportional(3, [1, -1, 1])):
+        with pytest.raises(InvalidParameterError):
+            call()
