@@ -66,7 +66,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations, islice
-from typing import Any, Literal, Optional, overload
+from numbers import Integral
+from typing import Any, ClassVar, Literal, Optional, overload
 
 import numpy as np
 
@@ -74,10 +75,16 @@ from ffcode import _matmul, checks
 from ffcode._blocks import rows_of, split_rows
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
-from ffcode.errors import DecodingError
+from ffcode.constraints import Boolean, InstanceOf, Interval, Spec, validate
+from ffcode.errors import DecodingError, InvalidParameterError
 from ffcode.pieces import Packet, PieceShare, pieces_count, piece_results
 
 SUBSETS_CHECKED = 4096      # R-subsets of points tried at construction for a sparse support
+
+# The constraints codes declare on their arguments (see Code._parameter_constraints).
+FIELD = InstanceOf(PrimeField, what="a field from ffcode.GF")
+COUNT = Interval(Integral, 1, None)         # workers, blocks, a degree: at least 1
+FLAG = Boolean()
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,6 +150,11 @@ class Code:
     # Each code's encode takes its own data (``inputs``); every one returns an Encoding.
     encode: Callable[..., Encoding]
     row_linear_operand: Optional[int] = 0
+    # What each argument of the constructor may be, as data (ffcode.constraints; a code
+    # extends its base's): ``validate`` checks them first, in the order of the signature,
+    # and gives them converted (int() only tells the type checker that an integer is an
+    # int); the rules that tie arguments together (k <= n_workers, ...) are code after it.
+    _parameter_constraints: ClassVar[Mapping[str, Spec]] = {"F": FIELD, "n_workers": COUNT}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -171,28 +183,26 @@ class Code:
                  points: Optional[ArrayLike] = None, reserved: int = 0) -> None:
         """``support``: the exponents of the workers' polynomial h; ``reserved``: distinct
         nonzero points the code needs besides the workers' (LCC's interpolation points)."""
-        if not isinstance(F, PrimeField):
-            raise TypeError(f"Argument 'F' must be a field from ffcode.GF, "
-                            f"not {type(F).__name__}.")
-        n_workers = checks.integer(n_workers, "n_workers", low=1)
+        n_workers = int(validate(Code._parameter_constraints,
+                                 {"F": F, "n_workers": n_workers})["n_workers"])
         support = tuple(sorted({checks.integer(e, "support", low=0) for e in support}))
         if not support:
-            raise ValueError("A code's support must hold at least one exponent.")
+            raise InvalidParameterError("A code's support must hold at least one exponent.")
         R = len(support)
         if n_workers < R:
-            raise ValueError(f"This code needs results from {R} workers (its recovery "
-                             f"threshold), but n_workers is {n_workers}.")
+            raise InvalidParameterError(f"This code needs results from {R} workers (its recovery "
+                                        f"threshold), but n_workers is {n_workers}.")
         if n_workers + reserved > F.p - 1:
             extra = f" plus {reserved} interpolation points" if reserved else ""
-            raise ValueError(f"GF({F.p}) is too small for {n_workers} workers{extra}: it has "
-                             f"only {F.p - 1} distinct nonzero points.")
+            raise InvalidParameterError(f"GF({F.p}) is too small for {n_workers} workers{extra}: "
+                                        f"it has only {F.p - 1} distinct nonzero points.")
         points = np.arange(1, n_workers + 1) if points is None else points
         points = F.points(points, "points")
         if points.shape[0] != n_workers:
-            raise ValueError(f"Argument 'points' must hold one point per worker "
-                             f"({n_workers}), not {points.shape[0]}.")
+            raise InvalidParameterError(f"Argument 'points' must hold one point per worker "
+                                        f"({n_workers}), not {points.shape[0]}.")
         if not points.all():
-            raise ValueError("Argument 'points' must be nonzero.")
+            raise InvalidParameterError("Argument 'points' must be nonzero.")
         self.F, self.n_workers, self.support = F, n_workers, support
         self.recovery_threshold = R
         self.points = read_only(points)
@@ -211,7 +221,7 @@ class Code:
         subsets = combinations(range(N), R)
         for chosen in islice(subsets, SUBSETS_CHECKED):
             if self.F.rank(self.evaluations[list(chosen)]) < R:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"At the points {self.points.tolist()} the results of workers "
                     f"{list(chosen)} do not determine the code's polynomial (support "
                     f"{list(self.support)}): their generalized Vandermonde matrix is "
@@ -238,23 +248,23 @@ class Code:
         """A job's inputs, checked to be as many as ``inputs`` names."""
         names = ", ".join(self.inputs) + ("," if len(self.inputs) == 1 else "")
         if len(inputs) != len(self.inputs):
-            raise TypeError(f"{type(self).__name__} runs on inputs ({names}), got "
-                            f"{len(inputs)} argument{'s' if len(inputs) != 1 else ''}.")
+            raise InvalidParameterError(f"{type(self).__name__} runs on inputs ({names}), got "
+                                        f"{len(inputs)} argument{'s' if len(inputs) != 1 else ''}.")
         return inputs
 
     def arguments(self, encoding: Encoding | Split, *args: ArrayLike) -> tuple:
         """A job's arguments, checked against the encoding or split (none by default)."""
         self.check_encoding(encoding, split=True)
         if args:
-            raise TypeError(f"{type(self).__name__} takes no arguments beyond its encoded "
-                            f"data, got {len(args)}.")
+            raise InvalidParameterError(f"{type(self).__name__} takes no arguments beyond its "
+                                        f"encoded data, got {len(args)}.")
         return ()
 
     def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
         """The worker's local result: ``function(F, *share, *args)``, checked to be elements."""
         if not isinstance(share, tuple):
-            raise TypeError(f"Argument 'share' must be a share from encode (a tuple of "
-                            f"arrays), not {type(share).__name__}.")
+            raise InvalidParameterError(f"Argument 'share' must be a share from encode (a tuple of "
+                                        f"arrays), not {type(share).__name__}.")
         if self.function is None:
             raise TypeError(f"{type(self).__name__} defines no function for its workers.")
         return self.F.elements(self.function(self.F, *share, *args), "local result")
@@ -262,10 +272,11 @@ class Code:
     def compute_pieces(self, share: PieceShare, *args: ArrayLike) -> Iterator[Packet]:
         """The packets of a PieceShare, each yielded the moment its block is computed."""
         if not isinstance(share, PieceShare):
-            raise TypeError(f"Argument 'share' must be a PieceShare from encode(..., "
-                            f"pieces=m), not {type(share).__name__}.")
+            raise InvalidParameterError(f"Argument 'share' must be a PieceShare from encode(..., "
+                                        f"pieces=m), not {type(share).__name__}.")
         if not 0 <= share.worker < self.n_workers:
-            raise ValueError(f"The share's worker {share.worker} is not a worker of this code.")
+            raise InvalidParameterError(f"The share's worker {share.worker} is not a worker of "
+                                        "this code.")
         return piece_results(lambda *operands: self.compute(operands, *args), share)
 
     def result_rows(self, encoding: Encoding) -> Optional[int]:
@@ -296,11 +307,11 @@ class Code:
             return None
         m = pieces_count(pieces)
         if self.row_linear_operand is None:
-            raise ValueError(f"{type(self).__name__} computes at full speed only when f is "
-                             f"row-linear (linear in the rows: f(G @ X) = G @ f(X) for every "
-                             f"matrix G mixing the rows of X, as for f(X) = X @ W; an "
-                             f"elementwise f such as the square is not); construct it with "
-                             f"row_linear=True if f is.")
+            raise InvalidParameterError(f"{type(self).__name__} computes at full speed only when f "
+                                        "is row-linear (linear in the rows: f(G @ X) = G @ f(X) "
+                                        "for every matrix G mixing the rows of X, as for f(X) = X "
+                                        "@ W; an elementwise f such as the square is not); "
+                                        "construct it with row_linear=True if f is.")
         return m
 
     def encode_blocks(self, exponents: Sequence[int], blocks: Sequence[np.ndarray]) -> list:
@@ -369,15 +380,16 @@ class Code:
         this code's uncoded made or that names no code)."""
         if split and isinstance(encoding, Split):
             if encoding.code not in (None, self):
-                raise ValueError(f"The split was made by {encoding.code!r}, not by this "
-                                 f"{self!r}.")
+                raise InvalidParameterError(f"The split was made by {encoding.code!r}, not by this "
+                                            f"{self!r}.")
             return encoding
         if not isinstance(encoding, Encoding):
-            raise TypeError(f"Argument 'encoding' must be what {type(self).__name__}.encode "
-                            f"returned, not {type(encoding).__name__}.")
+            raise InvalidParameterError("Argument 'encoding' must be what "
+                                        f"{type(self).__name__}.encode returned, not "
+                                        f"{type(encoding).__name__}.")
         if encoding.code is not self:
-            raise ValueError(f"The encoding was made by {encoding.code!r}, not by this "
-                             f"{self!r}.")
+            raise InvalidParameterError(f"The encoding was made by {encoding.code!r}, not by this "
+                                        f"{self!r}.")
         return encoding
 
     # -- decoding ---------------------------------------------------------------------------
@@ -417,8 +429,8 @@ class Code:
     def worker_index(self, w: Any) -> int:
         w = checks.integer(w, "worker index")
         if not 0 <= w < self.n_workers:
-            raise ValueError(f"Worker index {w} is out of range: this code has workers "
-                             f"0..{self.n_workers - 1}.")
+            raise InvalidParameterError(f"Worker index {w} is out of range: this code has workers "
+                                        f"0..{self.n_workers - 1}.")
         return w
 
     def checked_results(self, encoding: Encoding, results: Mapping[int, ArrayLike],
@@ -427,17 +439,18 @@ class Code:
         encoding implies) of a {worker: result} mapping of at least ``least`` workers."""
         self.check_encoding(encoding)
         if not isinstance(results, Mapping):
-            raise TypeError(f"Argument 'results' must be a mapping of worker index to local "
-                            f"result, not {type(results).__name__}.")
+            raise InvalidParameterError("Argument 'results' must be a mapping of worker index to "
+                                        f"local result, not {type(results).__name__}.")
         workers = sorted(self.worker_index(w) for w in results)
         if len(workers) < least:
-            raise ValueError(f"{what} needs results from {least} distinct workers, got "
-                             f"{len(workers)}: {least - len(workers)} more needed.")
+            raise InvalidParameterError(f"{what} needs results from {least} distinct workers, got "
+                                        f"{len(workers)}: {least - len(workers)} more needed.")
         arrays = [self.F.elements(results[w], "results") for w in workers]
         expected = self.result_shape(encoding, arrays[0].shape)
         for y in arrays:
             if y.shape != expected:
-                raise ValueError(f"A local result has shape {y.shape}, expected {expected}.")
+                raise InvalidParameterError(f"A local result has shape {y.shape}, expected "
+                                            f"{expected}.")
         return workers, arrays
 
     def independent(self, workers: Sequence[int]) -> list[int]:
@@ -475,9 +488,10 @@ class Code:
     def check_magnitude(self, bound: int, what: str) -> None:
         """Refuse signed data whose exact integer result could wrap around mod p."""
         if bound > self.F.max_signed:
-            raise ValueError(f"With signed data the exact result could reach {what} = {bound}, "
-                             f"beyond (p-1)/2 = {self.F.max_signed}, and wrap around mod p. "
-                             f"Use a larger prime or a smaller fixed-point scale.")
+            raise InvalidParameterError(f"With signed data the exact result could reach {what} = "
+                                        f"{bound}, beyond (p-1)/2 = {self.F.max_signed}, and wrap "
+                                        "around mod p. Use a larger prime or a smaller fixed-point "
+                                        "scale.")
 
 
 def powers(F: PrimeField, points: np.ndarray, exponents: Sequence[Int]) -> np.ndarray:
@@ -511,24 +525,25 @@ def encode_rows(F: PrimeField, coefficients: np.ndarray, blocks: Sequence[np.nda
     C = np.asarray(coefficients)
     N, K = C.shape
     if K != len(blocks) or K < 1:
-        raise ValueError(f"encode_rows: {K} coefficients per worker for {len(blocks)} blocks.")
+        raise InvalidParameterError(f"encode_rows: {K} coefficients per worker for {len(blocks)} "
+                                    "blocks.")
     blocks = [np.asarray(b) for b in blocks]
     shape = blocks[0].shape
     size = math.prod(shape)
     if any(b.size != size for b in blocks):
-        raise ValueError(f"encode_rows: the blocks must be equally large, not of shapes "
-                         f"{sorted({b.shape for b in blocks})}.")
+        raise InvalidParameterError(f"encode_rows: the blocks must be equally large, not of shapes "
+                                    f"{sorted({b.shape for b in blocks})}.")
     blocks = [np.ascontiguousarray(b).reshape(shape) for b in blocks]    # 0-d stays 0-d
     if coeffs is None:
         out = np.empty((N,) + shape, F.dtype)
         _matmul.combine_into(F.p, C, [b.reshape(-1) for b in blocks], out.reshape(N, size))
         return out
     if len(shape) < 1:
-        raise ValueError("Full-speed computation splits the shares into rows; 0-d blocks "
-                         "have none.")
+        raise InvalidParameterError("Full-speed computation splits the shares into rows; 0-d "
+                                    "blocks have none.")
     if len(coeffs) != N:
-        raise ValueError(f"encode_rows: {len(coeffs)} piece coefficient matrices for {N} "
-                         f"workers.")
+        raise InvalidParameterError(f"encode_rows: {len(coeffs)} piece coefficient matrices for "
+                                    f"{N} workers.")
     m = coeffs[0].shape[0]
     rows = -(-shape[0] // m)
     piece = rows * math.prod(shape[1:])

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import checks
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
+from ffcode.codes.base import COUNT
 from ffcode.codes.product import ProductCode
+from ffcode.constraints import validate
+from ffcode.errors import InvalidParameterError
 
 
 class EntangledPolynomialCode(ProductCode):
@@ -33,16 +35,20 @@ class EntangledPolynomialCode(ProductCode):
     >>> bool((C == F.matmul(A, B)).all()), code.recovery_threshold
     (True, 5)
     """
+    _parameter_constraints = {**ProductCode._parameter_constraints,
+                              "p": COUNT, "m": COUNT, "n": COUNT}
 
     def __init__(self, F: PrimeField, p: Int, m: Int, n: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        p, m, n = (checks.integer(v, name, low=1)
-                   for v, name in ((p, "p"), (m, "m"), (n, "n")))
+        checked = validate(EntangledPolynomialCode._parameter_constraints,
+                           {"F": F, "p": p, "m": m, "n": n, "n_workers": n_workers,
+                            "signed": signed})
+        p, m, n, n_workers = (int(checked[name]) for name in ("p", "m", "n", "n_workers"))
         R = self.threshold_for(p, m, n)
-        if checks.integer(n_workers, "n_workers") < R:
-            raise ValueError(f"EntangledPolynomialCode(p={p}, m={m}, n={n}) needs results "
-                             f"from R = p*m*n + p - 1 = {R} workers (its recovery threshold), "
-                             f"but n_workers is {n_workers}.")
+        if n_workers < R:
+            raise InvalidParameterError(f"EntangledPolynomialCode(p={p}, m={m}, n={n}) needs "
+                                        f"results from R = p*m*n + p - 1 = {R} workers (its "
+                                        f"recovery threshold), but n_workers is {n_workers}.")
         super().__init__(F, n_workers, [[k + p * j for k in range(p)] for j in range(m)],
                          [[p - 1 - k + p * m * w for w in range(n)] for k in range(p)],
                          points=points, signed=signed)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ffcode import checks
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
+from ffcode.codes.base import COUNT
 from ffcode.codes.product import ProductCode
+from ffcode.constraints import Options, validate
+from ffcode.errors import InvalidParameterError
 
 VARIANTS = ("big", "small")
 
@@ -81,30 +83,34 @@ class GASP(ProductCode):
     >>> bool((C == F.matmul(A, B)).all())
     True
     """
+    _parameter_constraints = {**ProductCode._parameter_constraints,
+                              "k": COUNT, "l": COUNT, "t": COUNT,
+                              "variant": (None, Options(VARIANTS))}
 
     def __init__(self, F: PrimeField, k: Int, l: Int, t: Int, n_workers: Int,  # noqa: E741
                  variant: Optional[str] = None, points: Optional[ArrayLike] = None,
                  signed: bool = False) -> None:
-        k, l, t = (checks.integer(v, name, low=1)
-                   for v, name in ((k, "k"), (l, "l"), (t, "t")))
+        checked = validate(GASP._parameter_constraints,
+                           {"F": F, "k": k, "l": l, "t": t, "n_workers": n_workers,
+                            "variant": variant, "signed": signed})
+        k, l, t, N = (int(checked[name]) for name in ("k", "l", "t", "n_workers"))
         if variant is None:
             variant = best_variant(k, l, t)
-        else:
-            variant = checks.choice(variant, "variant", VARIANTS)
         R = recovery_threshold(k, l, t, variant)
-        N = checks.integer(n_workers, "n_workers")
         if N < R:
-            raise ValueError(f"GASP_{variant}(k={k}, l={l}, t={t}) needs results from R = {R} "
-                             f"workers (its recovery threshold), but n_workers is {N}.")
+            raise InvalidParameterError(f"GASP_{variant}(k={k}, l={l}, t={t}) needs results "
+                                        f"from R = {R} workers (its recovery threshold), but "
+                                        f"n_workers is {N}.")
         a, a_masks, b, b_masks = exponents(k, l, t, variant)
         # the masks' step: t workers' masks hide the data when their x**stride differ
         stride = max((m[1] - m[0] for m in (a_masks, b_masks) if len(m) > 1), default=1)
         if stride > 1:
             distinct = (F.p - 1) // math.gcd(stride, F.p - 1)
             if distinct < N:
-                raise ValueError(f"GF({F.p}) has only {distinct} distinct values of "
-                                 f"x**{stride}, and GASP_small's masks need one per worker "
-                                 f"({N}): use a larger prime, fewer workers or variant='big'.")
+                raise InvalidParameterError(f"GF({F.p}) has only {distinct} distinct values of "
+                                            f"x**{stride}, and GASP_small's masks need one per "
+                                            f"worker ({N}): use a larger prime, fewer workers or "
+                                            "variant='big'.")
         super().__init__(F, N, [[e] for e in a], [b], a_masks, b_masks, points=points,
                          signed=signed)
         self._check_privacy(stride)
@@ -124,8 +130,8 @@ class GASP(ProductCode):
             power = pow(int(a), stride, self.F.p)
             if power in seen:
                 j = seen[power]
-                raise ValueError(f"Workers {j} and {i} (points {self.points[j]} and {a}) have "
-                                 f"the same x**{stride} in GF({self.F.p}): together their masks "
-                                 f"would not hide the data. Choose other points or "
-                                 f"variant='big'.")
+                raise InvalidParameterError(f"Workers {j} and {i} (points {self.points[j]} and "
+                                            f"{a}) have the same x**{stride} in GF({self.F.p}): "
+                                            "together their masks would not hide the data. Choose "
+                                            "other points or variant='big'.")
             seen[power] = i

@@ -50,7 +50,12 @@ from ffcode import checks, functions
 from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode.codes.base import Code, Encoding, Split, read_only
 from ffcode.codes.product import ProductCode
+from ffcode.constraints import InstanceOf, validate
 from ffcode.pieces import PieceShare
+from ffcode.errors import InvalidParameterError
+
+PRODUCT_CODE = InstanceOf(ProductCode, what="a code of matrix products (MDS, PolynomialCode, "
+                                            "MatDot or a ProductCode)")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -72,20 +77,18 @@ class HierarchicalCode(Code):
     row_linear_operand: Optional[int] = 0
     every_r_decodes = False     # R results from too few groups do not
 
+    _parameter_constraints = {"outer": PRODUCT_CODE, "inner": PRODUCT_CODE}
+
     def __init__(self, outer: ProductCode, inner: ProductCode) -> None:
-        for name, code in (("outer", outer), ("inner", inner)):
-            if not isinstance(code, ProductCode):
-                raise TypeError(f"Argument {name!r} must be a code of matrix products (MDS, "
-                                f"PolynomialCode, MatDot or a ProductCode), not "
-                                f"{type(code).__name__}.")
+        validate(HierarchicalCode._parameter_constraints, {"outer": outer, "inner": inner})
         if inner.F.p != outer.F.p:
-            raise ValueError(f"The inner code's field GF({inner.F.p}) is not the outer "
-                             f"code's GF({outer.F.p}).")
+            raise InvalidParameterError(f"The inner code's field GF({inner.F.p}) is not the outer "
+                                        f"code's GF({outer.F.p}).")
         if outer.encodes == 1 and inner.encodes == 2:
-            raise ValueError(f"The outer {type(outer).__name__} leaves x to the job (sent "
-                             f"whole to every worker), so the inner code cannot split it: "
-                             f"use an MDS inside the groups, or an outer code that encodes "
-                             f"B (PolynomialCode, MatDot).")
+            raise InvalidParameterError(f"The outer {type(outer).__name__} leaves x to the job "
+                                        "(sent whole to every worker), so the inner code cannot "
+                                        "split it: use an MDS inside the groups, or an outer code "
+                                        "that encodes B (PolynomialCode, MatDot).")
         F = outer.F
         self.outer, self.inner = outer, inner
         self.F = F
@@ -117,8 +120,8 @@ class HierarchicalCode(Code):
         """The workers of a group, by number."""
         group = checks.integer(group, "group")
         if not 0 <= group < self.groups:
-            raise ValueError(f"Group {group} is out of range: this code has groups "
-                             f"0..{self.groups - 1}.")
+            raise InvalidParameterError(f"Group {group} is out of range: this code has groups "
+                                        f"0..{self.groups - 1}.")
         return list(range(group * self.group_size, (group + 1) * self.group_size))
 
     # -- encoding -----------------------------------------------------------------------------
@@ -131,8 +134,9 @@ class HierarchicalCode(Code):
         and the pieces' combinations reproducible (None: fresh entropy)."""
         m = self.pieces_for(pieces)
         if len(data) != self.encodes:
-            raise TypeError(f"{self!r}.encode takes {self.encodes} array"
-                            f"{'s' if self.encodes != 1 else ''} of data, got {len(data)}.")
+            raise InvalidParameterError(f"{self!r}.encode takes {self.encodes} "
+                                        f"array{'s' if self.encodes != 1 else ''} of data, got "
+                                        f"{len(data)}.")
         rng = None if seed is None else np.random.default_rng(seed)
         outer = _encode(self.outer, data, None, rng)
         inner, shares = [], []
@@ -162,16 +166,16 @@ class HierarchicalCode(Code):
         """The worker's exact product of its share's two operands (or of its A share and
         the job's x)."""
         if not (isinstance(share, tuple) and len(share) + len(args) == 2):
-            raise TypeError(f"Argument 'share' must be a share from encode, with the job's "
-                            f"arguments two operands in all, not "
-                            f"{type(share).__name__} and {len(args)} argument(s).")
+            raise InvalidParameterError("Argument 'share' must be a share from encode, with the "
+                                        "job's arguments two operands in all, not "
+                                        f"{type(share).__name__} and {len(args)} argument(s).")
         return super().compute(share, *args)
 
     def check_encoding(self, encoding: Any, split: bool = False) -> Any:
         encoding = super().check_encoding(encoding, split)
         if not split and not isinstance(encoding, HierarchicalEncoding):
-            raise TypeError("Argument 'encoding' must be what HierarchicalCode.encode "
-                            "returned.")
+            raise InvalidParameterError("Argument 'encoding' must be what HierarchicalCode.encode "
+                                        "returned.")
         return encoding
 
     def _layers(self, encoding: Any) -> tuple[Encoding, tuple]:

@@ -3,16 +3,19 @@ t-privacy from uniformly random masks."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 
-from ffcode import checks, fingerprints, functions
+from ffcode import fingerprints, functions
 from ffcode._blocks import rows_of
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
-from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, read_only,
-                                secure_random)
+from ffcode.codes.base import (COUNT, FLAG, Code, Encoding, Split, encode_rows, magnitude,
+                                read_only, secure_random)
+from ffcode.constraints import Callables, InstanceOf, Interval, check, validate
+from ffcode.errors import InvalidParameterError
 
 
 class LCC(Code):
@@ -61,37 +64,43 @@ class LCC(Code):
     """
     inputs = ("blocks",)
     argument_names: tuple = ()
+    # (points and betas are checked by the field, the arguments' names by _argument_names;
+    # f and result_bound after them, as callables of those arguments)
+    _parameter_constraints = {**Code._parameter_constraints, "k": COUNT,
+                              "t": Interval(Integral, 0, None), "degree": COUNT,
+                              "signed": FLAG, "row_linear": FLAG}
 
     def __init__(self, F: PrimeField, k: Int, t: Int, f: Callable | str, degree: Int,
                  n_workers: Int, points: ArrayLike | None = None,
                  betas: ArrayLike | None = None, signed: bool = False,
                  result_bound: Callable[..., int] | None = None,
                  row_linear: bool = False, arguments: Sequence[str] = ()) -> None:
-        k, t = checks.integer(k, "k", low=1), checks.integer(t, "t", low=0)
-        degree = checks.integer(degree, "degree", low=1)
+        checked = validate(LCC._parameter_constraints,
+                           {"F": F, "k": k, "t": t, "degree": degree, "n_workers": n_workers,
+                            "signed": signed, "row_linear": row_linear})
+        k, t, degree = (int(checked[name]) for name in ("k", "t", "degree"))
+        signed, row_linear = checked["signed"], checked["row_linear"]
         names = _argument_names(arguments)
         if row_linear and names:
-            raise ValueError(f"An LCC with arguments ({', '.join(names)}) cannot be "
-                             f"row_linear: for a product with a per-job operand use MDS or "
-                             f"a ProductCode, whose x is that operand.")
-        if isinstance(f, str):
-            f = functions.load(f)
+            raise InvalidParameterError(f"An LCC with arguments ({', '.join(names)}) cannot be "
+                                        "row_linear: for a product with a per-job operand use MDS "
+                                        "or a ProductCode, whose x is that operand.")
         call = f"f(F, X{''.join(', ' + n for n in names)})"
         bound = f"result_bound(M{''.join(', |' + n + '|' for n in names)})"
-        if not callable(f):
-            raise TypeError(f"Argument 'f' must be callable as {call} or an import path, "
-                            f"not {type(f).__name__}.")
+        check((Callables(f"callable as {call}"), InstanceOf(str, what="an import path")), f, "f")
+        check((None, Callables(f"callable as {bound}")), result_bound, "result_bound")
+        if isinstance(f, str):
+            f = functions.load(f)           # refuses a path to no callable
         if signed and result_bound is None:
-            raise ValueError(f"LCC with signed=True needs {bound}: a bound on |{call}| "
-                             f"for inputs with |X| <= M, to refuse results that would wrap.")
-        if result_bound is not None and not callable(result_bound):
-            raise TypeError(f"Argument 'result_bound' must be callable as {bound}.")
+            raise InvalidParameterError(f"LCC with signed=True needs {bound}: a bound on |{call}| "
+                                        "for inputs with |X| <= M, to refuse results that would "
+                                        "wrap.")
         R = self.threshold_for(k, t, degree)
         super().__init__(F, n_workers, range(R), points,
                          reserved=0 if betas is not None else k + t)
         self.k, self.t, self.f, self.degree = k, t, f, degree
         self.function = f
-        self.signed, self.result_bound = bool(signed), result_bound
+        self.signed, self.result_bound = signed, result_bound
         self.row_linear_operand = 0 if row_linear else None
         self.argument_names = names
         self.inputs = ("blocks", *names)
@@ -117,10 +126,10 @@ class LCC(Code):
             return self.F.points(free[:count], "betas")
         betas = self.F.points(betas, "betas")
         if betas.shape[0] != count:
-            raise ValueError(f"Argument 'betas' must hold k + t = {count} points, "
-                             f"not {betas.shape[0]}.")
+            raise InvalidParameterError(f"Argument 'betas' must hold k + t = {count} points, "
+                                        f"not {betas.shape[0]}.")
         if np.isin(betas, self.points).any():
-            raise ValueError("Arguments 'betas' and 'points' must be disjoint.")
+            raise InvalidParameterError("Arguments 'betas' and 'points' must be disjoint.")
         return betas
 
     def encode(self, blocks: Sequence[ArrayLike], seed: Seed = None,
@@ -137,10 +146,11 @@ class LCC(Code):
         X = self.checked_blocks(blocks)
         shape = X[0].shape
         if self.row_linear and shape and not is_row_linear(self.F, self.f, shape[1:]):
-            raise ValueError(f"f = {_name(self.f)} is not row-linear: f(G @ X) != G @ f(X) "
-                             f"for a random G mixing the rows of a random X (row-linear means "
-                             f"linear in the rows, as f(X) = X @ W; an elementwise square is "
-                             f"not). Construct the LCC without row_linear=True.")
+            raise InvalidParameterError(f"f = {_name(self.f)} is not row-linear: f(G @ X) != G @ "
+                                        "f(X) for a random G mixing the rows of a random X "
+                                        "(row-linear means linear in the rows, as f(X) = X @ W; an "
+                                        "elementwise square is not). Construct the LCC without "
+                                        "row_linear=True.")
         size = int(np.prod(shape)) * self.t
         rng = None if seed is None else np.random.default_rng(seed)
         masks = secure_random(self.F, size) if rng is None else self.F.random(size, rng)
@@ -155,15 +165,15 @@ class LCC(Code):
         """The k data blocks as equally shaped arrays of field elements, refused when
         signed data could wrap around (with arguments, each job's ``arguments`` decides)."""
         if isinstance(blocks, np.ndarray) or not hasattr(blocks, "__len__"):
-            raise TypeError("Argument 'blocks' must be a list of k arrays.")
+            raise InvalidParameterError("Argument 'blocks' must be a list of k arrays.")
         if len(blocks) != self.k:
-            raise ValueError(f"Argument 'blocks' must hold k = {self.k} arrays, "
-                             f"not {len(blocks)}.")
+            raise InvalidParameterError(f"Argument 'blocks' must hold k = {self.k} arrays, "
+                                        f"not {len(blocks)}.")
         X = [self.F.elements(x, "blocks") for x in blocks]
         shapes = {x.shape for x in X}
         if len(shapes) > 1:
-            raise ValueError(f"Argument 'blocks' must hold equally shaped arrays, not shapes "
-                             f"{sorted(shapes)}.")
+            raise InvalidParameterError("Argument 'blocks' must hold equally shaped arrays, not "
+                                        f"shapes {sorted(shapes)}.")
         if self.signed and self.result_bound is not None and not self.argument_names:
             self.check_magnitude(int(self.result_bound(self._magnitude(X))),
                                  "result_bound(|X|)")
@@ -182,8 +192,9 @@ class LCC(Code):
         values = self._checked_arguments(args)
         if self.signed and self.result_bound is not None:
             if encoding.magnitude is None:
-                raise ValueError("The split does not say its data's magnitude, which a signed "
-                                 "LCC needs to bound the result: use this code's uncoded.")
+                raise InvalidParameterError("The split does not say its data's magnitude, which a "
+                                            "signed LCC needs to bound the result: use this code's "
+                                            "uncoded.")
             sizes = [magnitude(self.F, a) for a in values]
             self.check_magnitude(int(self.result_bound(encoding.magnitude, *sizes)),
                                  self._bound)
@@ -193,14 +204,14 @@ class LCC(Code):
         names = self.argument_names
         if len(args) != len(names):
             takes = f"arguments ({', '.join(names)})" if names else "no arguments"
-            raise TypeError(f"LCC's f takes {takes} beyond the share, got {len(args)}.")
+            raise InvalidParameterError(f"LCC's f takes {takes} beyond the share, got {len(args)}.")
         return tuple(self.F.elements(a, name) for a, name in zip(args, names))
 
     def compute(self, share: tuple, *args: ArrayLike) -> np.ndarray:
         """The worker's ``f(F, share, *args)``, checked to be field elements."""
         if not isinstance(share, tuple) or len(share) != 1:
-            raise TypeError(f"Argument 'share' must be an LCC share from encode (a 1-tuple), "
-                            f"not {type(share).__name__}.")
+            raise InvalidParameterError("Argument 'share' must be an LCC share from encode (a "
+                                        f"1-tuple), not {type(share).__name__}.")
         args = self._checked_arguments(args)
         X = self.F.elements(share[0], "share")
         return self.F.elements(self.f(self.F, X, *args), "f(F, share)")
@@ -252,8 +263,8 @@ class LCC(Code):
         """Block X_j to worker j (k workers; the rest idle)."""
         X = self.checked_blocks(blocks)
         if self.k > self.n_workers:
-            raise ValueError(f"Uncoded LCC gives each of the k = {self.k} blocks to its own "
-                             f"worker, but there are only {self.n_workers}.")
+            raise InvalidParameterError(f"Uncoded LCC gives each of the k = {self.k} blocks to its "
+                                        f"own worker, but there are only {self.n_workers}.")
         return Split(tuple((x,) for x in X), list, (X[0].shape,), self._magnitude(X), self)
 
 
@@ -280,15 +291,15 @@ def _argument_names(arguments: Any) -> tuple:
     """The names of an LCC's per-job arguments, checked: distinct identifiers other than
     the data's."""
     if isinstance(arguments, str) or not isinstance(arguments, Sequence):
-        raise TypeError(f"Argument 'arguments' must be a sequence of names (as ('w',)), not "
-                        f"{type(arguments).__name__}.")
+        raise InvalidParameterError("Argument 'arguments' must be a sequence of names (as ('w',)), "
+                                    f"not {type(arguments).__name__}.")
     names = tuple(arguments)
     for name in names:
         if not isinstance(name, str) or not name.isidentifier() or name == "blocks":
-            raise ValueError(f"Argument 'arguments' must hold identifiers other than "
-                             f"'blocks', not {name!r}.")
+            raise InvalidParameterError(f"Argument 'arguments' must hold identifiers other than "
+                                        f"'blocks', not {name!r}.")
     if len(set(names)) < len(names):
-        raise ValueError(f"Argument 'arguments' must hold distinct names, not {names}.")
+        raise InvalidParameterError(f"Argument 'arguments' must hold distinct names, not {names}.")
     return names
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import checks
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
+from ffcode.codes.base import COUNT
 from ffcode.codes.product import ProductCode
+from ffcode.constraints import validate
 
 
 class MatDot(ProductCode):
@@ -24,10 +25,12 @@ class MatDot(ProductCode):
     >>> code.decode(shares, {i: code.compute(shares[i]) for i in (0, 2, 3)}).tolist()
     [[1, 2], [3, 4]]
     """
+    _parameter_constraints = {**ProductCode._parameter_constraints, "s": COUNT}
 
     def __init__(self, F: PrimeField, s: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        s = checks.integer(s, "s", low=1)
+        s = int(validate(MatDot._parameter_constraints,
+                         {"F": F, "s": s, "n_workers": n_workers, "signed": signed})["s"])
         super().__init__(F, n_workers, [list(range(s))], [[s - 1 - j] for j in range(s)],
                          points=points, signed=signed)
         self.s = s

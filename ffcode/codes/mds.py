@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import checks
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Seed
-from ffcode.codes.base import Encoding
+from ffcode.codes.base import COUNT, Encoding
+from ffcode.constraints import validate
 from ffcode.codes.product import ProductCode
 
 
@@ -26,10 +26,12 @@ class MDS(ProductCode):
     >>> code.decode(shares, results).tolist()
     [3, 7, 11]
     """
+    _parameter_constraints = {**ProductCode._parameter_constraints, "k": COUNT}
 
     def __init__(self, F: PrimeField, k: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        k = checks.integer(k, "k", low=1)
+        k = int(validate(MDS._parameter_constraints,
+                         {"F": F, "k": k, "n_workers": n_workers, "signed": signed})["k"])
         super().__init__(F, n_workers, [[j] for j in range(k)], None, points=points,
                          signed=signed)
         self.k = k

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ffcode import checks
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int
+from ffcode.codes.base import COUNT
 from ffcode.codes.product import ProductCode
+from ffcode.constraints import validate
 
 
 class PolynomialCode(ProductCode):
@@ -23,10 +24,13 @@ class PolynomialCode(ProductCode):
     >>> code.decode(shares, {i: code.compute(shares[i]) for i in (1, 2)}).tolist()
     [[1, 2], [3, 4]]
     """
+    _parameter_constraints = {**ProductCode._parameter_constraints, "a": COUNT, "b": COUNT}
 
     def __init__(self, F: PrimeField, a: Int, b: Int, n_workers: Int,
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
-        a, b = checks.integer(a, "a", low=1), checks.integer(b, "b", low=1)
+        checked = validate(PolynomialCode._parameter_constraints,
+                           {"F": F, "a": a, "b": b, "n_workers": n_workers, "signed": signed})
+        a, b = int(checked["a"]), int(checked["b"])
         super().__init__(F, n_workers, [[j] for j in range(a)], [[k * a for k in range(b)]],
                          points=points, signed=signed)
         self.a, self.b = a, b

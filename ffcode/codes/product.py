@@ -14,8 +14,10 @@ from ffcode import checks, fingerprints, functions
 from ffcode.field import PrimeField
 from ffcode._types import ArrayLike, Int, Output, Seed
 from ffcode._blocks import rows_of
-from ffcode.codes.base import (Code, Encoding, Split, encode_rows, magnitude, powers,
+from ffcode.codes.base import (FLAG, Code, Encoding, Split, encode_rows, magnitude, powers,
                                 read_only, secure_random)
+from ffcode.constraints import validate
+from ffcode.errors import InvalidParameterError
 
 DESCRIBED_TERMS = 1 << 12       # exponents and masks a code built from a description may have
 DESCRIBED_EXPONENT = 1 << 20    # and their largest value
@@ -47,28 +49,32 @@ class ProductCode(Code):
     >>> code.decode(shares, {i: code.compute(shares[i]) for i in range(4)}).tolist()
     [[1, 2], [3, 4]]
     """
+    # (the exponents are grids, checked by _grid; the points by the field)
+    _parameter_constraints = {**Code._parameter_constraints, "signed": FLAG}
 
     def __init__(self, F: PrimeField, n_workers: Int, a_exponents: Sequence[Sequence[Int]],
                  b_exponents: Optional[Sequence[Sequence[Int]]] = None,
                  a_masks: Sequence[Int] = (), b_masks: Sequence[Int] = (),
                  points: Optional[ArrayLike] = None, signed: bool = False) -> None:
+        signed = validate(ProductCode._parameter_constraints,
+                          {"F": F, "n_workers": n_workers, "signed": signed})["signed"]
         a = _grid(a_exponents, "a_exponents")
         a_masks, b_masks = _masks(a_masks, "a_masks"), _masks(b_masks, "b_masks")
         if b_exponents is None:
             if a.shape[1] != 1:
-                raise ValueError(f"With B not encoded (b_exponents=None) A splits along its "
-                                 f"rows only: a_exponents must have one column, not "
-                                 f"{a.shape[1]}.")
+                raise InvalidParameterError("With B not encoded (b_exponents=None) A splits along "
+                                            "its rows only: a_exponents must have one column, not "
+                                            f"{a.shape[1]}.")
             if b_masks:
-                raise ValueError("With B not encoded (b_exponents=None) there is nothing to "
-                                 "mask: b_masks must be empty.")
+                raise InvalidParameterError("With B not encoded (b_exponents=None) there is "
+                                            "nothing to mask: b_masks must be empty.")
             b = np.zeros((1, 1), np.int64)
         else:
             b = _grid(b_exponents, "b_exponents")
             if b.shape[0] != a.shape[1]:
-                raise ValueError(f"a_exponents has {a.shape[1]} columns of blocks, "
-                                 f"b_exponents {b.shape[0]} rows: A's column blocks and B's "
-                                 f"row blocks must match.")
+                raise InvalidParameterError(f"a_exponents has {a.shape[1]} columns of blocks, "
+                                            f"b_exponents {b.shape[0]} rows: A's column blocks and "
+                                            "B's row blocks must match.")
         exponents = _output_exponents(a, b, a_masks, b_masks)
         support = sorted({x + y for x in [*a.flat, *a_masks] for y in [*b.flat, *b_masks]})
         super().__init__(F, n_workers, support, points)
@@ -76,7 +82,7 @@ class ProductCode(Code):
         self.a_masks, self.b_masks = a_masks, b_masks
         self.encodes = 1 if b_exponents is None else 2
         self.inputs = ("A", "x") if b_exponents is None else ("A", "B")
-        self.signed = bool(signed)
+        self.signed = signed
         self.function = functions.matmul
         index = {e: d for d, e in enumerate(self.support)}
         picked = np.array([index[e] for e in exponents.flat])
@@ -115,22 +121,22 @@ class ProductCode(Code):
         fields = {"n_workers", "a_exponents", "b_exponents", "a_masks", "b_masks",
                   "points", "signed"}
         if not isinstance(description, dict) or set(description) != fields:
-            raise ValueError(f"A code's description needs the fields {sorted(fields)}.")
+            raise InvalidParameterError(f"A code's description needs the fields {sorted(fields)}.")
         d = description
         terms = [e for grid in (d["a_exponents"], d["b_exponents"] or [])
                  if isinstance(grid, list) for row in grid
                  for e in (row if isinstance(row, list) else [row])]
         for name in ("a_masks", "b_masks"):
             if not isinstance(d[name], list):
-                raise TypeError(f"A code's description needs a list of {name}.")
+                raise InvalidParameterError(f"A code's description needs a list of {name}.")
             terms += d[name]
         if len(terms) > DESCRIBED_TERMS or any(type(e) is int and e > DESCRIBED_EXPONENT
                                                for e in terms):
-            raise ValueError(f"A described code may have at most {DESCRIBED_TERMS} exponents "
-                             f"and masks, each at most {DESCRIBED_EXPONENT}.")
+            raise InvalidParameterError(f"A described code may have at most {DESCRIBED_TERMS} "
+                                        f"exponents and masks, each at most {DESCRIBED_EXPONENT}.")
         if type(d["signed"]) is not bool or not isinstance(d["points"], list):
-            raise TypeError("A code's description needs a list of points and a boolean "
-                            "'signed'.")
+            raise InvalidParameterError("A code's description needs a list of points and a boolean "
+                                        "'signed'.")
         return cls(F, d["n_workers"], d["a_exponents"], d["b_exponents"], d["a_masks"],
                    d["b_masks"], points=d["points"], signed=d["signed"])
 
@@ -150,7 +156,7 @@ class ProductCode(Code):
         m = self.pieces_for(pieces)
         if (B is None) != (self.encodes == 1):
             takes = "A alone (x is an argument of compute)" if self.encodes == 1 else "A and B"
-            raise TypeError(f"{type(self).__name__}.encode takes {takes}.")
+            raise InvalidParameterError(f"{type(self).__name__}.encode takes {takes}.")
         A = self.F.matrix(A, "A")
         operands = [(A, self.a_exponents, self.a_masks)]
         if B is not None:
@@ -188,14 +194,14 @@ class ProductCode(Code):
             return super().arguments(encoding, *args)
         self.check_encoding(encoding, split=True)
         if len(args) != 1:
-            raise TypeError(f"{type(self).__name__} takes one argument x beyond its encoded "
-                            f"A, got {len(args)}.")
+            raise InvalidParameterError(f"{type(self).__name__} takes one argument x beyond its "
+                                        f"encoded A, got {len(args)}.")
         x = self.F.elements(args[0], "x")
         checks.ndim(x, (1, 2), "x")
         rows, cols = encoding.shapes[0]
         if x.shape[0] != cols:
-            raise ValueError(f"Arguments 'A' and 'x' do not chain: shapes {(rows, cols)} and "
-                             f"{x.shape}.")
+            raise InvalidParameterError("Arguments 'A' and 'x' do not chain: shapes "
+                                        f"{(rows, cols)} and {x.shape}.")
         if self.signed:
             self.check_magnitude(cols * encoding.magnitude * magnitude(self.F, x),
                                  "cols * |A| * |x|")
@@ -206,13 +212,13 @@ class ProductCode(Code):
         A~(a_i) and the job's x)."""
         if not (isinstance(share, tuple) and len(share) == self.encodes):
             what = "(A share,)" if self.encodes == 1 else "pair (A share, B share)"
-            raise TypeError(f"Argument 'share' must be the {what} that encode made, not "
-                            f"{type(share).__name__}"
-                            f"{f' of {len(share)}' if isinstance(share, tuple) else ''}.")
+            size = f" of {len(share)}" if isinstance(share, tuple) else ""
+            raise InvalidParameterError(f"Argument 'share' must be the {what} that encode made, "
+                                        f"not {type(share).__name__}{size}.")
         if len(args) != 2 - self.encodes:
-            raise TypeError(f"{type(self).__name__}.compute takes {2 - self.encodes} "
-                            f"argument{'' if self.encodes == 1 else 's'} beyond the share, "
-                            f"got {len(args)}.")
+            raise InvalidParameterError(f"{type(self).__name__}.compute takes {2 - self.encodes} "
+                                        f"argument{'' if self.encodes == 1 else 's'} beyond the "
+                                        f"share, got {len(args)}.")
         return self.F.matmul(*share, *args)
 
     # -- decoding -----------------------------------------------------------------------------
@@ -277,7 +283,7 @@ class ProductCode(Code):
         encoded, is the job's argument: ``arguments(split, x)``)."""
         if (B is None) != (self.encodes == 1):
             takes = "A alone (x is an argument)" if self.encodes == 1 else "A and B"
-            raise TypeError(f"{type(self).__name__}.uncoded takes {takes}.")
+            raise InvalidParameterError(f"{type(self).__name__}.uncoded takes {takes}.")
         A = self.F.matrix(A, "A")
         slabs = list(_split(A, self.n_workers, 1))
         rows = A.shape[0]
@@ -297,8 +303,9 @@ class ProductCode(Code):
 
 def _chain(A: np.ndarray, B: np.ndarray, name: str) -> None:
     if A.shape[1] != B.shape[0]:
-        raise ValueError(f"Arguments 'A' and {name!r} do not chain: shapes {A.shape} and "
-                         f"{B.shape} (inner dimensions {A.shape[1]} != {B.shape[0]}).")
+        raise InvalidParameterError(f"Arguments 'A' and {name!r} do not chain: shapes {A.shape} "
+                                    f"and {B.shape} (inner dimensions {A.shape[1]} != "
+                                    f"{B.shape[0]}).")
 
 
 def _split(X: np.ndarray, r: int, q: int) -> list:
@@ -318,8 +325,8 @@ def _grid(exponents: Any, name: str) -> np.ndarray:
     except ValueError:
         grid = None
     if grid is None or grid.ndim != 2 or not grid.size:
-        raise ValueError(f"Argument {name!r} must be a non-empty grid (a list of equally long "
-                         f"lists) of exponents.")
+        raise InvalidParameterError(f"Argument {name!r} must be a non-empty grid (a list of "
+                                    "equally long lists) of exponents.")
     values = [checks.integer(e, name, low=0) for e in grid.flat]
     return np.array(values, np.int64).reshape(grid.shape)
 
@@ -338,15 +345,15 @@ def _output_exponents(a: np.ndarray, b: np.ndarray, a_masks: tuple,
     for u, w in product(range(r), range(c)):
         sums = {int(a[u, v] + b[v, w]) for v in range(q)}
         if len(sums) != 1:
-            raise ValueError(f"Output block ({u}, {w}) = sum_v A_{u}v B_v{w} must be the "
-                             f"coefficient of one exponent, but its terms reach "
-                             f"{sorted(sums)}.")
+            raise InvalidParameterError(f"Output block ({u}, {w}) = sum_v A_{u}v B_v{w} must be "
+                                        "the coefficient of one exponent, but its terms reach "
+                                        f"{sorted(sums)}.")
         out[u, w] = sums.pop()
     owner: dict = {}                    # exponent -> the output block it is the coefficient of
     for (u, w), e in np.ndenumerate(out):
         if e in owner:
-            raise ValueError(f"Output blocks {owner[e]} and {(u, w)} are both the coefficient "
-                             f"of x**{e}.")
+            raise InvalidParameterError(f"Output blocks {owner[e]} and {(u, w)} are both the "
+                                        f"coefficient of x**{e}.")
         owner[int(e)] = (u, w)
     Terms = list[tuple[int, tuple]]     # (exponent, ("A", u, v) or ("B", v, w) or ("mask",))
     a_terms: Terms = [(int(e), ("A", u, v)) for (u, v), e in np.ndenumerate(a)] + \
@@ -359,9 +366,10 @@ def _output_exponents(a: np.ndarray, b: np.ndarray, a_masks: tuple,
             wanted = ta[0] == "A" and tb[0] == "B" and ta[2] == tb[1] and \
                 (ta[1], tb[2]) == owner[reached]
             if not wanted:
-                raise ValueError(f"The term {_term(ta)} * {_term(tb)} reaches x**{reached}, the "
-                                 f"exponent of output block {owner[reached]}: choose exponents "
-                                 f"that keep the outputs' coefficients apart.")
+                raise InvalidParameterError(f"The term {_term(ta)} * {_term(tb)} reaches "
+                                            f"x**{reached}, the exponent of output block "
+                                            f"{owner[reached]}: choose exponents that keep the "
+                                            "outputs' coefficients apart.")
     return out
 
 
