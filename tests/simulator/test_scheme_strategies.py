@@ -52,7 +52,7 @@ def halves():
         unregister("halves")
 
 
-# -- a scheme is its name ------------------------------------------------------------------------
+# -- a scheme is its name ------------------------------------------------------------------
 
 def test_the_built_in_schemes_in_order():
     assert [str(s) for s in Scheme] == BUILT_IN == list(NAMES) == list(names())
@@ -95,7 +95,7 @@ def test_the_default_scheme():
     assert all(s.for_computation(True) is s for s in Scheme)
 
 
-# -- each built-in scheme does what the code base did by its name --------------------------------
+# -- each built-in scheme does what the code base did by its name --------------------------
 
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_properties(name):
@@ -231,7 +231,7 @@ def test_decodable(name):
         assert scheme.decodable(shares[:3], pieces[:3], model) is None
 
 
-# -- a scheme defined outside the package ----------------------------------------------------------
+# -- a scheme defined outside the package ------------------------------------------------
 
 def test_a_new_scheme_is_parsed_by_name(halves):
     assert Scheme.parse("halves") is Scheme("halves") is Scheme["HALVES"] is halves
