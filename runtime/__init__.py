@@ -18,6 +18,9 @@ from ffcode.errors import (ClusterBusy, ClusterError, JobFailed, JobTimeout, Pro
 if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see it
     from ffcode.runtime.master.cluster import Cluster
     from ffcode.runtime.master.driver import JobFuture
+    from ffcode.runtime.master.engines import (Engine, LocalEngine, RayEngine, RemoteWorkers,
+                                               engine_names, register_engine,
+                                               unregister_engine)
     from ffcode.runtime.shared.faults import Faults
     from ffcode.runtime.master.jobs import Options, Plan
     from ffcode.runtime.shared.keys import authorise as authorise_key
@@ -35,6 +38,11 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
 _WHERE = {"Cluster": "master.cluster", "JobFuture": "master.driver", "Faults": "shared.faults",
           "Options": "master.jobs", "Plan": "master.jobs", "Report": "shared.report",
           "WorkerTimeline": "shared.report",
+          # where workers come from: engines, and the registry of their names
+          "Engine": "master.engines", "LocalEngine": "master.engines",
+          "RayEngine": "master.engines", "RemoteWorkers": "master.engines",
+          "register_engine": "master.engines", "unregister_engine": "master.engines",
+          "engine_names": "master.engines",
           # for the command line: reports, key files and the worker process
           "SCHEMA": "shared.report", "utc_now": "shared.report",
           "MAX_META_BYTES": "shared.wire", "generate_keys": "shared.keys:generate",

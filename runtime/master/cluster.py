@@ -1,8 +1,8 @@
 """``ffcode.Cluster``: a master and its pool of workers, reused across jobs.
 
 It composes the parts: a transport (the socket, runtime/transport.py), an engine that starts
-the workers (runtime/engines.py: local processes or Ray actors; none for hand-started
-workers), a roster that admits and watches them (runtime/roster.py), the master's thread,
+the workers (runtime/engines.py: local processes or Ray actors) or waits for hand-started
+ones, a roster that admits and watches them (runtime/roster.py), the master's thread,
 alone on the socket (runtime/driver.py), and per job a plan (runtime/jobs.py), encoded in
 the caller's thread, that a job run carries out (runtime/jobrun.py), several in flight at
 once. Every wait is bounded, and closing (also on an exception, Ctrl-C, or garbage
@@ -14,7 +14,7 @@ Arguments are checked before any worker starts or any socket opens:
 >>> ffcode.Cluster(n_workers=0)
 Traceback (most recent call last):
 ...
-ValueError: Argument 'n_workers' must be from 1 to 1024, not 0.
+ffcode.errors.InvalidParameterError: Argument 'n_workers' must be from 1 to 1024, not 0.
 """
 from __future__ import annotations
 
@@ -23,23 +23,23 @@ import logging
 import threading
 import time
 import weakref
+from numbers import Integral, Real
 from typing import Any, Optional, Sequence
 
 from ffcode import checks
 from ffcode.codes.base import Code
+from ffcode.constraints import Interval, validate
 from ffcode.errors import ClusterBusy, ClusterError
 from ffcode.runtime.master import engines, jobs
-from ffcode.runtime.shared import local, wire
+from ffcode.runtime.master.engines import Engine
+from ffcode.runtime.shared import wire
 from ffcode.runtime.master.driver import Driver, JobFuture, Outcome, Slots, result_of, shutdown
 from ffcode.runtime.master.jobrun import JobRun
 from ffcode.runtime.master.jobs import Options
 from ffcode.runtime.master.resident import Resident, Residents
 from ffcode.runtime.master.roster import Roster, WorkerHandle
-from ffcode.runtime.shared.transport import Transport
 
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
-MAX_STARTED = 1024          # worker processes one cluster may start (local or Ray)
-MAX_REMOTE = 1 << 16        # workers one master may wait for
 MAX_IN_FLIGHT = 16          # jobs a master holds at once, by default
 
 log = logging.getLogger(__name__)
@@ -51,17 +51,12 @@ class Cluster:
     cluster's nodes; ``Cluster(endpoint="tcp://HOST:5555", n_workers=8)`` waits for workers
     started with ``ffcode worker --connect tcp://HOST:5555``. Use it as a context manager.
 
-    ``key`` (the master's CURVE secret key file) and ``clients`` (a directory of the
-    authorised workers' public keys) encrypt a tcp endpoint and admit only those workers.
-    A tcp master needs them, also on loopback (any process on the host can reach it),
-    unless told ``insecure=True``. The Ray engine makes fresh keys for each cluster instead
-    (no key files; ``public_key`` is the master's); its ``address`` is the Ray cluster's
-    ("HOST:PORT", or "auto" for the one 'ray start' began on this host; default: the Ray
-    instance this process is connected to, else $RAY_ADDRESS, else a new local one with a
-    CPU per worker), and its ``endpoint`` defaults to tcp on this node's Ray address, any
-    free port (actors on this node connect over a private ipc socket instead, in
-    plaintext; an explicit endpoint serves every actor). A worker silent for
-    ``lost_after`` seconds is given up on; ``start_timeout`` bounds waiting for workers.
+    ``engine`` is an engine (``ffcode.runtime``'s ``LocalEngine()``, ``RayEngine(address=...)``,
+    ``RemoteWorkers(endpoint, key=..., clients=...)``), which carries its settings, or an
+    engine's name (``engine_names()``) made from ``endpoint``, ``address``, ``key``,
+    ``clients`` and ``insecure`` (see each engine: CURVE keys for a tcp endpoint, Ray's
+    address); "local" given an endpoint waits for workers started by hand there. A worker
+    silent for ``lost_after`` seconds is given up on; ``start_timeout`` bounds waiting.
     ``max_message`` (bytes) is the largest message part the master takes: a peer
     announcing a larger one is disconnected before it is read, and a job whose packets
     would be larger fails with a clear error. ``max_in_flight`` bounds the jobs submitted
@@ -74,40 +69,43 @@ class Cluster:
     code's packets that add rank (runtime/relay.py). ``wait``, ``live``, ``faults`` and
     ``adversaries`` are then about the relays."""
 
+    # ffcode.constraints; the engine checks its settings, groups and n_workers' upper end.
+    _parameter_constraints = {
+        "start_timeout": Interval(Real, 0, None, "right", "a number of seconds"),
+        "lost_after": Interval(Real, 0, None, "right", "a number of seconds"),
+        "max_message": Interval(Integral, wire.MAX_META_BYTES, None),
+        "max_in_flight": Interval(Integral, 1, 65536)}
+
     def __init__(self, n_workers: int = 4, endpoint: Optional[str] = None, *,
-                 engine: str = "local", address: Optional[str] = None,
+                 engine: str | Engine = "local", address: Optional[str] = None,
                  key: Optional[str] = None, clients: Optional[str] = None,
                  insecure: bool = False, start_timeout: float = 60.0,
                  lost_after: float = 2.0, max_message: int = MAX_MESSAGE,
                  max_in_flight: int = MAX_IN_FLIGHT,
-                 groups: Optional[int | Sequence[int]] = None) -> None:
-        engines.check_settings(endpoint, engine, address, key, clients, insecure)
-        ray = engine == "ray"
-        most = MAX_STARTED if endpoint is None or ray else MAX_REMOTE
-        self.n_workers = checks.integer(n_workers, "n_workers", low=1, high=most)
-        sizes = engines.group_sizes(groups, self.n_workers, engine)     # None: Ray's nodes
-        self.start_timeout = checks.seconds(start_timeout, "start_timeout")
-        self.lost_after = checks.seconds(lost_after, "lost_after")
-        self.max_message = checks.integer(max_message, "max_message", low=wire.MAX_META_BYTES)
-        self.max_in_flight = checks.integer(max_in_flight, "max_in_flight", low=1, high=65536)
-        self.engine, self.local = engine, endpoint is None and not ray
+                 groups: Optional[int | Sequence[int] | str] = None) -> None:
+        self.engine = engines.choose(engine, endpoint=endpoint, address=address, key=key,
+                                     clients=clients, insecure=insecure)
+        self.n_workers = self.engine.check_workers(n_workers)
+        sizes = self.engine.group_sizes(groups, self.n_workers)  # None: the engine's say
+        checked = validate(self._parameter_constraints, {
+            "start_timeout": start_timeout, "lost_after": lost_after,
+            "max_message": max_message, "max_in_flight": max_in_flight})
+        self.start_timeout, self.lost_after = checked["start_timeout"], checked["lost_after"]
+        self.max_message, self.max_in_flight = checked["max_message"], checked["max_in_flight"]
+        self.local = self.engine.local
         self.epoch = 0                      # jobs submitted so far (a job's number)
         self._buffers: dict = {}            # dtype -> payload storage a job may reuse
         self._numbers = threading.Lock()    # numbers the jobs of several threads
         self._slots = Slots(self.max_in_flight)
-        curve = key is not None or ray and not insecure
-        self.transport = Transport(key=key, clients=clients, insecure=insecure,
-                                   session_keys=curve and key is None,
-                                   max_message=self.max_message)
-        tmpdir = local.private_dir() if endpoint is None else None
+        self.transport = self.engine.transport(self.max_message)
+        tmpdir = self.engine.private_dir()
         self._owned: dict[str, Any] = {"transport": self.transport, "tmpdir": tmpdir}
         self._finalizer = weakref.finalize(self, shutdown, self._owned)
         try:
-            started = self._owned["engine"] = engines.start(
-                engine, self.transport, endpoint, size=len(sizes or ()) or self.n_workers,
-                address=address, timeout=self.start_timeout, curve=curve, tmpdir=tmpdir,
-                groups=sizes)
-            self.groups = tuple(getattr(started, "groups", sizes) or ())    # Ray's nodes
+            self.groups = self.engine.start(self.transport, size=len(sizes or ()) or
+                                            self.n_workers, timeout=self.start_timeout,
+                                            tmpdir=tmpdir, groups=sizes)
+            started = self._owned["engine"] = self.engine if self.engine.starts_workers else None
             self.members = len(self.groups) or self.n_workers   # the master's direct peers
             self.roster = Roster(self.transport, started, self.members, self.lost_after)
             self.roster.spawn_all()

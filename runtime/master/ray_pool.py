@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 import zmq
 
-from ffcode.errors import ClusterError, NoMaster
+from ffcode.errors import ClusterError, InvalidParameterError, NoMaster
 from ffcode.runtime.master.pool import ENTRY
 
 INSTALL = "pip install 'ffcode[ray]'"
@@ -126,8 +126,8 @@ class RayPool:
         self.timeout = timeout
         self.owns_ray = not ray.is_initialized()
         if not self.owns_ray and address is not None:
-            raise ValueError("Ray is already initialised in this process: leave out "
-                             "address= (the cluster uses that connection).")
+            raise InvalidParameterError("Ray is already initialised in this process: leave "
+                                        "out address= (the cluster uses that connection).")
         if self.owns_ray:
             _start(ray, address, n_workers, timeout)
         from ray.util.placement_group import placement_group
@@ -315,15 +315,12 @@ def _start(ray, address, n_workers, timeout):
     """ray.init, bounded: an unreachable address is refused before Ray tries it."""
     address = address or os.environ.get("RAY_ADDRESS") or "local"
     options = {"include_dashboard": False, "logging_level": logging.WARNING}
+    head = check_address(address)
     if address == "local":              # a new instance, never a 'ray start' one by chance
         options["num_cpus"] = max(n_workers, os.cpu_count() or 1)
-    elif address not in ("auto", "local"):
-        host, _, port = address.removeprefix("ray://").rpartition(":")
-        if not host or not port.isdigit():
-            raise ValueError(f"Argument 'address' must look like 'HOST:PORT' (a Ray "
-                             f"cluster's head) or 'auto', not {address!r}.")
+    elif head is not None:
         try:
-            socket.create_connection((host, int(port)), timeout=min(timeout, 10)).close()
+            socket.create_connection(head, timeout=min(timeout, 10)).close()
         except OSError as e:
             raise ClusterError(f"Cannot reach the Ray cluster at {address}: {e}.") from None
     try:
@@ -331,6 +328,30 @@ def _start(ray, address, n_workers, timeout):
     except (ConnectionError, RuntimeError) as e:
         raise ClusterError(f"Cannot connect to the Ray cluster at {address}: "
                            f"{_first_line(e)}") from None
+
+
+def check_address(address) -> tuple | None:
+    """A Ray cluster's head to reach, (host, port), for an address "HOST:PORT" (or
+    "ray://HOST:PORT"); None for "auto" (the one 'ray start' began on this host), "local"
+    (a new instance) or None (decided as Ray starts).
+
+    >>> check_address("10.0.0.1:6379"), check_address("auto")
+    (('10.0.0.1', 6379), None)
+    >>> check_address(":6379")     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ffcode.errors.InvalidParameterError: Argument 'address' must look like 'HOST:PORT' ...
+    """
+    if address is None or address in ("auto", "local"):
+        return None
+    if not isinstance(address, str):
+        raise InvalidParameterError(f"Argument 'address' must be a string, not "
+                                    f"{type(address).__name__}.")
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise InvalidParameterError(f"Argument 'address' must look like 'HOST:PORT' (a Ray "
+                                    f"cluster's head) or 'auto', not {address!r}.")
+    return host, int(port)
 
 
 def _first_line(error) -> str:
