@@ -49,9 +49,13 @@ napoleon_google_docstring = False
 # example may write files); the Ray example runs where Ray is installed.
 _SCRATCH = tempfile.mkdtemp(prefix="ffcode-docs-")
 atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
+_EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples")
 doctest_global_setup = f"""
 import importlib.util
 import os
+import sys
+if {_EXAMPLES!r} not in sys.path:       # the guide's example modules (workers import them too)
+    sys.path.insert(0, {_EXAMPLES!r})
 import numpy as np
 import ffcode
 os.chdir({_SCRATCH!r})

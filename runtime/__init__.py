@@ -22,7 +22,11 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
                                                engine_names, register_engine,
                                                unregister_engine)
     from ffcode.runtime.shared.faults import Faults
-    from ffcode.runtime.master.jobs import Options, Plan
+    from ffcode.runtime.shared.kinds import JobKind, JobPlan
+    from ffcode.runtime.master.plans import KindPlan
+    from ffcode.runtime.shared.task import Task
+    from ffcode.runtime.master.jobs import Plan
+    from ffcode.runtime.master.options import Options
     from ffcode.runtime.shared.keys import authorise as authorise_key
     from ffcode.runtime.master.mapreduce import MapReduceReport
     from ffcode.runtime.master.mapreduce import run as run_mapreduce
@@ -36,7 +40,7 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
 
 # name -> its module, or "module:attribute" where the module's own name says less
 _WHERE = {"Cluster": "master.cluster", "JobFuture": "master.driver", "Faults": "shared.faults",
-          "Options": "master.jobs", "Plan": "master.jobs", "Report": "shared.report",
+          "Options": "master.options", "Plan": "master.jobs", "Report": "shared.report",
           "WorkerTimeline": "shared.report",
           # where workers come from: engines, and the registry of their names
           "Engine": "master.engines", "LocalEngine": "master.engines",
@@ -50,7 +54,10 @@ _WHERE = {"Cluster": "master.cluster", "JobFuture": "master.driver", "Faults": "
           "run_worker": "entry:worker", "run_relay": "entry:relay",
           # coded MapReduce: a job's phases on a cluster's workers, and what they did
           "run_mapreduce": "master.mapreduce:run", "MapReduceReport": "master.mapreduce",
-          "reachable": "shared.transport"}
+          "reachable": "shared.transport",
+          # a job kind of one's own: its payload's task, the master's plan, the worker's steps
+          "JobKind": "shared.kinds", "JobPlan": "shared.kinds", "KindPlan": "master.plans",
+          "Task": "shared.task"}
 __all__ = sorted([*_WHERE, "ClusterBusy", "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])
 

@@ -226,13 +226,12 @@ class Cluster:
         plan, inputs, check = jobs.prepare(code, inputs, Options(**options), self.members,
                                            self.speeds(), not self.local, self._buffers,
                                            self.max_message, resident, self.groups)
-        self.roster.count(len(plan.assignment))
+        self.roster.count(len(plan.tasks))
         with self._numbers:
             self.epoch += 1
             number = self.epoch
-        return JobRun(plan, self.roster, number, plan.settings(inputs, check),
-                      encode=time.monotonic() - start, inputs=inputs, check=check,
-                      buffers=self._buffers)
+        return JobRun(plan, self.roster, number, plan.settings(inputs, check is not None),
+                      encode=time.monotonic() - start, check=check, buffers=self._buffers)
 
     def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
              seed: Optional[int] = None,

@@ -7,24 +7,24 @@ master as they come, only those that raise the rank of what it forwarded
 (ffcode.decoding.relay.Forwarder): one connection per group at the master, and no packet
 its relay knew to be dependent.
 
-A ``Forwarding`` is that job as a value the relay's own Cluster runs
+A ``Forwarding`` is that job as a job kind's value the relay's own Cluster runs
 (``group.submit(forwarding)``), checked from the relay's task: nothing in it is trusted
 before it is. What the master puts into a relay's task for three shares of MDS(2 of 6),
 one per worker of its group:
 
 >>> from ffcode import GF, MDS
 >>> from ffcode.runtime.master.jobs import Options, Plan, forwarded
->>> from ffcode.runtime.worker.process import split_shares
 >>> F = GF(65521)
 >>> code = MDS(F, 2, 6)
->>> assignment, inner = forwarded(code, (3, 3), Options())
+>>> assignment, relayed = forwarded(code, (3, 3), Options())
 >>> plan = Plan(code, (F.random((4, 3), seed=1), F.random(3, seed=2)), Options(), assignment,
-...             inner=inner)
+...             relayed=relayed)
 >>> task, arrays = plan.tasks[1]
->>> task.shares, task.inner["members"], task.inner["powers"]
-(3, [1, 1, 1], [[1, 4], [1, 5], [1, 6]])
->>> job = Forwarding(task, split_shares(arrays, task.counts), 3, forward=print)
->>> [t.shares for t, _ in job.plan(Options()).tasks]
+>>> task.kind, task.payload.coded.shares, task.payload.members, task.payload.powers
+('forward', 3, (1, 1, 1), ((1, 4), (1, 5), (1, 6)))
+>>> shares = [arrays[2 * k:2 * k + 2] for k in range(3)]
+>>> job = Forwarding(task, (shares, arrays[6:]), 3, forward=print)
+>>> [t.payload.shares for t, _ in job.plan(Options()).tasks]
 [1, 1, 1]
 """
 from __future__ import annotations
@@ -32,88 +32,82 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from ffcode import checks
 from ffcode.decoding.relay import Forwarder
 from ffcode.field import GF
+from ffcode.runtime.master.plans import KindPlan
 from ffcode.runtime.shared.faults import Faults
-from ffcode.runtime.shared.task import Planned, Task, filed
+from ffcode.runtime.shared.kinds import JobKind
+from ffcode.runtime.shared.payloads import Forwarded
+from ffcode.runtime.shared.task import Task, filed
 from ffcode.schemes import Scheme
 
-FIELDS = {"members", "faults", "scheme", "work", "powers", "filter"}
 
-
-class Forwarding(Planned):
-    """A relay's task (its ``inner`` saying how its group of ``size`` workers holds its
-    shares) as the job its group runs; ``shares`` are the task's arrays, a list per share,
-    then ``args``; forward(packet) is handed each packet to pass on. ValueError naming
-    what in the task is wrong."""
+class Forwarding(JobKind):
+    """A relay's forwarding task (a Forwarded payload saying how its group of ``size``
+    workers holds its shares) as the job its group runs; ``split`` is the task's arrays,
+    a list per share, then the arguments; forward(packet) is handed each packet to pass on.
+    ValueError naming what in the task does not fit."""
 
     def __init__(self, task: Task, split: tuple, size: int,
                  forward: Callable[[Any], Any]) -> None:
-        inner = task.inner
-        if not isinstance(inner, dict) or set(inner) != FIELDS:
-            raise ValueError(f"a relay's forwarding task needs the fields {sorted(FIELDS)}")
+        payload = task.payload
+        if not isinstance(payload, Forwarded):
+            raise ValueError(f"a relay forwards a 'forward' task, not a {task.kind!r} one")
         shares, self.args = split
-        members = inner["members"]
-        if not (isinstance(members, list) and len(members) == size and
-                all(type(c) is int and c >= 0 for c in members) and
-                sum(members) == task.shares == len(shares)):
-            raise ValueError(f"the task deals {task.shares} shares over {size} workers "
-                             f"in a way that does not add up: {members!r}")
-        self.task, self.shares, self.members = task, shares, members
-        self.F = F = GF(task.p)
-        self.scheme = Scheme.parse(inner["scheme"])
-        if self.scheme.send != task.send:
+        coded = payload.coded
+        if len(payload.members) != size or coded.shares != len(shares):
+            raise ValueError(f"the task deals {coded.shares} shares over "
+                             f"{len(payload.members)} workers, not the {len(shares)} "
+                             f"shares it carries over this group's {size}")
+        self.task, self.payload, self.shares = task, payload, shares
+        self.F = F = GF(coded.p)
+        self.scheme = Scheme.parse(payload.scheme)
+        if self.scheme.send != coded.send:
             raise ValueError(f"a {self.scheme} job's task sends {self.scheme.send}, not "
-                             f"{task.send}")
-        self.work = checks.integer(inner["work"], "work", low=1, high=1 << 16)
-        powers = inner["powers"]
-        if not (isinstance(powers, list) and len(powers) == task.shares and powers and
-                all(isinstance(row, list) and len(row) == len(powers[0]) for row in powers)):
-            raise ValueError("a relay's task needs one decoding equation per share")
-        self.powers = F.elements(powers, "the shares' decoding equations")
-        self.filter = checks.flag(inner["filter"], "filter")
-        self.faults = Faults() if inner["faults"] is None else \
-            Faults.from_dict(inner["faults"])
+                             f"{coded.send}")
+        self.powers = F.elements([list(row) for row in payload.powers],
+                                 "the shares' decoding equations")
+        self.faults = Faults() if payload.faults is None else \
+            Faults.from_dict(payload.faults)
         self.faults.check_workers(size)
         self.forward = forward
+
+    def __repr__(self) -> str:
+        return f"forwarding of {self.payload.coded.shares} shares"
 
     def plan(self, options: Any) -> "ForwardPlan":
         return ForwardPlan(self, options)
 
 
-class ForwardPlan:
-    """A Forwarding as the plan a job run carries out (runtime/jobrun.py): each worker of
-    the group its shares' Task, numbered in the relay's order, and a Forwarder as its
-    collector. ``options`` (runtime.jobs.Options): the group job's timeout and progress."""
+class ForwardPlan(KindPlan):
+    """A Forwarding as the plan a job run carries out (runtime/master/jobrun.py): each
+    worker of the group its shares' Task, numbered in the relay's order, and a Forwarder
+    as its collector. ``options`` (runtime.jobs.Options): the group job's timeout and
+    progress."""
 
-    resident = None             # shipped with the job
-    adversaries = 0             # the master corrects wrong senders
-    code = None                 # nothing is decoded here
-    buffer = None
-    every_worker = False        # a lost worker's packets are made up by the others'
+    measure = "rank"
 
     def __init__(self, job: Forwarding, options: Any) -> None:
-        task, self.options, self.F, self.faults = job.task, options, job.F, job.faults
-        self.scheme, self.pieces, self.work_pieces = job.scheme, task.pieces, job.work
-        self.name = f"forwarding of {task.shares} shares"
-        self.collector = Forwarder(job.F, job.powers, task.pieces, job.forward, job.filter)
-        self.held, self.tasks = [], []
+        task, payload = job.task, job.payload
+        coded, m = payload.coded, payload.coded.pieces
+        self.F, self.faults, self.scheme = job.F, job.faults, job.scheme
+        collector = Forwarder(job.F, job.powers, m, job.forward, payload.filter)
+        tasks: list = []
         at = 0
-        for worker, count in enumerate(job.members):
-            held = list(range(at, at + count))
-            self.held.append(held)
-            self.tasks.append(None if not count else (dataclasses.replace(
-                task, shares=count, counts=task.counts[at:at + count],
-                seeds=None if task.seeds is None else task.seeds[at:at + count],
-                faults=job.faults.for_worker(worker, job.work * count), inner=None),
+        for worker, count in enumerate(payload.members):
+            tasks.append(None if not count else (dataclasses.replace(
+                task, payload=dataclasses.replace(
+                    coded, shares=count,
+                    seeds=None if coded.seeds is None else coded.seeds[at:at + count]),
+                counts=task.counts[at:at + count],
+                faults=job.faults.for_worker(worker, payload.work * count)),
                 [a for share in job.shares[at:at + count] for a in share] + list(job.args)))
             at += count
-        self.assignment = tuple(tuple(held) for held in self.held)
-
-    @property
-    def needed(self) -> int:
-        return self.collector.needed
+        super().__init__(tasks, collector, name=repr(job), label=job.scheme.value,
+                         every_worker=False, options=options, dtype=job.F.dtype)
+        self.held = [list(range(start, start + count)) for start, count in
+                     zip(_starts(payload.members), payload.members)]
+        self.pieces, self.work_per_packet = m, payload.work / m
 
     def share_of(self, worker: int, index: int) -> Any:
         """(the relay's share, piece) of a group worker's packet ``index`` (None: none)."""
@@ -124,3 +118,12 @@ class ForwardPlan:
                 "pieces": self.pieces, "faults": self.faults.to_dict(),
                 "assignment": [list(held) for held in self.held], "filter":
                 self.collector.filter}
+
+
+def _starts(counts: Any) -> list:
+    """Where each worker's shares start in the relay's order."""
+    starts, at = [], 0
+    for count in counts:
+        starts.append(at)
+        at += count
+    return starts

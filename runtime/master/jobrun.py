@@ -37,8 +37,7 @@ from ffcode.errors import (ClusterError, JobFailed, JobTimeout, ProtocolError,
                            VerificationError, WorkerError)
 from ffcode.pieces import Packet
 from ffcode.runtime.shared import wire
-from ffcode.runtime.master import jobs
-from ffcode.runtime.master.jobs import Plan
+from ffcode.runtime.shared.kinds import JobPlan
 from ffcode.runtime.shared.report import Report, WorkerTimeline, read_group
 from ffcode.runtime.master.roster import WATCH_EVERY, Roster
 from ffcode.runtime.shared.wire import Header, Kind
@@ -52,28 +51,29 @@ log = logging.getLogger(__name__)
 
 
 class JobRun:
-    """One job of a plan, numbered ``epoch`` among its master's jobs; ``settings`` go into
-    its report as they are. ``inputs`` and ``check``: what verifying the output needs
-    (``check`` False: it is not verified). ``future`` resolves to (output, report) or to
+    """One job of a plan (of any kind: runtime/shared/kinds.py's JobPlan), numbered
+    ``epoch`` among its master's jobs; ``settings`` go into its report as they are.
+    ``check(output, report)`` verifies the output before it is returned (None: it is not
+    verified). ``future`` resolves to (output, report) or to
     the job's error, given by ``settle(future, outcome, error)`` (the driver's resolves it
     in a thread of its own; by default, at once); ``ended(run)`` is called once as it
     ends, whichever way, before its future resolves. ``state``:
     waiting (for its workers), running (its tasks sent), draining (decoded, collecting the
     stops' acknowledgements), ended."""
 
-    def __init__(self, plan: Plan, roster: Roster, epoch: int, settings: dict, *,
-                 encode: float = 0.0, inputs: tuple = (), check: bool = False,
+    def __init__(self, plan: JobPlan, roster: Roster, epoch: int, settings: dict, *,
+                 encode: float = 0.0,
+                 check: Optional[Callable[[Any, Report], None]] = None,
                  future: Optional[Future] = None,
                  ended: Optional[Callable[["JobRun"], None]] = None,
                  buffers: Optional[dict] = None) -> None:
-        self.plan: Any = plan
+        self.plan: JobPlan = plan
         self.roster, self.epoch = roster, epoch
-        self.progress = plan.options.progress
-        self.timeout = plan.options.timeout
+        self.progress = plan.progress
+        self.timeout = plan.timeout
         self.wait_for = math.inf            # seconds it may wait for its workers
         self.until = math.inf               # and until when
-        self.count = len(plan.assignment)           # the workers it needs
-        self.inputs: Any = inputs
+        self.count = len(plan.tasks)                # the workers it needs
         self.check = check
         self.future = future if future is not None else Future()
         self.settle: Callable[[Future, Any, Optional[BaseException]], None] = settle
@@ -81,13 +81,12 @@ class JobRun:
         self.state = WAITING
         self.workers: list = []
         self.index: dict = {}
-        self.report = Report(plan.scheme.value, plan.name, self.count, plan.pieces,
-                             plan.needed)
+        self.report = Report(plan.label, plan.name, self.count, plan.pieces, plan.needed)
         self.report.settings = settings
         self.report.job = epoch
         self.report.encode = encode
         self.rejected: Counter[str] = Counter()     # this job's own drops (bad packets)
-        self.owner = allocation.owners(plan.assignment)
+        self.owner = allocation.owners(plan.held)
         self.timelines: list = []
         self.finished: set[int] = set()     # workers done sending (or idle, or lost)
         self.unusable: set[int] = set()     # when correcting: invalid packets or failed
@@ -148,7 +147,7 @@ class JobRun:
         self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
                           for i, h in enumerate(workers)]
         self.report.workers = self.timelines
-        log.info("job %d: %s on %d workers", self.epoch, plan.scheme, len(workers))
+        log.info("job %d: %s on %d workers", self.epoch, plan.label, len(workers))
         for i, handle in enumerate(workers):
             task = plan.tasks[i]
             if task is None:
@@ -297,7 +296,7 @@ class JobRun:
             for record in timeline.packets:
                 record["innovative"] = record["innovative"] and i not in wrong and \
                     self.collector.counted(record["share"], record["piece"])
-            timeline.speed = _speed(timeline, plan.work_pieces / plan.pieces,
+            timeline.speed = _speed(timeline, plan.work_per_packet,
                                     self.decodable - self.started)
         done = time.monotonic()
         self.report.decode = done - self.decodable
@@ -358,11 +357,11 @@ class JobRun:
         output = self.output
         self.roster.record_speeds(self.workers, [t.speed for t in report.workers])
         log.info("job %d decoded in %.3f s", self.epoch, report.total)
-        if plan.buffer is not None and self.buffers is not None:
-            self.buffers[plan.F.dtype] = plan.buffer    # reused: no fresh pages next time
+        if self.buffers is not None:
+            plan.release(self.buffers)      # reused: no fresh pages next time
         try:
-            if self.check:
-                jobs.verify_output(plan.code, self.inputs, output, report)
+            if self.check is not None:
+                self.check(output, report)
         except VerificationError as e:
             self.fail(e)
             return
@@ -376,7 +375,8 @@ class JobRun:
         self.state = ENDED
         rejected, self.report.stale = self.roster.transport.take_rejected()
         self.report.rejected = dict(Counter(rejected) + self.rejected)
-        self.plan = self.inputs = self.output = None    # the shares, decoder and inputs
+        # the shares, decoder and inputs let go: nothing reads the plan once it ended
+        self.plan = self.check = self.output = None     # type: ignore[assignment]
         if self.ended is not None:
             self.ended(self)
 
@@ -396,7 +396,7 @@ class JobRun:
         try:
             if filed is None:
                 raise ValueError(f"worker {i} has no packet {header.index}")
-            coeffs, payload = wire.read_packet(header, frames, self.plan.F.dtype)
+            coeffs, payload = wire.read_packet(header, frames, self.plan.dtype)
             innovative = self.collector.add(Packet(*filed, coeffs, payload,
                                                    header.rows or None))
         except ProtocolError:
@@ -417,7 +417,7 @@ class JobRun:
 
     def _failure(self, kind, why):
         rank, needed = self.collector.rank, self.plan.needed
-        what = "results" if self.plan.scheme == "uncoded" else "rank"
+        what = self.plan.measure
         lost = [i for i, t in enumerate(self.timelines) if t.lost]
         running = [i for i in range(len(self.workers)) if i not in self.finished]
         message = f"{what} {rank}/{needed} {why}"

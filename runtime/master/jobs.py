@@ -11,177 +11,33 @@ master files each packet under its share, every share being its own sender.
 >>> options = Options(scheme="cfs", pieces=2)
 >>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)), options,
 ...             assignment=((0,), (1,), (2,)))
->>> [task.send for task, arrays in plan.tasks], plan.needed
+>>> [task.payload.send for task, arrays in plan.tasks], plan.needed
 (['random', 'random', 'random'], 4)
->>> Options(timeout=0)
-Traceback (most recent call last):
-...
-ValueError: Argument 'timeout' must be positive, not 0.0.
 """
 from __future__ import annotations
 
 import logging
 import secrets
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ffcode import allocation, checks, functions
+from ffcode import functions
 from ffcode.codes import HierarchicalCode
 from ffcode.codes.base import Code, Encoding, Split
 from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
 from ffcode.errors import VerificationError
-from ffcode.pieces import pieces_count
-from ffcode.runtime.shared.faults import Faults
+from ffcode.runtime.master.options import Options, check_importable, warn_privacy
 from ffcode.runtime.shared.report import Report
-from ffcode.runtime.shared.task import Planned, Task, filed
+from ffcode.runtime.shared.kinds import JobKind
+from ffcode.runtime.shared.payloads import Coded, Forwarded, Relayed
+from ffcode.runtime.shared.task import Task, filed
 from ffcode.schemes import Scheme
 
-ALLOCATE = ("uniform", "speed")
-MAX_PRIORITY = 1 << 31
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Options:
-    """How a job runs: ``Cluster.run``'s (and ``load``'s) keyword arguments, checked as they
-    are made. seed: the encoding's masks and the packets' random coefficients (default:
-    fresh randomness for every job).
-
-    scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
-    "systematic" (whole results sent as m plain row pieces), "cfs" (whole results sent
-    as m random combinations of their pieces), "compfs" (a packet per piece as it is
-    computed; the default). pieces is m (default 4); faults (ffcode.Faults) are
-    injected; progress(rank, needed) is called as the rank grows. Raises JobFailed (the
-    report attached as .report) when the remaining work cannot decode, JobTimeout after
-    timeout seconds.
-
-    assignment, allocate: which shares (the code's points) each worker holds; a worker
-    with several works through them in order, so that a fast one keeps computing while
-    stragglers are waited for (every share is its own sender to the decoder). By default
-    ("uniform") they are dealt round-robin over the cluster's workers: worker i holds
-    shares i, i + P, ... of a code with more points than the P workers, and share i of
-    one with at most P (the rest idle). allocate="speed" gives each worker a number of
-    shares in proportion to its speed measured in the latest job (``speeds()``; an
-    unmeasured one counts as the median), allocate=[s_0, ...] to given speeds, each
-    worker at least one share; assignment=[[0, 6], [1, 7], ...] names each worker's
-    shares. Faults and the report name workers by their place 0..P-1 in the job.
-    More shares cost more encoding and bytes shipped (the report's ``encode`` and
-    ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
-
-    priority: with several jobs in flight (``Cluster.submit``), each worker runs the tasks
-    of the highest priority first, and those of equal priority in turn, a share each
-    (default 0, for all).
-
-    group_faults: on a cluster of relays (``groups=``), {group: ffcode.Faults} injected
-    into the group's workers (numbered 0..size-1 in their group) on every piece of work
-    its relay gives them; ``faults`` are the relays'.
-
-    verify: check the output before returning it (ffcode.decoding.verify: Freivalds' check for
-    products, a random projection for row-linear LCC), raising VerificationError if a
-    worker's wrong result got into it. "auto" (the default) checks where the check costs
-    at most 5 % of the job's multiply-adds (ffcode.decoding.verify.cheap), at every prime:
-    products from about n = 60 * rounds(p) (120 at 2**31 - 1, 60 from 2**60), row-linear
-    LCC blocks from 20 * rounds(p) rows, and with adversaries every checkable output but
-    MDS with a vector x (a recomputation); True and False force it.
-
-    adversaries: decode despite up to A workers sending wrong results (ffcode.decoding.robust),
-    named in report.wrong (a worker with several shares is wrong on all of them: the
-    shares the A workers holding the most hold are corrected). Every scheme but uncoded stops once what arrived decides
-    the output with any A workers wrong: classic at R + A whole results when they
-    agree, by R + 2A otherwise (Berlekamp-Welch); systematic, cfs and compfs at about
-    m·(R + A) random combinations when all agree, by m·(R + 2A) otherwise. More wrong
-    workers make the job fail with VerificationError: their results cannot be
-    explained, or, if they collude to forge a consistent wrong output, it fails the
-    check. Workers found wrong in a job whose output is returned are excluded from
-    later jobs (``exclude``).
-    """
-    scheme: Optional[Union[Scheme, str]] = None
-    pieces: Optional[int] = None
-    faults: Faults = Faults()
-    timeout: float = 600.0
-    seed: Optional[int] = None
-    progress: Optional[Callable[[int, int], None]] = None
-    verify: Union[bool, str] = "auto"
-    adversaries: int = 0
-    assignment: Optional[Sequence[Sequence[int]]] = None
-    allocate: Optional[Union[str, Sequence[float]]] = None
-    priority: int = 0
-    group_faults: Optional[Mapping[int, Faults]] = None
-
-    def __post_init__(self) -> None:
-        if self.scheme is not None:
-            object.__setattr__(self, "scheme", Scheme.parse(self.scheme))
-        if self.pieces is not None:
-            object.__setattr__(self, "pieces", pieces_count(self.pieces))
-        if self.faults is None:
-            object.__setattr__(self, "faults", Faults())
-        if not isinstance(self.faults, Faults):
-            raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
-                            f"{type(self.faults).__name__}.")
-        object.__setattr__(self, "timeout", checks.seconds(self.timeout, "timeout"))
-        if self.verify != "auto" and not isinstance(self.verify, bool):
-            raise TypeError(f"Argument 'verify' must be True, False or 'auto', not "
-                            f"{self.verify!r}.")
-        if self.progress is not None and not callable(self.progress):
-            raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
-        object.__setattr__(self, "adversaries",
-                           checks.integer(self.adversaries, "adversaries", low=0))
-        if self.assignment is not None and self.allocate is not None:
-            raise ValueError("Give either 'assignment' or 'allocate', not both.")
-        object.__setattr__(self, "priority", checks.integer(
-            self.priority, "priority", low=-MAX_PRIORITY, high=MAX_PRIORITY))
-        if self.group_faults is not None:
-            if not isinstance(self.group_faults, Mapping) or not all(
-                    isinstance(f, Faults) for f in self.group_faults.values()):
-                raise TypeError("Argument 'group_faults' must map groups to ffcode.Faults.")
-            object.__setattr__(self, "group_faults", {
-                checks.integer(g, "group_faults group", low=0): f
-                for g, f in self.group_faults.items()})
-
-    def assignment_for(self, code: Code, size: int, speeds: Sequence[Any],
-                       remote: bool = False) -> tuple:
-        """The shares each of a cluster's size workers holds: as given, or allocated
-        (uniform by default; by ``speeds``, the latest job's, for allocate="speed").
-        remote: the workers import the code's computation by its path."""
-        if not isinstance(code, Code):
-            raise TypeError(f"Argument 'code' must be an ffcode code or the data load "
-                            f"returned, not {type(code).__name__}.")
-        if remote:
-            check_importable(code)
-        assignment = self._allocated(code, size, speeds)
-        warn_privacy(code, assignment)
-        return assignment
-
-    def _allocated(self, code: Code, size: int, speeds: Sequence[Any]) -> tuple:
-        allocate = self.allocate
-        if self.assignment is not None:
-            return allocation.checked(self.assignment, code.n_workers, size)
-        if allocate is None or isinstance(allocate, str) and allocate == "uniform":
-            return allocation.uniform(code.n_workers, size)
-        if isinstance(allocate, str):
-            checks.choice(allocate, "allocate", ALLOCATE)
-            known = sorted(s for s in speeds if s is not None)
-            if not known:
-                raise ValueError("allocate='speed' needs speeds measured in an earlier job "
-                                 "on this cluster: run one first, or pass the speeds.")
-            median = known[len(known) // 2]
-            measured: Sequence[Any] = [median if s is None else s for s in speeds]
-        else:
-            measured = allocation.checked_speeds(allocate, "allocate")
-            if len(measured) != size:
-                raise ValueError(f"Argument 'allocate' gives {len(measured)} speeds; the "
-                                 f"cluster has {size} workers.")
-        return allocation.dealt(allocation.proportional(code.n_workers, measured))
-
-    def resolved(self, scheme: Scheme = Scheme.COMPFS, pieces: int = 4) -> "Options":
-        """These options with the scheme and pieces filled in where left out."""
-        return Options(**dict(vars(self), scheme=self.scheme or scheme,
-                              pieces=self.pieces or pieces))
 
 
 class Layout:
@@ -222,16 +78,18 @@ class Plan:
     for ``resident`` data (runtime.resident.Resident) just the arguments, on the assignment
     it was loaded with. A wrong worker is wrong on every share it holds, so the collector
     corrects as many shares as the A workers holding the most hold between them
-    (``wrong_shares``). ``inner``: for a cluster of relays, inner(plan, relay, held) is
-    what a relay's task carries, held being the code indices of its shares with work
-    (``through_relays``, where the code is then the outer code, and ``forwarded``)."""
+    (``wrong_shares``). ``relayed``: for a cluster of relays, relayed(plan, relay, held,
+    coded) is the payload of a relay's task, held being the code indices of its shares with
+    work and coded its coded part (``through_relays``, where the code is then the outer
+    code, and ``forwarded``)."""
 
     every_worker = False        # a lost worker's shares are made up by the others'
 
     def __init__(self, code: Code, inputs: Sequence[Any], options: Options,
                  assignment: tuple, resident: Any = None, buffer: Any = None,
                  max_message: int = 256 << 20,
-                 inner: Optional[Callable[["Plan", int, list], dict]] = None) -> None:
+                 relayed: Optional[Callable[["Plan", int, list, Coded], Any]] = None
+                 ) -> None:
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
@@ -250,8 +108,12 @@ class Plan:
                              "which scheme='uncoded' has none of: use classic, systematic, "
                              "cfs or compfs.")
         path = functions.path_of(code.function)    # before any work: workers import it
-        self.resident, self.assignment, self.inner = resident, assignment, inner
+        self.resident, self.assignment, self.relayed = resident, assignment, relayed
         self.name = repr(code)          # what the report calls the job's code
+        self.label, self.dtype = scheme.value, code.F.dtype
+        self.measure = "rank" if scheme.coded else "results"
+        self.work_per_packet = work_pieces / self.pieces
+        self.timeout, self.progress = options.timeout, options.progress
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
@@ -306,17 +168,17 @@ class Plan:
         if scheme == Scheme.CFS:        # each share's coefficients: its own stream of the seed
             seeds = tuple(tuple(int(s) for s in np.random.SeedSequence(
                 [self.coefficient_seed, k]).generate_state(2)) for k, _ in held)
-        task = Task(f=path, p=self.F.p, send=scheme.send, pieces=self.pieces,
-                    shares=len(held),
+        coded = Coded(f=path, p=self.F.p, send=scheme.send, pieces=self.pieces,
+                      shares=len(held),
+                      operand=self.layout.encoding[0].operand if scheme == Scheme.COMPFS
+                      else None, seeds=seeds)
+        task = Task(coded if self.relayed is None else
+                    self.relayed(self, worker, [k for k, _ in held], coded),
                     counts=() if resident else tuple(len(share) for _, share in held),
-                    operand=self.layout.encoding[0].operand if scheme == Scheme.COMPFS
-                    else None,
-                    data=None if resident is None else resident.ident, seeds=seeds,
+                    data=None if resident is None else resident.ident,
                     faults=self.options.faults.for_worker(worker,
                                                           self.work_pieces * len(held)),
-                    max_message=max_message, priority=self.options.priority,
-                    inner=None if self.inner is None else
-                    self.inner(self, worker, [k for k, _ in held]))
+                    max_message=max_message, priority=self.options.priority)
         shipped = [] if resident else [a for _, share in held for a in share]
         return task, [*shipped, *args]
 
@@ -325,10 +187,11 @@ class Plan:
         packet)."""
         return filed(self.held[worker], index, self.pieces)
 
-    @property
-    def buffer(self) -> Any:
-        """The payload storage the decoder used, for the next job to reuse."""
-        return self.collector.buffer
+    def release(self, buffers: dict) -> None:
+        """The payload storage the decoder used, for the next job to reuse (dtype ->
+        storage)."""
+        if self.collector.buffer is not None:
+            buffers[self.dtype] = self.collector.buffer
 
     def settings(self, inputs: Sequence[Any], verify: bool) -> dict:
         """What a report says the job was (JSON-ready); ``resident``: the id of the resident
@@ -352,23 +215,25 @@ class Plan:
 def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: list,
             remote: bool, buffers: dict, max_message: int, resident: bool = False,
             groups: tuple = ()) -> tuple:
-    """(plan, inputs, check) of a job on a cluster of n_workers: ``code`` is a code, or
-    resident data (runtime.resident.Resident, checked to be the cluster's) whose
-    assignment, scheme and pieces it keeps; ``inputs`` come back with the resident data in
-    front; check: whether to verify the output. The decoder takes payload storage that
+    """(plan, inputs, check) of a job on a cluster of n_workers: ``code`` is a job kind's
+    job (planned by itself), a code, or resident data (runtime.resident.Resident, checked
+    to be the cluster's) whose assignment, scheme and pieces it keeps; ``inputs`` come
+    back with the resident data in front; check(output, report) verifies the output
+    (None: it is not verified). The decoder takes payload storage that
     an earlier job left in ``buffers`` (dtype -> storage; a job returns it as it ends).
     ``groups``: the group sizes of a cluster of relays (its n_workers relays), which runs
     a hierarchical code's outer code (``through_relays``)."""
-    if isinstance(code, Planned):           # a relay's forwarding, a MapReduce phase
+    if isinstance(code, JobKind):       # a relay's forwarding, a MapReduce phase, ...
         if groups:
             raise ValueError(f"A cluster of relays (groups=...) cannot run {code!r}.")
-        return code.plan(options), (), False
-    inner, asked, assignment = None, code, None
+        return code.plan(options), (), None
+    relayed, asked, assignment = None, code, None
     if groups and isinstance(code, HierarchicalCode):
         code, carried = through_relays(code, groups, options.group_faults)
-        inner = lambda plan, relay, held: carried[relay]    # noqa: E731
+        relayed = lambda plan, relay, held, coded: Relayed(    # noqa: E731
+            coded, carried[relay]["code"], carried[relay]["faults"])
     elif groups:
-        assignment, inner = forwarded(code, groups, options, remote)
+        assignment, relayed = forwarded(code, groups, options, remote)
     elif options.group_faults is not None:
         raise ValueError("Argument 'group_faults' is for a cluster of relays (groups=).")
     data = None
@@ -383,11 +248,13 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
         assignment = options.assignment_for(code, n_workers, speeds, remote=remote)
     options.faults.check_workers(len(assignment))
     buffer = buffers.pop(code.F.dtype, None)    # one job's at a time
-    plan = Plan(code, inputs, options, assignment, data, buffer, max_message, inner)
+    plan = Plan(code, inputs, options, assignment, data, buffer, max_message, relayed)
     if asked is not code:
         plan.name = repr(asked)         # the hierarchical code, its outer one at the master
     inputs = inputs if data is None else (*data.data, *inputs)
-    return plan, inputs, verification(options.verify, code, inputs, options.adversaries)
+    if not verification(options.verify, code, inputs, options.adversaries):
+        return plan, inputs, None
+    return plan, inputs, lambda output, report: verify_output(code, inputs, output, report)
 
 
 def through_relays(code: Any, groups: tuple, group_faults: Any = None) -> tuple:
@@ -426,14 +293,14 @@ def through_relays(code: Any, groups: tuple, group_faults: Any = None) -> tuple:
 
 
 def forwarded(code: Any, groups: tuple, options: Options, remote: bool = False) -> tuple:
-    """(each relay's shares, inner) of an ordinary code on a cluster of relays whose groups
-    have these sizes: the shares are dealt over the groups' workers (as ``assignment``
-    and ``allocate`` say, over all of them: uniform by default), a relay holding its
-    workers' shares in their order; inner(plan, relay, held) is what its task carries for
-    runtime/forwarding.py: how many of them each of its workers holds, its group's faults,
-    the scheme, each share's decoding equation (a unit vector per slice when uncoded), and
-    whether it forwards only what adds rank (not when the master corrects wrong senders,
-    which needs their redundancy)."""
+    """(each relay's shares, relayed) of an ordinary code on a cluster of relays whose
+    groups have these sizes: the shares are dealt over the groups' workers (as
+    ``assignment`` and ``allocate`` say, over all of them: uniform by default), a relay
+    holding its workers' shares in their order; relayed(plan, relay, held, coded) is its
+    task's payload (a Forwarded, runtime/master/forwarding.py): how many of them each of
+    its workers holds, its group's faults, the scheme, each share's decoding equation (a
+    unit vector per slice when uncoded), and whether it forwards only what adds rank (not
+    when the master corrects wrong senders, which needs their redundancy)."""
     if isinstance(options.allocate, str) and options.allocate == "speed":
         raise ValueError("allocate='speed' measures relays, not their workers: pass each "
                          "worker's speed (allocate=[...]) or an assignment.")
@@ -450,17 +317,19 @@ def forwarded(code: Any, groups: tuple, options: Options, remote: bool = False) 
     assignment = tuple(tuple(k for held in group for k in held) for group in members)
     warn_privacy(code, assignment)
 
-    def inner(plan: Plan, relay: int, held: list) -> dict:
+    def relayed(plan: Plan, relay: int, held: list, coded: Coded) -> Forwarded:
         working = set(held)
         if plan.scheme == Scheme.UNCODED:
             slices = len(plan.layout.encoding.shares)
             powers = [[int(k == s) for s in range(slices)] for k in held]
         else:
             powers = plan.code.evaluations[held].tolist()
-        return {"members": [sum(k in working for k in shares) for shares in members[relay]],
-                "faults": group_faults.get(relay), "scheme": plan.scheme.value,
-                "work": plan.work_pieces, "powers": powers, "filter": not plan.adversaries}
-    return assignment, inner
+        return Forwarded(coded, tuple(sum(k in working for k in shares)
+                                      for shares in members[relay]),
+                         plan.scheme.value, plan.work_pieces,
+                         tuple(tuple(int(x) for x in row) for row in powers),
+                         filter=not plan.adversaries, faults=group_faults.get(relay))
+    return assignment, relayed
 
 
 def checked_group_faults(group_faults: Any, groups: tuple) -> dict:
@@ -488,32 +357,6 @@ def _check_rows(shapes) -> None:
         raise ValueError("The runtime sends results in row pieces: give blocks at least one "
                          "dimension (a scalar as shape (1,)).")
 
-
-
-def warn_privacy(code, assignment) -> None:
-    """Say so when a private code's workers hold several shares, as its t counts shares:
-    a warning when even a single worker may see more than t."""
-    t, most = getattr(code, "t", 0), max(len(held) for held in assignment)
-    if t and most > 1:
-        log.log(logging.WARNING if t < most else logging.INFO,
-                "%r keeps the data from any %d shares, and a worker holds up to %d: any %d "
-                "workers learn nothing (for t workers, build it with privacy t × %d)", code,
-                t, most, t // most, most)
-
-
-def check_importable(code) -> None:
-    """Remote workers import a code's computation by its path: not from the master's
-    script."""
-    check_remote_path(functions.path_of(code.function))
-
-
-def check_remote_path(path: str) -> None:
-    """ValueError for a function path remote workers cannot import: one in the master's
-    script ("__main__:name")."""
-    if path.startswith("__main__:"):
-        raise ValueError(f"Remote workers cannot import {path!r} from the master's script: "
-                         f"put f in a module the workers can import (on their PYTHONPATH) "
-                         f"and pass it or 'package.module:function'.")
 
 
 def verification(asked, code, inputs, adversaries) -> bool:

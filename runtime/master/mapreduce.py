@@ -63,15 +63,15 @@ from ffcode.errors import ClusterError, JobFailed, VerificationError
 from ffcode.field import GF
 from ffcode.mapreduce import verify
 from ffcode.mapreduce.shuffle import Placement, Recovery
-from ffcode.runtime.shared.faults import Faults
-from ffcode.runtime.master import jobs
+from ffcode.runtime.master.options import check_remote_path
+from ffcode.runtime.master.plans import KindPlan
 from ffcode.runtime.shared.phases import (CHUNK, NETWORKS, chunk_of, delay_of, memory_of,
                                           prime_of)
-from ffcode.runtime.shared.task import Planned, Task
-from ffcode.schemes import Scheme
+from ffcode.runtime.shared.kinds import JobKind
+from ffcode.runtime.shared.phases import Check, Drop, Map, Shuffle
+from ffcode.runtime.shared.task import Task
 
 PHASES = ("map", "encode", "shuffle", "decode", "reduce")
-NO_FUNCTION = "ffcode.mapreduce.terasort:sort"     # a task names one; a drop calls none
 DROP_TIMEOUT = 5.0          # seconds a failed job's caller waits for its workers' drop
 DROP_LIFETIME = 3600.0      # seconds a drop waits for workers busy in the user's code
 MAX_OUTPUT = 1 << 40        # bytes a worker may announce as its output
@@ -205,14 +205,9 @@ class Answers:
                 for w in sorted(self.done)]
 
 
-class _Raw:
-    """The packets of a phase carry bytes, not field elements."""
-    dtype = np.dtype(np.uint8)
-    p = 0
-
-
-class Phase(Planned):
-    """One phase of a MapReduce job as a job of the cluster: each worker's task and arrays.
+class Phase(JobKind):
+    """One phase of a MapReduce job as a job of the cluster (a job kind: its tasks'
+    payloads are the phase's, runtime/shared/phases.py): each worker's task and arrays.
     ``every_worker``: a lost worker fails it at once (else it ends as its other workers
     finish, and ``answers`` tells who answered); ``idle``: how many workers may answer
     that they hold nothing of the job."""
@@ -226,36 +221,11 @@ class Phase(Planned):
     def __repr__(self) -> str:
         return f"MapReduce {self.name} phase on {len(self.tasks)} workers"
 
-    def plan(self, options: Any) -> "PhasePlan":
-        return PhasePlan(self, options)
-
-
-class PhasePlan:
-    """A Phase as the plan a job run carries out (runtime/jobrun.py): every worker needed,
-    its answer gathered by ``Answers``."""
-
-    resident = None
-    adversaries = 0
-    code = None
-    buffer = None
-    scheme = Scheme.UNCODED
-    pieces = work_pieces = 1
-    F = _Raw()
-    faults = Faults()
-
-    def __init__(self, phase: Phase, options: Any) -> None:
-        self.options, self.name = options, repr(phase)
-        self.tasks = phase.tasks
-        self.held = [[w] for w in range(len(phase.tasks))]
-        self.assignment = tuple((w,) for w in range(len(phase.tasks)))
-        self.collector, self.every_worker = phase.answers, phase.every_worker
-        self.needed = len(phase.tasks)
-
-    def share_of(self, worker: int, index: int) -> tuple:
-        return worker, index
-
-    def settings(self, inputs: Any, verify: bool) -> dict:
-        return {"code": self.name}
+    def plan(self, options: Any) -> KindPlan:
+        """Every worker's answer gathered by ``Answers``."""
+        return KindPlan(self.tasks, self.answers, name=repr(self),
+                        label=f"mapreduce {self.name}", every_worker=self.every_worker,
+                        options=options)
 
 
 def run(cluster: Any, files: Sequence[Any], map: Callable | str,
@@ -344,7 +314,7 @@ def _path(f: Callable | str, remote: bool) -> str:
         functions.load(f)
         path = f
     if remote:
-        jobs.check_remote_path(path)
+        check_remote_path(path)
     return path
 
 
@@ -370,9 +340,7 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
     pids: list = []
     try:
         mapped, pids = _mapped(cluster, job, ident, report)
-        inner = {"mapreduce": "shuffle", "run": ident, "network": job["network"],
-                 "rate": job["rate"], "delay": job["delay"],
-                 "endpoints": [_endpoint(meta, report) for meta in mapped]}
+        endpoints = tuple(_endpoint(meta, report) for meta in mapped)
         replaced = False
         while True:
             cluster.wait(0)     # idle workers are looked at as a job starts: one of the
@@ -386,9 +354,10 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
             report.lost = lost
             if lost:
                 _recoverable(job, report)
-            inner.update(lost=lost, attempt=len(report.jobs),
-                         distrust=[list(pair) for pair in report.distrusted])
-            task = _task(job["map"], job["field"], inner, 0, cluster)
+            task = _task(Shuffle(ident, endpoints, job["network"], job["rate"], job["delay"],
+                                 tuple(lost), len(report.jobs),
+                                 tuple(tuple(pair) for pair in report.distrusted)),
+                         0, cluster)
             count = _everyone(cluster)
             phase = Phase("shuffle", [(task, [])] * count,
                           idle=count - (placement.workers - len(lost)))
@@ -446,8 +415,7 @@ def _checked(cluster: Any, job: dict, ident: int, pids: list,
     placement: Placement = job["placement"]
     began = time.perf_counter()
     plan = verify.Plan(placement, job["coded"], report.lost, report.distrusted)
-    inner = {"mapreduce": "check", "run": ident, "seed": verify.seed()}
-    task = _task(NO_FUNCTION, None, inner, 0, cluster)
+    task = _task(Check(ident, verify.seed()), 0, cluster)
     count = _everyone(cluster)
     phase = Phase("check", [(task, [])] * count,
                   idle=count - (placement.workers - len(report.lost)))
@@ -561,12 +529,10 @@ def _map_tasks(cluster: Any, job: dict, ident: int) -> list:
     for k in range(K):
         files = [job["files"][n] for b in placement.mapped_by(k)
                  for n in placement.batch_files(b)]
-        inner = {"mapreduce": "map", "run": ident, "workers": K, "load": placement.load,
-                 "index": k, "per_batch": placement.per_batch, "coded": job["coded"],
-                 "field": job["field"], "reduce": job["reduce"], "listen": listen[k],
-                 "peers": peers, "keys": pairs[k], "memory": job["memory"]}
-        tasks.append((_task(job["map"], job["field"], inner, len(files), cluster),
-                      [*files, *job["args"]]))
+        task = Map(ident, job["map"], K, placement.load, k, placement.per_batch,
+                   job["coded"], job["field"], job["reduce"], listen[k], tuple(peers),
+                   None if pairs[k] is None else tuple(pairs[k]), job["memory"])
+        tasks.append((_task(task, len(files), cluster), [*files, *job["args"]]))
     return tasks
 
 
@@ -642,9 +608,9 @@ def _seconds(x: Any) -> bool:
     return type(x) in (int, float) and 0 <= x < math.inf
 
 
-def _task(path: str, p: Optional[int], inner: dict, files: int, cluster: Any) -> Task:
-    return Task(f=path, p=p or 2, send="whole", pieces=1, shares=1, counts=(files,),
-                max_message=cluster.max_message, inner=inner)
+def _task(payload: Any, files: int, cluster: Any) -> Task:
+    """A phase's task carrying ``files`` arrays (then the map's arguments)."""
+    return Task(payload, counts=(files,), max_message=cluster.max_message)
 
 
 def _everyone(cluster: Any) -> int:
@@ -666,8 +632,7 @@ def _drop(cluster: Any, ident: int, wait: float) -> None:
     count = _everyone(cluster)
     if not count:
         return
-    inner = {"mapreduce": "drop", "run": ident}
-    task = _task(NO_FUNCTION, None, inner, 0, cluster)
+    task = _task(Drop(ident), 0, cluster)
     try:
         future = cluster.submit(Phase("drop", [(task, [])] * count, every_worker=False),
                                 timeout=DROP_LIFETIME)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ffcode.runtime.master.jobs import Layout, Options
+from ffcode.runtime.master.jobs import Layout
+from ffcode.runtime.master.options import Options
 from ffcode.schemes import Scheme
 
 

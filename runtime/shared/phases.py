@@ -1,12 +1,19 @@
-"""What the master's and the workers' sides of a coded MapReduce job agree on: the emulated
-networks, the size of an output's chunks to the master, and the checks of a job's field,
-memory budget and link delay, made alike at both ends."""
+"""What the master's and the workers' sides of a coded MapReduce job agree on: its phases'
+payloads (``Map``, ``Shuffle``, ``Check``, ``Drop``: job kinds, runtime/shared/kinds.py),
+the emulated networks, the size of an output's chunks to the master, and the checks of a
+job's field, memory budget and link delay, made alike at both ends."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
+from urllib.parse import urlsplit
 
 from ffcode import checks
-from ffcode.field import MAX_P
+from ffcode.errors import ProtocolError
+from ffcode.field import GF, MAX_P
+from ffcode.mapreduce.shuffle import Bytes, Placement, Vectors
+from ffcode.mapreduce.verify import SEED_BITS
+from ffcode.runtime.shared import meta as check
 
 NETWORKS = ("links", "turns")
 CHUNK = 16 << 20            # bytes of output per packet to the master, at most
@@ -40,3 +47,158 @@ def delay_of(value: Any) -> float:
         raise ValueError(f"Argument 'link_delay' must be at most {MAX_DELAY:g} s, not "
                          f"{delay:g}.")
     return delay
+
+
+def _listening(value: Any, name: str) -> str:
+    if not (value in ("ipc", "tcp") or isinstance(value, str) and
+            value.startswith("tcp://") and urlsplit(value).hostname):
+        raise ProtocolError(f"a map task listens on 'ipc', 'tcp' or 'tcp://HOST', not "
+                            f"{value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Map:
+    """A worker's map task: the job's run (its id on the worker), the map function ``f``
+    (an import path), the placement (``workers`` K, ``load`` r, files ``per_batch``) and this
+    worker's place ``index`` in it, whether the shuffle is coded, the field of its values
+    (None: bytes), the reduce function's path, where it listens for its peers ("ipc",
+    "tcp" or "tcp://HOST"), each worker's identity (``peers``: its pid on ipc, its CURVE
+    key on tcp), this worker's CURVE pair (tcp only) and the bytes its runs may hold
+    (None: the default share of its host's memory).
+
+    >>> task = Map(run=7, f="ffcode.mapreduce.terasort:partition", workers=3, load=2,
+    ...            index=1, per_batch=1, coded=True, field=None, reduce=None,
+    ...            listen="ipc", peers=(11, 12, 13))
+    >>> Map.from_meta(task.to_meta()) == task, task.placement.mapped_by(1)
+    (True, [0, 2])
+    """
+    run: int
+    f: str
+    workers: int
+    load: int
+    index: int
+    per_batch: int
+    coded: bool
+    field: Optional[int]
+    reduce: Optional[str]
+    listen: str
+    peers: tuple
+    keys: Optional[tuple] = None
+    memory: Optional[int] = None
+
+    @property
+    def placement(self) -> Placement:
+        return Placement(self.workers, self.load,
+                         files=self.per_batch * len(Placement(self.workers, self.load).subsets))
+
+    def algebra(self) -> Any:
+        """What the values are: bytes, or vectors of GF(field)."""
+        return Bytes() if self.field is None else Vectors(GF(self.field))
+
+    def to_meta(self) -> dict:
+        return dict(vars(self), peers=list(self.peers),
+                    keys=None if self.keys is None else list(self.keys))
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Map":
+        meta = check.fields(meta, "map task", cls)
+        K = check.count(meta["workers"], "workers", 1024, low=2)
+        listen = _listening(meta["listen"], "listen")
+        peers, pair = check.listed(meta["peers"], "peers", K), meta["keys"]
+        if not all(type(p) is int and p > 0 if listen == "ipc" else
+                   isinstance(p, str) and len(p) == 40 for p in peers):
+            raise ProtocolError(f"a map task names its {K} workers by pid (ipc) or CURVE key")
+        if (listen == "ipc") != (pair is None) or pair is not None and not (
+                isinstance(pair, list) and len(pair) == 2 and
+                all(isinstance(k, str) and len(k) == 40 for k in pair)):
+            raise ProtocolError("a map task on tcp carries this worker's CURVE key pair")
+        try:
+            field = None if meta["field"] is None else prime_of(meta["field"], "field")
+            memory = memory_of(meta["memory"])
+        except ValueError as e:
+            raise ProtocolError(f"a map task's {e}") from None
+        return cls(run=check.count(meta["run"], "run"), f=check.path(meta["f"], "f"),
+                   workers=K, load=check.count(meta["load"], "load", K - 1, low=1),
+                   index=check.count(meta["index"], "index", K - 1),
+                   per_batch=check.count(meta["per_batch"], "per_batch", 1 << 20, low=1),
+                   coded=check.flag(meta["coded"], "coded"), field=field,
+                   reduce=check.optional(meta["reduce"], "reduce", check.path),
+                   listen=listen, peers=tuple(peers),
+                   keys=None if pair is None else tuple(pair), memory=memory)
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """A shuffle task: the run, every worker's endpoint, the emulated network (its rate
+    in bytes a second, and its delay: the seconds a message takes on top of its bytes),
+    the workers lost since the map (the survivors then finish by a Recovery), the
+    attempt's number (a message of an earlier one is dropped) and the (sender, receiver)
+    pairs a check could not settle."""
+    run: int
+    endpoints: tuple
+    network: str
+    rate: Optional[float]
+    delay: float
+    lost: tuple
+    attempt: int
+    distrust: tuple = ()
+
+    def to_meta(self) -> dict:
+        return dict(vars(self), endpoints=list(self.endpoints), lost=list(self.lost),
+                    distrust=[list(pair) for pair in self.distrust])
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Shuffle":
+        meta = check.fields(meta, "shuffle task", cls)
+        endpoints = check.listed(meta["endpoints"], "endpoints")
+        K = len(endpoints)
+        if not all(isinstance(e, str) and e.startswith(("tcp://", "ipc://"))
+                   for e in endpoints):
+            raise ProtocolError("a shuffle task names every worker's endpoint")
+        lost = [check.count(w, "lost", K - 1) for w in check.listed(meta["lost"], "lost")]
+        pairs = check.listed(meta["distrust"], "distrust")
+        if not all(isinstance(p, list) and len(p) == 2 and p[0] != p[1] and
+                   all(type(w) is int and 0 <= w < K for w in p) for p in pairs):
+            raise ProtocolError(f"a shuffle task's distrusted pairs are [sender, receiver] "
+                                f"of the {K} workers")
+        try:
+            delay = delay_of(meta["delay"])
+        except ValueError as e:
+            raise ProtocolError(f"a shuffle task's {e}") from None
+        return cls(check.count(meta["run"], "run"), tuple(endpoints),
+                   check.choice(meta["network"], "network", NETWORKS),
+                   check.optional(meta["rate"], "rate", check.rate), delay,
+                   tuple(sorted(set(lost))), check.count(meta["attempt"], "attempt",
+                                                         1 << 16, low=1),
+                   tuple(sorted({(p[0], p[1]) for p in pairs})))
+
+
+@dataclass(frozen=True)
+class Check:
+    """A check task (ffcode.mapreduce.verify): the run, and the master's seed, drawn once
+    every shuffle message had arrived."""
+    run: int
+    seed: int
+
+    def to_meta(self) -> dict:
+        return dict(vars(self))
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Check":
+        meta = check.fields(meta, "check task", cls)
+        return cls(check.count(meta["run"], "run"),
+                   check.count(meta["seed"], "seed", (1 << SEED_BITS) - 1))
+
+
+@dataclass(frozen=True)
+class Drop:
+    """A drop task: the run whose values and socket a worker lets go of."""
+    run: int
+
+    def to_meta(self) -> dict:
+        return dict(vars(self))
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Drop":
+        return cls(check.count(check.fields(meta, "drop task", cls)["run"], "run"))

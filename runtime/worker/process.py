@@ -31,22 +31,22 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any, Iterable, NoReturn
+from typing import Any, NoReturn
 
-import numpy as np
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from ffcode import functions, logs
+from ffcode import logs
 from ffcode.errors import NoMaster
 from ffcode.field import GF
-from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
-from ffcode.runtime.shared import keys, local, wire
-from ffcode.runtime.worker import shuffler
+from ffcode.pieces import piece_packets
+from ffcode.runtime.shared import keys, kinds, wire
 from ffcode.runtime.shared.faults import Link
-from ffcode.runtime.shared.task import Load, Task, Unload, packet_index
+from ffcode.runtime.shared.payloads import Coded
+from ffcode.runtime.shared.task import Load, Task, Unload
 from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, dial
 from ffcode.runtime.shared.wire import Header, Kind
+from ffcode.runtime.worker.coded import Stopped, Unable
 
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
@@ -60,23 +60,18 @@ TOGETHER_BYTES = 256 << 10  # ready messages leave together up to this size (sma
 log = logging.getLogger(__name__)
 
 
-class Stopped(Exception):
-    """The job was stopped while the compute thread waited (to hand over a packet, or for
-    a relay's group)."""
-
-
-class Unable(Exception):
-    """The worker can do no more of a job, though nothing is wrong with the job (a relay
-    whose group lost more workers than its code absorbs): it says DONE after what it
-    sent, as a straggler that ran out of work."""
-
-
 class Job:
-    """A task: its shares' arrays come with it or, for resident data, from ``store``."""
+    """A task: its kind (runtime/shared/kinds.py) and payload, and its shares' arrays, which
+    come with it or, for resident data, from ``store``. ``coded``: the coded part of a coded
+    job's or a relay's payload (None for other kinds)."""
 
     def __init__(self, header, meta, arrays, store):
         self.session, self.epoch, self.worker = header.session, header.epoch, header.worker
         self.task = task = Task.from_meta(meta)
+        self.kind = kinds.find(meta["kind"])
+        self.payload = payload = task.payload
+        inner = payload if isinstance(payload, Coded) else getattr(payload, "coded", None)
+        self.coded: Coded | None = inner if isinstance(inner, Coded) else None
         self.data = task.data
         if self.data is None:
             self.shares, self.args = split_shares(arrays, task.counts)
@@ -114,6 +109,16 @@ class Job:
         return Header(kind, self.session, self.epoch, self.worker, index, rows, time.time(),
                       compute)
 
+    def packet(self, index: int, coeffs: Any, payload: Any, rows: int = 0,
+               compute: float = 0.0) -> tuple:
+        """(header, frames) of packet ``index``: its coefficients and payload (arrays)."""
+        header = self.header(Kind.PACKET, index, rows, compute)
+        return header, wire.packet_arrays(header, coeffs, payload)
+
+    def done(self) -> tuple:
+        """(header, frames) of its DONE: no more packets will come."""
+        return self.header(Kind.DONE), self.ended(Kind.DONE)[1:]
+
 
 def split_shares(arrays, counts) -> tuple:
     """(shares, the arrays after them) of a message's arrays: one share's ``counts[k]``
@@ -129,16 +134,6 @@ def split_shares(arrays, counts) -> tuple:
         shares.append(arrays[at:at + count])
         at += count
     return shares, arrays[at:]
-
-
-def operation(task):
-    """(F, op): the task's field and its computation on the operands, checked to give
-    field elements."""
-    F = GF(task.p)
-    if task.f.startswith("__main__:"):
-        local.import_main()              # f is defined in the master's script
-    f = functions.load(task.f)
-    return F, lambda *operands: F.elements(f(F, *operands), "the local result")
 
 
 def renice(by: int = 0, to: int | None = None):
@@ -166,102 +161,6 @@ def warm_up():
         for systematic in (False, True):
             for packet in piece_packets(F, y, 2, 0, seed=0, systematic=systematic):
                 wire.packet(Header(Kind.PACKET, 0, 0), packet.coeffs, packet.payload)
-
-
-def tamper(F, payload, index, mode, rng):
-    """An injected malicious worker's payload: random elements, one element of its first
-    piece off by one, or a random row too many; well-formed in every case."""
-    if mode == "random":
-        return F.random(payload.shape, rng)
-    if mode == "shape" and payload.ndim:
-        return np.concatenate([payload, F.random((1,) + payload.shape[1:], rng)])
-    if mode == "piece" and index == 0 and payload.size:
-        payload = payload.copy()
-        payload.flat[0] = F.add(payload.flat[0], 1)
-    return payload
-
-
-def compute(job, out):
-    """Run one task to its end (``steps`` one after another)."""
-    for _ in steps(job, out):
-        pass
-
-
-def own_operation(job):
-    """(F, op) of a job this worker computes itself: refused for a relay's task."""
-    if job.task.inner is not None:
-        raise ValueError("this worker is not a relay: it cannot run a task's inner code")
-    return operation(job.task)
-
-
-def steps(job, out, operation_of=own_operation):
-    """Run one task, its shares in order, handing each message to out(header, frames): a
-    generator that yields after each share, so that the compute thread can turn to
-    another job; returns early on a stop. ``operation_of(job)`` gives (F, op)."""
-    F, op = operation_of(job)
-    held = job.shares                   # read once: an unload may clear it meanwhile
-    if held is None:
-        if job.stop.is_set():
-            return                      # stopped, then unloaded, before it started: no work
-        raise ValueError(f"this worker holds no resident data {job.data} (never loaded, or "
-                         f"unloaded)")
-    shares = job.task.shares
-    if len(held) != shares:
-        raise ValueError(f"the task names {shares} shares of resident data {job.data}, this "
-                         f"worker holds {len(held)}")
-    delays = job.faults.delays
-    work = len(delays) // shares            # pieces of work per share, a pause each
-    corrupt = job.faults.corrupt
-    rng = np.random.default_rng() if corrupt else None     # fresh entropy costs 30 us
-    seeds = job.task.seeds or [None] * shares
-    for k, share in enumerate(held):
-        finished = yield from share_steps(job, F, op, share, k,
-                                          delays[k * work:(k + 1) * work], seeds[k], rng, out)
-        if not finished:
-            return
-    out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
-
-
-def share_steps(job, F, op, share, k, delays, seed, rng, out):
-    """Compute the task's share k and send its packets, numbered on from k·m, then yield
-    (the compute thread may turn to another job); False if the job was stopped. A
-    slowdown k pauses k - 1 times the CPU time the piece took (its thread's: what a k
-    times slower processor would add, whatever else shares the cores)."""
-    send, m = job.task.send, job.task.pieces
-    slowdown, corrupt = job.faults.slowdown, job.faults.corrupt
-    if send == "pieces":                # computation at full speed: a packet per block
-        blocks, G, *rest = share
-        piece_share = PieceShare(job.worker, G, blocks, (*rest, *job.args),
-                                 job.task.operand)
-        computed = piece_results(op, piece_share)
-        for j in range(m):
-            packet, spent, work = _timed(next, computed)
-            if paused(job, (slowdown - 1) * work + delays[j]):
-                return False
-            header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
-            out(header, wire.packet_arrays(header, packet.coeffs,
-                                           tamper(F, packet.payload, j, corrupt, rng)))
-        yield
-        return True
-    y, spent, work = _timed(op, *share, *job.args)     # the whole result, then packets
-    if paused(job, (slowdown - 1) * work + sum(delays)):
-        return False
-    y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
-    packets: Iterable[Packet]
-    if send == "whole":
-        packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
-    else:
-        packets = piece_packets(F, y, m, job.worker, seed=seed,
-                                systematic=send == "systematic")
-    for packet in packets:
-        if job.stop.is_set():
-            return False
-        header = job.header(Kind.PACKET, packet_index(k, int(packet.index), m), y.shape[0],
-                            spent)
-        out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
-        spent = 0.0
-    yield
-    return True
 
 
 class Queue:
@@ -334,21 +233,6 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def _timed(function, *args) -> tuple:
-    """(function(*args), its wall seconds, its CPU seconds in this thread)."""
-    start, cpu = time.perf_counter(), time.thread_time()
-    result = function(*args)
-    return result, time.perf_counter() - start, time.thread_time() - cpu
-
-
-def paused(job, seconds) -> bool:
-    """An injected pause, cut short by a stop (True when stopped); the longest wait the
-    platform takes bounds it (faults bound each pause, not their sum)."""
-    if seconds <= 0:
-        return job.stop.is_set()
-    return job.stop.wait(min(seconds, threading.TIMEOUT_MAX))
-
-
 class Worker:
     """curve: (own public key, own secret key, the master's public key) for a CURVE master;
     token: a secret the master gave this worker to prove itself with in its HELLO;
@@ -385,15 +269,12 @@ class Worker:
 
     # -- the compute thread --------------------------------------------------------------------
 
-    def operation(self, job):
-        """(F, op) of a job's task: its f, computed here (a relay's group computes instead)."""
-        return own_operation(job)
+    relays = False                      # a relay's group computes its coded jobs
 
     def work(self, job, out):
-        """The generator of a job's work (``steps``, or a MapReduce phase's), its messages
-        to out(header, frames)."""
-        phase = shuffler.steps(job, out, self.runs, self.endpoint)
-        return steps(job, out, self.operation) if phase is None else phase
+        """The generator of a job's work, its kind's steps, its messages to out(header,
+        frames)."""
+        return job.kind.steps(job, out, self)
 
     def stopping(self, job) -> None:
         """A job is being stopped, before its acknowledgement leaves (a relay stops its
@@ -453,7 +334,8 @@ class Worker:
         self.tasks.done(job)
         job.steps = None
         if not job.stop.is_set() and job.size <= INLINE_BYTES:
-            (self.quick.add if job.spent <= INLINE_SECONDS else self.quick.discard)(job.task.f)
+            quick = self.quick.add if job.spent <= INLINE_SECONDS else self.quick.discard
+            quick(job.task.kind if job.coded is None else job.coded.f)
         return False
 
     # -- the main thread ----------------------------------------------------------------------
@@ -535,7 +417,7 @@ class Worker:
                     if job is not None and job.session == header.session:
                         self._stop(job)
                 elif header.kind == Kind.JOB:
-                    self._start(Job(header, *wire.read_control(frames[1:]), self.store))
+                    self._job(header, frames)
                 elif header.kind == Kind.LOAD:
                     meta, arrays = wire.read_control(frames[1:])
                     load = Load.from_meta(meta)
@@ -553,18 +435,34 @@ class Worker:
                 log.warning("ignored a bad message from the master: %s", e)
         return True
 
+    def _job(self, header, frames):
+        """A JOB message: its job started, or, when its task does not check out, refused
+        with FAILED saying why (the master need not wait for it)."""
+        try:
+            job = Job(header, *wire.read_control(frames[1:]), self.store)
+        except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
+            log.warning("refused a bad task from the master: %s", e)
+            failed = Header(Kind.FAILED, header.session, header.epoch, header.worker)
+            self._send(wire.control(failed, {"error": describe(e)}))
+            return
+        self._start(job)
+
     def _start(self, job):
         earlier = self.jobs.get(job.epoch)
         if earlier is not None:             # the same job again: the master restarted it
             self._stop(earlier, ack=False)
         self.jobs[job.epoch] = job
-        task = job.task
-        log.info("job %d started: %s in GF(%d), %d share%s of %d pieces, sending %s",
-                 job.epoch, task.f, task.p, task.shares, "s" * (task.shares != 1),
-                 task.pieces, task.send)
+        coded = job.coded
+        if coded is None:
+            log.info("job %d started: %s", job.epoch, job.task.kind)
+        else:
+            log.info("job %d started: %s %s in GF(%d), %d share%s of %d pieces, sending %s",
+                     job.epoch, job.task.kind, coded.f, coded.p, coded.shares,
+                     "s" * (coded.shares != 1), coded.pieces, coded.send)
         self._fault_point(job)          # crash or hang after 0 packets
-        if job.task.f in self.quick and not job.paused and job.size <= INLINE_BYTES and \
-                job.task.inner is None and self.tasks.idle():   # one thread runs f's
+        if job.task.kind == "coded" and not self.relays and coded is not None and \
+                coded.f in self.quick and not job.paused and job.size <= INLINE_BYTES and \
+                self.tasks.idle():      # one thread runs f's
             self._inline(job)
         else:
             self.tasks.put(job)

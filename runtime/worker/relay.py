@@ -33,7 +33,9 @@ from ffcode.runtime.shared import wire
 from ffcode.runtime.shared.faults import Faults
 from ffcode.runtime.shared.task import packet_index
 from ffcode.runtime.shared.wire import Kind
-from ffcode.runtime.worker.process import Stopped, Unable, Worker, paused, tamper
+from ffcode.runtime.shared.payloads import Relayed
+from ffcode.runtime.worker.coded import Stopped, Unable, paused, steps, tamper
+from ffcode.runtime.worker.process import Worker
 
 LOOK_EVERY = 0.02           # seconds between looks at a stop while the group works
 
@@ -59,6 +61,8 @@ class GroupRunner(Protocol):
 class Relay(Worker):
     """A worker whose work its group does: ``group`` runs its group's jobs."""
 
+    relays = True
+
     def __init__(self, *arguments, group: GroupRunner, **options) -> None:
         self.group = group
         self.noting = threading.Lock()      # a group job's brief is noted once
@@ -77,16 +81,10 @@ class Relay(Worker):
         cancelling it on a stop. A group that cannot decode (more of its workers lost than
         its code absorbs) ends this relay's part of the job: it says DONE after the
         packets it sent, a straggler of the outer code."""
-        task = job.task
-        if task.inner is None:
-            raise ValueError("this worker is a relay: it runs a hierarchical code's inner "
-                             "code, and the task has none")
-        F = GF(task.p)
-        if not isinstance(task.inner, dict) or set(task.inner) != {"code", "faults"}:
-            raise ValueError("a relay's task needs its inner code and its group's faults")
-        code = ProductCode.from_description(F, task.inner["code"])
-        faults = None if task.inner["faults"] is None else \
-            Faults.from_dict(task.inner["faults"])
+        payload: Relayed = job.payload
+        F = GF(payload.coded.p)
+        code = ProductCode.from_description(F, payload.code)
+        faults = None if payload.faults is None else Faults.from_dict(payload.faults)
         if code.n_workers != self.group.n_workers:
             raise ValueError(f"the inner code has {code.n_workers} workers, this relay's "
                              f"group {self.group.n_workers}")
@@ -126,12 +124,6 @@ class Relay(Worker):
         self.note(job, future)
         return output
 
-    def work(self, job, out):
-        """A forwarding task's work (an ordinary code's), else its inner code's steps."""
-        if isinstance(job.task.inner, dict) and "members" in job.task.inner:
-            return self.forward(job, out)
-        return super().work(job, out)
-
     def forward(self, job, out):
         """Deal the task's shares to the group and send the master each packet the group's
         Forwarder passes on, as it comes (yielding while none does, so that other jobs take
@@ -139,11 +131,11 @@ class Relay(Worker):
         the group finished. The relay's own faults pause before each packet it forwards
         (a slowdown has no computation here to slow), corrupt its payloads, pace its link,
         or crash or hang it at a packet count."""
-        task = job.task
+        task, coded = job.task, job.coded
         arrived: queue.SimpleQueue = queue.SimpleQueue()
-        F, m = GF(task.p), task.pieces
+        F, m = GF(coded.p), coded.pieces
         delays, corrupt = job.faults.delays, job.faults.corrupt
-        per = len(delays) // (task.shares * m)     # pieces of work per packet
+        per = len(delays) // (coded.shares * m)    # pieces of work per packet
         rng = np.random.default_rng() if corrupt else None
         job.group = []
         future = job.in_group = self.group.forward(task, (job.shares, job.args), arrived.put,
@@ -197,3 +189,19 @@ def maker(group: GroupRunner) -> Callable[..., Relay]:
             group.close()
             raise
     return make
+
+
+def relayed_steps(job, out, worker):
+    """A hierarchical code's task (a Relayed payload): its coded steps, each piece of work
+    a job of the inner code on the relay's group; refused by a worker that is no relay."""
+    if not worker.relays:
+        raise ValueError("this worker is not a relay: it cannot run a task's inner code")
+    return steps(job, out, worker.operation(job))
+
+
+def forwarded_steps(job, out, worker):
+    """An ordinary code's task on a relay (a Forwarded payload): its group's packets
+    forwarded; refused by a worker that is no relay."""
+    if not worker.relays:
+        raise ValueError("this worker is not a relay: it cannot forward a group's packets")
+    return worker.forward(job, out)

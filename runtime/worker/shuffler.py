@@ -13,18 +13,9 @@ needs), decodes, reduces, and sends its output to the master. A worker's state b
 the tasks is a ``Run``; it stays until the master drops it (a worker lost meanwhile, the
 master sends another shuffle task, done without it), or a task of it fails.
 
-What a map task's ``inner`` must say, checked before anything is done:
-
->>> spec = Spec.checked({"mapreduce": "map", "run": 7, "workers": 3, "load": 2,
-...                      "index": 1, "per_batch": 1, "coded": True, "field": None,
-...                      "reduce": "ffcode.mapreduce.terasort:sort", "listen": "ipc",
-...                      "peers": [11, 12, 13], "keys": None, "memory": None})
->>> spec.placement.mapped_by(spec.index)
-[0, 2]
->>> Spec.checked({"mapreduce": "map", "run": 7, "workers": 3, "load": 3})
-Traceback (most recent call last):
-...
-ValueError: a map task needs the fields ['coded', 'field', 'index', 'keys', 'listen', 'load', 'mapreduce', 'memory', 'peers', 'per_batch', 'reduce', 'run', 'workers']
+Its four tasks are job kinds (runtime/shared/kinds.py) whose payloads, checked as they
+arrive, are runtime/shared/phases.py's ``Map``, ``Shuffle``, ``Check`` and ``Drop``: each
+step function here takes (job, out, worker), the worker keeping its Runs by job.
 """
 from __future__ import annotations
 
@@ -35,30 +26,22 @@ import socket
 import tempfile
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 from urllib.parse import urlsplit
 
 import numpy as np
 import zmq
 
-from ffcode import checks, functions
+from ffcode import functions
 from ffcode.field import GF
 from ffcode.mapreduce import verify
-from ffcode.mapreduce.shuffle import (Bytes, Message, Placement, Recovery, Vectors,
-                                      expected, joined, outgoing, pieces)
+from ffcode.mapreduce.shuffle import Message, Recovery, expected, joined, outgoing, pieces
 from ffcode.runtime.shared import keys, local, wire
-from ffcode.runtime.shared.phases import (NETWORKS, chunk_of, delay_of, memory_of,
-                                          prime_of)
+from ffcode.runtime.shared.phases import Map, Shuffle, chunk_of
 from ffcode.runtime.shared.faults import Link
 from ffcode.runtime.shared.gate import Gate, peer
 from ffcode.runtime.shared.wire import Kind
 
-MAP_FIELDS = {"mapreduce", "run", "workers", "load", "index", "per_batch", "coded", "field",
-              "reduce", "listen", "peers", "keys", "memory"}
-SHUFFLE_FIELDS = {"mapreduce", "run", "endpoints", "network", "rate", "delay", "lost",
-                  "attempt", "distrust"}
-CHECK_FIELDS = {"mapreduce", "run", "seed"}
 POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
 LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
 MEMORY = 0.5                # of its host's memory, what a worker's runs may hold by default
@@ -69,56 +52,6 @@ def budget(memory: Optional[int]) -> int:
     if memory is not None:
         return memory
     return int(MEMORY * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A map task's description of the job (see the module's docstring)."""
-    run: int
-    placement: Placement
-    index: int
-    coded: bool
-    field: Optional[int]
-    reduce: Optional[str]
-    listen: str
-    peers: tuple                # each worker's identity: its pid (ipc) or CURVE key (tcp)
-    keys: Optional[tuple]       # this worker's CURVE pair (public, secret), z85
-    memory: Optional[int]       # bytes of jobs' runs this worker may hold (None: MEMORY)
-
-    @classmethod
-    def checked(cls, inner: Any) -> "Spec":
-        if not isinstance(inner, dict) or set(inner) != MAP_FIELDS:
-            raise ValueError(f"a map task needs the fields {sorted(MAP_FIELDS)}")
-        K = checks.integer(inner["workers"], "workers", low=2, high=1024)
-        r = checks.integer(inner["load"], "load", low=1, high=K - 1)
-        per_batch = checks.integer(inner["per_batch"], "per_batch", low=1, high=1 << 20)
-        placement = Placement(K, r, files=per_batch * len(Placement(K, r).subsets))
-        field = None if inner["field"] is None else prime_of(inner["field"], "field")
-        listen = inner["listen"]
-        if not (listen in ("ipc", "tcp") or isinstance(listen, str) and
-                listen.startswith("tcp://") and urlsplit(listen).hostname):
-            raise ValueError(f"a map task listens on 'ipc', 'tcp' or 'tcp://HOST', not "
-                             f"{listen!r}")
-        peers, pair = inner["peers"], inner["keys"]
-        if not isinstance(peers, list) or len(peers) != K or not all(
-                type(p) is int and p > 0 if listen == "ipc" else
-                isinstance(p, str) and len(p) == 40 for p in peers):
-            raise ValueError(f"a map task names its {K} workers by pid (ipc) or CURVE key")
-        if (listen == "ipc") != (pair is None) or pair is not None and not (
-                isinstance(pair, list) and len(pair) == 2 and
-                all(isinstance(k, str) and len(k) == 40 for k in pair)):
-            raise ValueError("a map task on tcp carries this worker's CURVE key pair")
-        reduce = inner["reduce"]
-        if reduce is not None and not isinstance(reduce, str):
-            raise ValueError("a map task's reduce is an import path")
-        return cls(checks.integer(inner["run"], "run", low=0), placement,
-                   checks.integer(inner["index"], "index", low=0, high=K - 1),
-                   checks.flag(inner["coded"], "coded"), field, reduce, listen, tuple(peers),
-                   None if pair is None else tuple(pair),
-                   memory_of(inner["memory"]))
-
-    def algebra(self) -> Any:
-        return Bytes() if self.field is None else Vectors(GF(self.field))
 
 
 class Clock:
@@ -145,7 +78,7 @@ class Run:
     """A worker's job between its map and its shuffle: the values it mapped, the messages
     it will send, and the socket its peers send to (its own context and gate)."""
 
-    def __init__(self, spec: Spec, held: dict, messages: list, master: str,
+    def __init__(self, spec: Map, held: dict, messages: list, master: str,
                  max_message: int) -> None:
         self.spec, self.held, self.messages = spec, held, messages
         self.pair: Optional[tuple[bytes, bytes]] = None if spec.keys is None else \
@@ -171,7 +104,7 @@ class Run:
                 self.directory = _directory(master)
                 endpoint = f"ipc://{self.directory}/peers"
             else:
-                assert self.pair is not None, "Spec.checked: tcp carries a key pair"
+                assert self.pair is not None, "Map.checked: tcp carries a key pair"
                 keys.server(self.router, *self.pair)
                 endpoint = f"{_host(spec.listen, master)}:*"
             Gate.bind(self.router, endpoint)
@@ -243,49 +176,29 @@ def _host(listen: str, master: str) -> str:
         probe.close()
 
 
-def steps(job: Any, out: Callable, runs: dict, master: str) -> Optional[Iterator[None]]:
-    """The generator of a MapReduce task's work (None: the task is no MapReduce phase).
-    ``runs``: the worker's Runs by job; ``master``: the master's endpoint."""
-    inner = job.task.inner
-    phase = inner.get("mapreduce") if isinstance(inner, dict) else None
-    if phase is None:
-        return None
-    if phase == "map":
-        return map_steps(job, out, runs, master)
-    if phase == "shuffle":
-        return shuffle_steps(job, out, runs)
-    if phase == "drop":
-        return drop_steps(job, out, runs)
-    if phase == "check":
-        return check_steps(job, out, runs)
-    raise ValueError(f"a MapReduce task's phase is 'map', 'shuffle', 'check' or 'drop', "
-                     f"not {phase!r}")
-
-
-def drop_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
+def drop_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     """Let go of a job's mapped values and socket (its shuffle will not come; one that
     is still running, stopped but not yet at its end, lets go as it ends)."""
-    inner = job.task.inner
-    if set(inner) != {"mapreduce", "run"} or type(inner["run"]) is not int:
-        raise ValueError("a drop task names the run to drop")
-    run = runs.get(inner["run"])
+    runs, key = worker.runs, job.payload.run
+    run = runs.get(key)
     if run is not None and run.busy:
         run.dropped = True
     elif run is not None:
-        runs.pop(inner["run"]).close()
+        runs.pop(key).close()
     _answer(job, out, {"dropped": run is not None}, b"")
     yield
 
 
-def map_steps(job: Any, out: Callable, runs: dict, master: str) -> Iterator[None]:
+def map_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     """The map task: map the files, prepare the shuffle's messages, open the peers' socket,
     and answer with its endpoint (a generator yielding between batches)."""
-    spec = Spec.checked(job.task.inner)
+    spec: Map = job.payload
+    runs, master = worker.runs, worker.endpoint
     if spec.listen == "ipc" and spec.peers[spec.index] != os.getpid():
         raise ValueError(f"worker {spec.index} of the placement is another process")
-    if job.task.f.startswith("__main__:"):
+    if spec.f.startswith("__main__:"):
         local.import_main()
-    f = functions.load(job.task.f)
+    f = functions.load(spec.f)
     placement, algebra = spec.placement, spec.algebra()
     batches = placement.mapped_by(spec.index)
     files = job.shares[0] if job.shares else []
@@ -339,7 +252,7 @@ def held_bytes(held: dict, messages: list) -> int:
     return sum(_nbytes(v) for v in held.values()) + sum(_nbytes(m.payload) for m in messages)
 
 
-def _room(runs: dict, spec: Spec, held: dict, messages: list) -> None:
+def _room(runs: dict, spec: Map, held: dict, messages: list) -> None:
     """ValueError unless this worker's runs of the jobs in flight and the new one's fit in
     its memory budget (each held until its job ends: none can be let go)."""
     new = held_bytes(held, messages)
@@ -352,7 +265,7 @@ def _room(runs: dict, spec: Spec, held: dict, messages: list) -> None:
                          f"once, or give run_mapreduce a larger memory")
 
 
-def _mapped(f: Callable, data: Any, args: list, number: int, spec: Spec,
+def _mapped(f: Callable, data: Any, args: list, number: int, spec: Map,
             algebra: Any) -> list:
     """A file's values, one per reduce function: a list or tuple of K values, checked;
     ValueError (TypeError for another type) naming the file. Whatever the function
@@ -376,51 +289,15 @@ def _mapped(f: Callable, data: Any, args: list, number: int, spec: Spec,
             for v in values]
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """A shuffle task, checked: every worker's endpoint, the emulated network (its rate in
-    bytes a second, and its delay: the seconds a message takes on top of its bytes), the
-    workers lost since the map (the survivors then finish by a ``Recovery``), and the
-    attempt's number (a message of an earlier one is dropped)."""
-    endpoints: list
-    network: str
-    rate: Optional[float]
-    delay: float
-    lost: tuple
-    attempt: int
-    distrust: tuple = ()        # (sender, receiver) pairs a check could not settle
-
-    @classmethod
-    def checked(cls, inner: Any, spec: Spec) -> "Attempt":
-        if set(inner) != SHUFFLE_FIELDS:
-            raise ValueError(f"a shuffle task needs the fields {sorted(SHUFFLE_FIELDS)}")
-        K = spec.placement.workers
-        endpoints, lost = inner["endpoints"], inner["lost"]
-        if not isinstance(endpoints, list) or len(endpoints) != K or \
-                not all(isinstance(e, str) and e.startswith(("tcp://", "ipc://"))
-                        for e in endpoints):
-            raise ValueError("a shuffle task names every worker's endpoint")
-        if not isinstance(lost, list) or spec.index in lost or \
-                not all(type(w) is int and 0 <= w < K for w in lost):
-            raise ValueError(f"a shuffle task's lost workers must be others of the {K}")
-        rate = None if inner["rate"] is None else \
-            checks.positive(inner["rate"], "rate", finite=False)
-        return cls(endpoints, checks.choice(inner["network"], "network", NETWORKS), rate,
-                   delay_of(inner["delay"]),
-                   tuple(sorted(set(lost))),
-                   checks.integer(inner["attempt"], "attempt", low=1, high=1 << 16),
-                   _distrusted(inner["distrust"], K))
-
-
-def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
+def shuffle_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     """The shuffle task: exchange the messages with the peers, decode, reduce, and send the
     output to the master (a generator yielding while it waits). The run stays until the
     master drops it (it may send another attempt if a worker was lost), unless the task
     fails. A worker holding no values of the job (one that replaced a lost worker) says
     so."""
-    inner = job.task.inner
-    run = runs.get(inner.get("run")) if type(inner.get("run")) is int else None
-    if run is not None and _excluded(inner, run):
+    runs, attempt = worker.runs, job.payload
+    run = runs.get(attempt.run)
+    if run is not None and run.spec.index in attempt.lost:     # excluded by a check
         run.shuffled = None                 # nothing of this attempt to check
         run = None
     if run is None:
@@ -429,7 +306,9 @@ def shuffle_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
     run.busy = True
     spec, linger = run.spec, 0.0
     try:
-        attempt = Attempt.checked(inner, spec)
+        if len(attempt.endpoints) != spec.placement.workers:
+            raise ValueError(f"a shuffle task names {len(attempt.endpoints)} endpoints, not "
+                             f"its {spec.placement.workers} workers'")
         algebra = spec.algebra()
         clock = run.clock
         clock.mark()
@@ -473,16 +352,11 @@ def _let_go(runs: dict, key: int, run: Run) -> None:
     run.close()
 
 
-def check_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
+def check_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     """The check task (ffcode.mapreduce.verify): with the master's seed, drawn once every
     shuffle message had arrived, answer the fingerprints of the pieces this worker
     received, sent or vouches for in its last shuffle."""
-    inner = job.task.inner
-    if set(inner) != CHECK_FIELDS or type(inner["run"]) is not int or \
-            type(inner["seed"]) is not int or not 0 <= inner["seed"] < 1 << verify.SEED_BITS:
-        raise ValueError(f"a check task needs the fields {sorted(CHECK_FIELDS)}, its seed "
-                         f"below 2**{verify.SEED_BITS}")
-    run = runs.get(inner["run"])
+    run = worker.runs.get(job.payload.run)
     if run is None or run.shuffled is None or run.busy:
         _answer(job, out, {"idle": True}, b"")
         return
@@ -492,26 +366,9 @@ def check_steps(job: Any, out: Callable, runs: dict) -> Iterator[None]:
         _answer(job, out, {"idle": True}, b"")
         return
     plan = verify.Plan(spec.placement, spec.coded, lost, distrust)
-    prints = verify.prints(plan, spec.index, inner["seed"], got, run.held, spec.algebra())
+    prints = verify.prints(plan, spec.index, job.payload.seed, got, run.held, spec.algebra())
     _answer(job, out, {"prints": _forged_prints(prints, plan, spec)}, b"")
     yield
-
-
-def _excluded(inner: dict, run: Run) -> bool:
-    """Whether a shuffle task names this worker among those done without (excluded by a
-    check): it then takes no part."""
-    lost = inner.get("lost")
-    return isinstance(lost, list) and run.spec.index in lost
-
-
-def _distrusted(pairs: Any, K: int) -> tuple:
-    """A shuffle task's distrusted (sender, receiver) pairs, checked."""
-    if not isinstance(pairs, list) or not all(
-            isinstance(p, list) and len(p) == 2 and
-            all(type(w) is int and 0 <= w < K for w in p) and p[0] != p[1] for p in pairs):
-        raise ValueError(f"a shuffle task's distrusted pairs are [sender, receiver] of the "
-                         f"{K} workers")
-    return tuple(sorted({(p[0], p[1]) for p in pairs}))
 
 
 # A test's liar: FFCODE_TEST_SHUFFLE_LIE="INDEX:MODE[,MODE]" in a worker's environment
@@ -523,11 +380,11 @@ def _distrusted(pairs: Any, K: int) -> tuple:
 _LIE = os.environ.get("FFCODE_TEST_SHUFFLE_LIE", "").partition(":")
 
 
-def _lies(spec: Spec, mode: str) -> bool:
+def _lies(spec: Map, mode: str) -> bool:
     return _LIE[0] in ("any", str(spec.index)) and mode in _LIE[2].split(",")
 
 
-def _forged(messages: list, spec: Spec) -> list:
+def _forged(messages: list, spec: Map) -> list:
     if not (_lies(spec, "send") or _lies(spec, "send1")):
         return messages
     out = list(messages)
@@ -543,7 +400,7 @@ def _forged(messages: list, spec: Spec) -> list:
     return out
 
 
-def _forged_prints(prints: list, plan: Any, spec: Spec) -> list:
+def _forged_prints(prints: list, plan: Any, spec: Map) -> list:
     roles = plan.roles(spec.index)
     return [v + 1 if _lies(spec, "vouch") and role == "voucher" or
             _lies(spec, "accuse") and role == "receiver" else v
@@ -584,7 +441,7 @@ def _as_bytes(value: Any, what: str) -> bytes:
         raise ValueError(f"{what} is not bytes but {type(value).__name__}") from None
 
 
-def _exchange(job: Any, run: Run, messages: list, attempt: Attempt, expected: int):
+def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: int):
     """Send this worker's messages and take the others' (a generator; returns (the
     messages received, what it sent), or (None, None) once stopped). On "links" every
     pair of workers has its own link of ``rate`` bytes a second and a message for several

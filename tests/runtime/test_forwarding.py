@@ -2,6 +2,8 @@
 code exact in every scheme, each relay forwarding only packets that add rank to what it
 forwarded (every one of them counting at the master when it is alone), faults at both
 layers, the master's correction of a wrong relay, and what is refused."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,9 @@ import ffcode
 from ffcode import GASP, GF, LCC, MDS, EntangledPolynomialCode, MatDot, PolynomialCode
 from ffcode.runtime import Cluster, Faults
 from ffcode.runtime.master.forwarding import Forwarding
+from ffcode.errors import ProtocolError
 from ffcode.runtime.master.jobs import Options, Plan, forwarded
+from ffcode.runtime.shared.task import Task
 from ffcode.runtime.worker.process import split_shares
 
 from helpers import shared_cluster
@@ -124,39 +128,53 @@ def test_assignments_over_the_groups_workers(bounded, cluster):
 
 
 def relay_task(code=MDS(F, 2, 6), groups=(3, 3), relay=1, **options):
-    assignment, inner = forwarded(code, groups, Options(**options))
-    plan = Plan(code, (A, X), Options(**options), assignment, inner=inner)
+    assignment, relayed = forwarded(code, groups, Options(**options))
+    plan = Plan(code, (A, X), Options(**options), assignment, relayed=relayed)
     return plan.tasks[relay]
 
 
 @pytest.mark.parametrize("change, error", [
     (dict(members=[1, 1]), "does not add up"), (dict(members=[1, 1, 2]), "does not add up"),
-    (dict(members=[1, -1, 3]), "does not add up"), (dict(scheme="classic"), "sends whole"),
-    (dict(scheme="nope"), "must be one of"), (dict(work=0), "work"),
-    (dict(powers=[[1, 4], [1, 5]]), "one decoding equation per share"),
-    (dict(powers=[[1, 4], [1, 5], [1]]), "one decoding equation per share"),
-    (dict(powers=[[1, 4], [1, 5], [1, 2**31 - 1]]), "decoding equations"),
-    (dict(filter="yes"), "filter"), (dict(faults={"slowdown": {}}), "Faults as data"),
-    (dict(faults=Faults(corrupt={3: "random"}).to_dict()), r"names workers \[3\]"),
+    (dict(members=[1, -1, 3]), "members"), (dict(work=0), "work"),
+    (dict(powers=[[1, 4], [1, 5]]), "powers must be a list of 3"),
+    (dict(powers=[[1, 4], [1, 5], [1]]), "powers must be a list of 2"),
+    (dict(powers=[[], [], []]), "one decoding equation per share"),
+    (dict(filter="yes"), "filter"), (dict(faults=[1]), "faults"),
     (dict(extra=1), "needs the fields")])
-def test_a_relay_refuses_a_bad_forwarding_task(change, error):
+def test_a_relay_refuses_a_malformed_forwarding_task(change, error):
+    """Checked as the task arrives, before the relay looks at it."""
+    task, _ = relay_task()
+    meta = task.to_meta()
+    meta["payload"].update(change)
+    with pytest.raises(ProtocolError, match=error):
+        Task.from_meta(meta)
+
+
+@pytest.mark.parametrize("change, error", [
+    (dict(scheme="classic"), "sends whole"), (dict(scheme="nope"), "must be one of"),
+    (dict(powers=((1, 4), (1, 5), (1, 2**31 - 1))), "decoding equations"),
+    (dict(faults={"slowdown": {}}), "Faults as data"),
+    (dict(faults=Faults(corrupt={3: "random"}).to_dict()), r"names workers \[3\]")])
+def test_a_relay_refuses_a_forwarding_task_that_does_not_fit(change, error):
+    """Well-formed, but not what this relay's group can run."""
     task, arrays = relay_task()
-    bad = type(task)(**dict(vars(task), inner=dict(task.inner, **change)))
+    bad = dataclasses.replace(task, payload=dataclasses.replace(task.payload, **change))
     with pytest.raises((ValueError, TypeError), match=error):
         Forwarding(bad, split_shares(arrays, bad.counts), 3, print)
-    assert Forwarding(task, split_shares(arrays, task.counts), 3, print).members == [1, 1, 1]
-    with pytest.raises(ValueError, match="does not add up"):
+    job = Forwarding(task, split_shares(arrays, task.counts), 3, print)
+    assert job.payload.members == (1, 1, 1)
+    with pytest.raises(ValueError, match="over this group's 4"):
         Forwarding(task, split_shares(arrays, task.counts), 4, print)
 
 
 def test_what_a_relays_task_carries():
     task, _ = relay_task(scheme="uncoded")
-    assert task.inner["powers"] == [[0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 1, 0],
-                                    [0, 0, 0, 0, 0, 1]] and task.inner["filter"]
+    assert task.payload.powers == ((0, 0, 0, 1, 0, 0), (0, 0, 0, 0, 1, 0),
+                                   (0, 0, 0, 0, 0, 1)) and task.payload.filter
     task, _ = relay_task(code=MDS(F, 1, 6), groups=(2, 2, 2), adversaries=1)
-    assert not task.inner["filter"]
+    assert not task.payload.filter
     task, _ = relay_task(code=MDS(F, 2, 3), groups=(2, 4), relay=1)
-    assert task.inner["members"] == [1, 0, 0, 0] and task.shares == 1
+    assert task.payload.members == (1, 0, 0, 0) and task.payload.coded.shares == 1
 
 
 def test_faults_of_the_workers_by_group():

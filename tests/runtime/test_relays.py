@@ -242,15 +242,25 @@ def test_bad_groups_are_refused_before_anything_starts(groups, error):
 
 
 def test_a_relay_refuses_a_task_without_an_inner_code_and_a_worker_one_with():
+    """A coded task is refused by a relay (its group computes), a relay's by a worker."""
+    from ffcode.runtime.shared.payloads import Coded, Relayed
     from ffcode.runtime.shared.task import Task
-    from ffcode.runtime.worker.process import own_operation
+    from ffcode.runtime.worker import coded as coded_kind, relay
+
+    coded = Coded(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1)
+    task = Task(Relayed(coded, MDS(F, 2, 3).description(), Faults(delay=(0.1, 0)).to_dict()))
+    assert Task.from_meta(task.to_meta()) == task and task.kind == "relay"
+
+    class Host:
+        relays = False
 
     class Job:
-        task = Task(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1,
-                    inner={"code": MDS(F, 2, 3).description(),
-                           "faults": Faults(delay=(0.1, 0)).to_dict()})
+        payload = task.payload
+    Job.coded = coded
     with pytest.raises(ValueError, match="not a relay"):
-        own_operation(Job)
-    assert Task.from_meta(Job.task.to_meta()) == Job.task
-    with pytest.raises(ffcode.errors.ProtocolError, match="inner must be an object"):
-        Task.from_meta(dict(Job.task.to_meta(), inner=[1]))
+        relay.relayed_steps(Job, print, Host())
+    Host.relays = True
+    with pytest.raises(ValueError, match="is a relay"):
+        coded_kind.coded_steps(Job, print, Host())
+    with pytest.raises(ffcode.errors.ProtocolError, match="code must be an object"):
+        Task.from_meta(dict(task.to_meta(), payload=dict(task.payload.to_meta(), code=[1])))

@@ -11,8 +11,10 @@ import ffcode
 from ffcode import LCC, MDS, PolynomialCode
 from ffcode.runtime import Cluster, ClusterError, Faults
 from ffcode.runtime.shared.wire import Header, Kind
+from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import Task
-from ffcode.runtime.worker.process import Job, compute
+from ffcode.runtime.worker.coded import compute
+from ffcode.runtime.worker.process import Job
 
 from helpers import reap, shared_cluster
 from test_remote import LOOPBACK, start_workers
@@ -196,7 +198,7 @@ def test_worker_without_the_data_fails_the_job():
     reports it as the job's WorkerError), unless it was stopped before it started: the
     master unloads after its last job, whose stop may reach a worker first."""
     header = Header(Kind.JOB, 1, 1, 0)
-    meta = Task(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1,
+    meta = Task(Coded(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1),
                 data=3, faults=Faults().for_worker(0, 1), max_message=1 << 20).to_meta()
     job = Job(header, meta, [xs(1)[0]], store={})
     with pytest.raises(ValueError, match="holds no resident data 3"):

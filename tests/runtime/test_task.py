@@ -30,7 +30,7 @@ def test_tasks_cross_the_wire_unchanged(scheme):
     for task, arrays in filter(None, plan(scheme, seed=3, faults=faults).tasks):
         meta = json.loads(json.dumps(task.to_meta()))
         assert Task.from_meta(meta) == task
-        assert task.send == Scheme(scheme).send
+        assert task.kind == "coded" and task.payload.send == Scheme(scheme).send
         assert len(arrays) >= sum(task.counts)
 
 
@@ -51,13 +51,39 @@ def good_meta():
 
 @pytest.mark.parametrize("field,value", [
     ("f", 3), ("f", "no_colon"), ("p", -1), ("p", 2.5), ("send", "telepathy"),
-    ("pieces", 0), ("shares", True), ("counts", {"a": 1}), ("counts", [-1]),
-    ("operand", "x"), ("data", -2), ("seeds", [[1, 2]] * 5), ("seeds", [[1]]),
-    ("max_message", 0), ("faults", None)])
+    ("pieces", 0), ("shares", True), ("operand", "x"), ("seeds", [[1, 2]] * 5),
+    ("seeds", [[1]])])
+def test_malformed_payload_is_refused(field, value):
+    meta = good_meta()
+    meta["payload"][field] = value
+    with pytest.raises(ProtocolError, match=field):
+        Task.from_meta(meta)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("counts", {"a": 1}), ("counts", [-1]), ("data", -2), ("max_message", 0),
+    ("faults", None), ("priority", 1.5), ("payload", None), ("payload", [])])
 def test_malformed_task_is_refused(field, value):
     meta = good_meta()
     meta[field] = value
-    with pytest.raises(ProtocolError, match=field if field != "faults" else "faults"):
+    with pytest.raises(ProtocolError, match=field if field != "payload" else "fields"):
+        Task.from_meta(meta)
+
+
+@pytest.mark.parametrize("kind", ["telepathy", 3, None, "os:system", "json:dumps",
+                                  "no.such.module:Kind"])
+def test_unknown_kinds_are_refused(kind):
+    """A kind is a built-in one or the import path of a JobKind: nothing else is run."""
+    meta = good_meta()
+    meta["kind"] = kind
+    with pytest.raises(ProtocolError, match="kind|JobKind"):
+        Task.from_meta(meta)
+
+
+def test_a_payload_of_another_kind_is_refused():
+    meta = good_meta()
+    meta["kind"] = "drop"
+    with pytest.raises(ProtocolError, match="drop task needs the fields"):
         Task.from_meta(meta)
 
 
@@ -73,7 +99,11 @@ def test_malformed_faults_are_refused(field, value):
 
 def test_missing_or_extra_fields_are_refused():
     meta = good_meta()
-    del meta["seeds"]
+    del meta["payload"]["seeds"]
+    with pytest.raises(ProtocolError, match="fields"):
+        Task.from_meta(meta)
+    meta = good_meta()
+    del meta["priority"]
     with pytest.raises(ProtocolError, match="fields"):
         Task.from_meta(meta)
     meta = good_meta()
@@ -92,7 +122,7 @@ def test_packet_numbering_round_trips():
 
 
 def seeds(p):
-    return [task.seeds for task, _ in p.tasks]
+    return [task.payload.seeds for task, _ in p.tasks]
 
 
 def test_cfs_coefficients_fresh_per_job_unless_seeded():
@@ -111,7 +141,7 @@ def test_cfs_coefficients_fresh_per_job_unless_seeded():
 
 def test_several_shares_number_packets_on():
     p = plan(Scheme.SYSTEMATIC, seed=1, assignment=((0, 3), (1, 4), (2, 5), (), (), ()))
-    assert p.tasks[0][0].shares == 2 and p.tasks[3] is None
+    assert p.tasks[0][0].payload.shares == 2 and p.tasks[3] is None
     assert p.share_of(0, packet_index(1, 1, 2)) == (3, 1)
     assert p.share_of(0, packet_index(2, 0, 2)) is None
 

@@ -1,0 +1,190 @@
+"""How a job runs: the ``Options`` of ``Cluster.run`` (and ``load``), checked as they are
+made, and where a code's shares go: each worker's shares (``Options.assignment_for``),
+refused for remote workers when the computation lives in the master's script, and a
+warning when a private code's workers hold more shares than its privacy counts.
+
+>>> Options(timeout=0)
+Traceback (most recent call last):
+...
+ffcode.errors.InvalidParameterError: Argument 'timeout' must be positive, not 0.0.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from ffcode import allocation, checks, functions
+from ffcode.codes.base import Code
+from ffcode.pieces import pieces_count
+from ffcode.runtime.shared.faults import Faults
+from ffcode.schemes import Scheme
+
+ALLOCATE = ("uniform", "speed")
+MAX_PRIORITY = 1 << 31
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a job runs: ``Cluster.run``'s (and ``load``'s) keyword arguments, checked as they
+    are made. seed: the encoding's masks and the packets' random coefficients (default:
+    fresh randomness for every job).
+
+    scheme: "uncoded" (every worker's slice), "classic" (the R fastest whole results),
+    "systematic" (whole results sent as m plain row pieces), "cfs" (whole results sent
+    as m random combinations of their pieces), "compfs" (a packet per piece as it is
+    computed; the default). pieces is m (default 4); faults (ffcode.Faults) are
+    injected; progress(rank, needed) is called as the rank grows. Raises JobFailed (the
+    report attached as .report) when the remaining work cannot decode, JobTimeout after
+    timeout seconds.
+
+    assignment, allocate: which shares (the code's points) each worker holds; a worker
+    with several works through them in order, so that a fast one keeps computing while
+    stragglers are waited for (every share is its own sender to the decoder). By default
+    ("uniform") they are dealt round-robin over the cluster's workers: worker i holds
+    shares i, i + P, ... of a code with more points than the P workers, and share i of
+    one with at most P (the rest idle). allocate="speed" gives each worker a number of
+    shares in proportion to its speed measured in the latest job (``speeds()``; an
+    unmeasured one counts as the median), allocate=[s_0, ...] to given speeds, each
+    worker at least one share; assignment=[[0, 6], [1, 7], ...] names each worker's
+    shares. Faults and the report name workers by their place 0..P-1 in the job.
+    More shares cost more encoding and bytes shipped (the report's ``encode`` and
+    ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
+
+    priority: with several jobs in flight (``Cluster.submit``), each worker runs the tasks
+    of the highest priority first, and those of equal priority in turn, a share each
+    (default 0, for all).
+
+    group_faults: on a cluster of relays (``groups=``), {group: ffcode.Faults} injected
+    into the group's workers (numbered 0..size-1 in their group) on every piece of work
+    its relay gives them; ``faults`` are the relays'.
+
+    verify: check the output before returning it (ffcode.decoding.verify: Freivalds' check for
+    products, a random projection for row-linear LCC), raising VerificationError if a
+    worker's wrong result got into it. "auto" (the default) checks where the check costs
+    at most 5 % of the job's multiply-adds (ffcode.decoding.verify.cheap), at every prime:
+    products from about n = 60 * rounds(p) (120 at 2**31 - 1, 60 from 2**60), row-linear
+    LCC blocks from 20 * rounds(p) rows, and with adversaries every checkable output but
+    MDS with a vector x (a recomputation); True and False force it.
+
+    adversaries: decode despite up to A workers sending wrong results (ffcode.decoding.robust),
+    named in report.wrong (a worker with several shares is wrong on all of them: the
+    shares the A workers holding the most hold are corrected). Every scheme but uncoded stops once what arrived decides
+    the output with any A workers wrong: classic at R + A whole results when they
+    agree, by R + 2A otherwise (Berlekamp-Welch); systematic, cfs and compfs at about
+    m·(R + A) random combinations when all agree, by m·(R + 2A) otherwise. More wrong
+    workers make the job fail with VerificationError: their results cannot be
+    explained, or, if they collude to forge a consistent wrong output, it fails the
+    check. Workers found wrong in a job whose output is returned are excluded from
+    later jobs (``exclude``).
+    """
+    scheme: Optional[Union[Scheme, str]] = None
+    pieces: Optional[int] = None
+    faults: Faults = Faults()
+    timeout: float = 600.0
+    seed: Optional[int] = None
+    progress: Optional[Callable[[int, int], None]] = None
+    verify: Union[bool, str] = "auto"
+    adversaries: int = 0
+    assignment: Optional[Sequence[Sequence[int]]] = None
+    allocate: Optional[Union[str, Sequence[float]]] = None
+    priority: int = 0
+    group_faults: Optional[Mapping[int, Faults]] = None
+
+    def __post_init__(self) -> None:
+        if self.scheme is not None:
+            object.__setattr__(self, "scheme", Scheme.parse(self.scheme))
+        if self.pieces is not None:
+            object.__setattr__(self, "pieces", pieces_count(self.pieces))
+        if self.faults is None:
+            object.__setattr__(self, "faults", Faults())
+        if not isinstance(self.faults, Faults):
+            raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
+                            f"{type(self.faults).__name__}.")
+        object.__setattr__(self, "timeout", checks.seconds(self.timeout, "timeout"))
+        if self.verify != "auto" and not isinstance(self.verify, bool):
+            raise TypeError(f"Argument 'verify' must be True, False or 'auto', not "
+                            f"{self.verify!r}.")
+        if self.progress is not None and not callable(self.progress):
+            raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
+        object.__setattr__(self, "adversaries",
+                           checks.integer(self.adversaries, "adversaries", low=0))
+        if self.assignment is not None and self.allocate is not None:
+            raise ValueError("Give either 'assignment' or 'allocate', not both.")
+        object.__setattr__(self, "priority", checks.integer(
+            self.priority, "priority", low=-MAX_PRIORITY, high=MAX_PRIORITY))
+        if self.group_faults is not None:
+            if not isinstance(self.group_faults, Mapping) or not all(
+                    isinstance(f, Faults) for f in self.group_faults.values()):
+                raise TypeError("Argument 'group_faults' must map groups to ffcode.Faults.")
+            object.__setattr__(self, "group_faults", {
+                checks.integer(g, "group_faults group", low=0): f
+                for g, f in self.group_faults.items()})
+
+    def assignment_for(self, code: Code, size: int, speeds: Sequence[Any],
+                       remote: bool = False) -> tuple:
+        """The shares each of a cluster's size workers holds: as given, or allocated
+        (uniform by default; by ``speeds``, the latest job's, for allocate="speed").
+        remote: the workers import the code's computation by its path."""
+        if not isinstance(code, Code):
+            raise TypeError(f"Argument 'code' must be an ffcode code or the data load "
+                            f"returned, not {type(code).__name__}.")
+        if remote:
+            check_importable(code)
+        assignment = self._allocated(code, size, speeds)
+        warn_privacy(code, assignment)
+        return assignment
+
+    def _allocated(self, code: Code, size: int, speeds: Sequence[Any]) -> tuple:
+        allocate = self.allocate
+        if self.assignment is not None:
+            return allocation.checked(self.assignment, code.n_workers, size)
+        if allocate is None or isinstance(allocate, str) and allocate == "uniform":
+            return allocation.uniform(code.n_workers, size)
+        if isinstance(allocate, str):
+            checks.choice(allocate, "allocate", ALLOCATE)
+            known = sorted(s for s in speeds if s is not None)
+            if not known:
+                raise ValueError("allocate='speed' needs speeds measured in an earlier job "
+                                 "on this cluster: run one first, or pass the speeds.")
+            median = known[len(known) // 2]
+            measured: Sequence[Any] = [median if s is None else s for s in speeds]
+        else:
+            measured = allocation.checked_speeds(allocate, "allocate")
+            if len(measured) != size:
+                raise ValueError(f"Argument 'allocate' gives {len(measured)} speeds; the "
+                                 f"cluster has {size} workers.")
+        return allocation.dealt(allocation.proportional(code.n_workers, measured))
+
+    def resolved(self, scheme: Scheme = Scheme.COMPFS, pieces: int = 4) -> "Options":
+        """These options with the scheme and pieces filled in where left out."""
+        return Options(**dict(vars(self), scheme=self.scheme or scheme,
+                              pieces=self.pieces or pieces))
+
+
+def warn_privacy(code, assignment) -> None:
+    """Say so when a private code's workers hold several shares, as its t counts shares:
+    a warning when even a single worker may see more than t."""
+    t, most = getattr(code, "t", 0), max(len(held) for held in assignment)
+    if t and most > 1:
+        log.log(logging.WARNING if t < most else logging.INFO,
+                "%r keeps the data from any %d shares, and a worker holds up to %d: any %d "
+                "workers learn nothing (for t workers, build it with privacy t × %d)", code,
+                t, most, t // most, most)
+
+
+def check_importable(code) -> None:
+    """Remote workers import a code's computation by its path: not from the master's
+    script."""
+    check_remote_path(functions.path_of(code.function))
+
+
+def check_remote_path(path: str) -> None:
+    """ValueError for a function path remote workers cannot import: one in the master's
+    script ("__main__:name")."""
+    if path.startswith("__main__:"):
+        raise ValueError(f"Remote workers cannot import {path!r} from the master's script: "
+                         f"put f in a module the workers can import (on their PYTHONPATH) "
+                         f"and pass it or 'package.module:function'.")

@@ -1,0 +1,163 @@
+"""Job kinds: the one seam through which every kind of work reaches the workers.
+
+A kind is three things. Its **payload**: the typed, frozen value that a task carries to
+one worker (``to_meta``/``from_meta``, checked at both ends). Its **plan**, on the master:
+each worker's task and the collector its packets go to (``JobPlan``; the runtime's job run
+carries it out, whatever the kind). Its **steps**, on a worker: a generator that computes
+the payload's work and hands each message to ``out``, yielding between turns so that other
+jobs in flight take theirs. A task names its kind by a tag, found here: the built-in kinds
+(a coded job, a relay's two jobs and the three MapReduce phases) by name; a kind defined
+outside ffcode (a ``JobKind`` subclass) by its import path, which the worker imports as it
+imports a job's function.
+
+>>> from ffcode.runtime.shared.payloads import Coded
+>>> find("coded").payload is Coded, tag_of(Coded("m:f", 2, "whole", 1, 1))
+(True, 'coded')
+>>> find("nope")
+Traceback (most recent call last):
+...
+ffcode.errors.ProtocolError: a task's kind must be one of coded, relay, forward, map, shuffle, check, drop or the import path of an ffcode.runtime.JobKind, not 'nope'
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterator, Optional, Protocol, Sequence
+
+from ffcode import functions
+from ffcode.decoding.collectors import Collector
+from ffcode.errors import ProtocolError
+from ffcode.runtime.shared import local, phases
+from ffcode.runtime.shared.payloads import Coded, Forwarded, Relayed
+
+Steps = Callable[[Any, Callable, Any], Iterator[None]]   # (job, out, worker) -> turns
+
+
+class JobPlan(Protocol):
+    """What the master's job run needs of a job of any kind: ``tasks[i]``, worker i's
+    (Task, the arrays it carries), or None for no work; ``held[i]``, the shares (senders to
+    the collector) worker i's packets are filed under, ``share_of`` saying which share
+    and piece a packet index is; the ``collector`` and how many packets it ``needed``;
+    ``measure``, what the collector's rank counts ("rank", or "results" when each
+    worker's part is needed); ``label`` and ``name``, what the report calls the job and
+    its code; ``pieces``, packets
+    per share; ``work_per_packet``, pieces of work a packet took (a worker's speed);
+    ``dtype``, the packets' payloads'; ``every_worker``, whether a lost worker fails the
+    job; ``adversaries``, how many wrong workers the collector corrects; ``timeout`` and
+    ``progress`` (rank, needed); ``resident``, the resident data it runs on (None:
+    shipped); ``settings``, what its report says it was; ``release(buffers)``, its payload
+    storage handed on to the next job."""
+    tasks: Sequence[Optional[tuple]]
+    held: Sequence[Sequence[int]]
+    collector: Collector
+    needed: int
+    measure: str
+    label: str
+    name: str
+    pieces: int
+    work_per_packet: float
+    dtype: Any
+    every_worker: bool
+    adversaries: int
+    timeout: float
+    progress: Optional[Callable[[int, int], None]]
+    resident: Any
+
+    def share_of(self, worker: int, index: int) -> Optional[tuple[int, int]]: ...
+
+    def settings(self, inputs: Sequence[Any], verify: bool) -> dict: ...
+
+    def release(self, buffers: dict) -> None: ...
+
+
+class JobKind:
+    """The base of a job kind defined outside ffcode: a subclass names its ``Payload`` (a
+    frozen dataclass with ``to_meta`` and ``from_meta``), makes the master's ``plan`` of a
+    job (a JobPlan: ffcode.runtime.KindPlan does the bookkeeping), and gives a worker's
+    ``steps``. ``Cluster.submit(kind_instance)`` runs it; the workers find it by its import
+    path (``tag``), so it lives in a module they can import."""
+    Payload: ClassVar[type]
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        if "Payload" in vars(cls):
+            _BY_PAYLOAD[cls.Payload] = cls.tag()
+
+    @classmethod
+    def tag(cls) -> str:
+        """What a task calls the kind: its import path."""
+        return f"{cls.__module__}:{cls.__qualname__}"
+
+    def plan(self, options: Any) -> JobPlan:
+        """The master's plan of this job, with the cluster's ``options`` (ffcode.Options:
+        its timeout and progress)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
+        """A worker's work on one task: ``job.payload`` its payload, ``job.shares`` and
+        ``job.args`` the arrays it came with, ``job.stop`` set when the master stops it;
+        each message to ``out(*job.packet(index, coefficients, payload))``, then
+        ``out(*job.done())``; yield between turns."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind as a worker finds it: its payload's type, and its steps (an import path, for
+    a built-in kind: loaded on first use, so that a worker imports only what it runs)."""
+    tag: str
+    payload: type
+    where: Any          # "module:function", or the steps themselves
+
+    @property
+    def steps(self) -> Steps:
+        if isinstance(self.where, str):
+            module, _, name = self.where.partition(":")
+            return getattr(importlib.import_module(module), name)
+        return self.where
+
+
+_BUILT_IN = {kind.tag: kind for kind in (
+    Kind("coded", Coded, "ffcode.runtime.worker.coded:coded_steps"),
+    Kind("relay", Relayed, "ffcode.runtime.worker.relay:relayed_steps"),
+    Kind("forward", Forwarded, "ffcode.runtime.worker.relay:forwarded_steps"),
+    Kind("map", phases.Map, "ffcode.runtime.worker.shuffler:map_steps"),
+    Kind("shuffle", phases.Shuffle, "ffcode.runtime.worker.shuffler:shuffle_steps"),
+    Kind("check", phases.Check, "ffcode.runtime.worker.shuffler:check_steps"),
+    Kind("drop", phases.Drop, "ffcode.runtime.worker.shuffler:drop_steps"))}
+_BY_PAYLOAD: dict = {kind.payload: tag for tag, kind in _BUILT_IN.items()}
+
+
+def tag_of(payload: Any) -> str:
+    """The tag of the kind a payload (or its base class) belongs to; TypeError for a payload
+    of none."""
+    tag = next((_BY_PAYLOAD[cls] for cls in type(payload).__mro__ if cls in _BY_PAYLOAD),
+               None)
+    if tag is None:
+        raise TypeError(f"{type(payload).__name__} is no job kind's payload: name it as a "
+                        f"ffcode.runtime.JobKind subclass's Payload.")
+    return tag
+
+
+def find(tag: Any) -> Kind:
+    """The kind a task's tag names: a built-in one, or a JobKind subclass by its import
+    path (imported here, as a job's function is); ProtocolError otherwise."""
+    kind = _BUILT_IN.get(tag) if isinstance(tag, str) else None
+    if kind is not None:
+        return kind
+    try:
+        if not isinstance(tag, str) or ":" not in tag:
+            raise ValueError("no import path")
+        if tag.startswith("__main__:"):
+            local.import_main()             # a kind defined in the master's script
+        found = functions.load(tag)
+    except Exception as e:
+        raise ProtocolError(f"a task's kind must be one of {', '.join(_BUILT_IN)} or the "
+                            f"import path of an ffcode.runtime.JobKind, not "
+                            f"{str(tag)[:200]!r}" + ("" if ":" not in str(tag) else
+                                                     f" ({e})")) from None
+    if not (isinstance(found, type) and issubclass(found, JobKind) and
+            "Payload" in vars(found)):
+        raise ProtocolError(f"{tag!r} is not an ffcode.runtime.JobKind with a Payload")
+    return Kind(tag, found.Payload, found.steps)

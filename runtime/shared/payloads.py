@@ -1,0 +1,127 @@
+"""The payloads of the coded job kinds: what one worker is asked to compute, as typed,
+frozen values each encoded to the wire's JSON meta (``to_meta``) and decoded with every
+field checked (``from_meta``, ProtocolError on anything else), so that master and worker
+agree on one schema, checked at both ends.
+
+``Coded`` is a worker's part of a coded job: the computation's import path (with the
+field), how it sends its results, and its shares. A relay's task is a ``Relayed`` (a
+hierarchical code's outer share: its group runs the inner code on each piece of work) or a
+``Forwarded`` (its group's shares of an ordinary code, whose packets it forwards).
+
+>>> coded = Coded(f="ffcode.functions:matmul", p=65521, send="pieces", pieces=2, shares=1,
+...               operand=0)
+>>> Coded.from_meta(coded.to_meta()) == coded
+True
+>>> coded.work
+2
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+from ffcode.errors import ProtocolError
+from ffcode.runtime.shared import meta as check
+from ffcode.runtime.shared.meta import MAX_COUNT
+
+SENDS = ("whole", "systematic", "random", "pieces")
+
+
+@dataclass(frozen=True)
+class Coded:
+    """f: the computation's import path; p: the field; send: how results travel ("whole",
+    "systematic", "random" combinations or "pieces" as computed:
+    ffcode.schemes.Scheme.send); pieces: m; shares: how many shares the worker works
+    through; operand: the row-linear operand's place (full speed); seeds: each share's
+    packet-coefficient seed (random)."""
+    f: str
+    p: int
+    send: str
+    pieces: int
+    shares: int
+    operand: Optional[int] = None
+    seeds: Optional[Tuple[Tuple[int, ...], ...]] = None
+
+    @property
+    def work(self) -> int:
+        """Pieces of work in the task: m per share (a fault's pause comes before each)."""
+        return self.pieces * self.shares
+
+    def to_meta(self) -> dict:
+        return dict(vars(self), seeds=None if self.seeds is None else
+                    [list(s) for s in self.seeds])
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Coded":
+        meta = check.fields(meta, "coded task", cls)
+        shares = check.count(meta["shares"], "shares")
+        seeds = check.optional(meta["seeds"], "seeds", lambda s, name: tuple(
+            tuple(check.count(x, name, MAX_COUNT ** 2) for x in check.listed(pair, name, 2))
+            for pair in check.listed(s, name, shares)))
+        return cls(f=check.path(meta["f"], "f"), p=check.count(meta["p"], "p", 1 << 64),
+                   send=check.choice(meta["send"], "send", SENDS),
+                   pieces=check.count(meta["pieces"], "pieces", low=1), shares=shares,
+                   operand=check.optional(meta["operand"], "operand", check.count),
+                   seeds=seeds)
+
+
+@dataclass(frozen=True)
+class Relayed:
+    """A relay's part of a hierarchical code's job: its outer share's ``coded`` task,
+    whose every piece of work its group computes as a job of the inner code (``code``: its
+    ProductCode.description), with the group's injected faults (Faults.to_dict, or None)."""
+    coded: Coded
+    code: dict
+    faults: Optional[dict] = None
+
+    def to_meta(self) -> dict:
+        return {"coded": self.coded.to_meta(), "code": self.code, "faults": self.faults}
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Relayed":
+        meta = check.fields(meta, "relay's task", cls)
+        return cls(Coded.from_meta(meta["coded"]), check.mapping(meta["code"], "code"),
+                   check.optional(meta["faults"], "faults", check.mapping))
+
+
+@dataclass(frozen=True)
+class Forwarded:
+    """A relay's part of an ordinary code's job: its ``coded`` task's shares (already
+    encoded) dealt over its group, ``members[w]`` of them to worker w in order, with the
+    group's faults (Faults.to_dict, or None), the job's scheme and pieces of ``work`` per
+    share, each share's decoding equation (``powers``: a unit vector per slice when
+    uncoded), and whether it forwards only what adds rank (``filter``: not when the master
+    corrects wrong senders, which needs their redundancy)."""
+    coded: Coded
+    members: Tuple[int, ...]
+    scheme: str
+    work: int
+    powers: Tuple[Tuple[int, ...], ...]
+    filter: bool = True
+    faults: Optional[dict] = None
+
+    def to_meta(self) -> dict:
+        return {"coded": self.coded.to_meta(), "members": list(self.members),
+                "scheme": self.scheme, "work": self.work,
+                "powers": [list(row) for row in self.powers], "filter": self.filter,
+                "faults": self.faults}
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "Forwarded":
+        meta = check.fields(meta, "relay's forwarding task", cls)
+        coded = Coded.from_meta(meta["coded"])
+        members = tuple(check.count(c, "members") for c in check.listed(meta["members"],
+                                                                         "members"))
+        if sum(members) != coded.shares:
+            raise ProtocolError(f"a forwarding task deals {coded.shares} shares over its "
+                                f"group in a way that does not add up: {list(members)}")
+        powers = check.listed(meta["powers"], "powers", coded.shares)
+        width = len(powers[0]) if powers and isinstance(powers[0], list) else 0
+        rows = tuple(tuple(check.count(x, "powers", 1 << 64)
+                           for x in check.listed(row, "powers", width)) for row in powers)
+        if not rows or not width:
+            raise ProtocolError("a relay's task needs one decoding equation per share")
+        return cls(coded, members, check.text(meta["scheme"], "scheme"),
+                   check.count(meta["work"], "work", 1 << 16, low=1), rows,
+                   check.flag(meta["filter"], "filter"),
+                   check.optional(meta["faults"], "faults", check.mapping))

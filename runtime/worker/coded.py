@@ -1,0 +1,167 @@
+"""A coded job on a worker: the steps of the "coded" kind (runtime/shared/kinds.py), and
+the exceptions by which a job's steps tell the worker process how they ended. A worker
+works through its shares in order, each a turn: computing a share's result whole and
+sending it as its scheme says, or, at full speed, a packet per piece as it is computed. It
+checks for a stop between pieces and in every injected pause; injected faults slow,
+pause and corrupt it here (a slowdown k pauses k - 1 times the CPU time a piece took).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Iterable
+
+import numpy as np
+
+from ffcode import functions
+from ffcode.field import GF
+from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
+from ffcode.runtime.shared import local, wire
+from ffcode.runtime.shared.payloads import Coded
+from ffcode.runtime.shared.task import packet_index
+from ffcode.runtime.shared.wire import Kind
+
+
+class Stopped(Exception):
+    """The job was stopped while the compute thread waited (to hand over a packet, or for
+    a relay's group)."""
+
+
+class Unable(Exception):
+    """The worker can do no more of a job, though nothing is wrong with the job (a relay
+    whose group lost more workers than its code absorbs): it says DONE after what it
+    sent, as a straggler that ran out of work."""
+
+
+def operation(task: Coded):
+    """(F, op): the coded task's field and its computation on the operands, checked to give
+    field elements."""
+    F = GF(task.p)
+    if task.f.startswith("__main__:"):
+        local.import_main()              # f is defined in the master's script
+    f = functions.load(task.f)
+    return F, lambda *operands: F.elements(f(F, *operands), "the local result")
+
+
+def tamper(F, payload, index, mode, rng):
+    """An injected malicious worker's payload: random elements, one element of its first
+    piece off by one, or a random row too many; well-formed in every case."""
+    if mode == "random":
+        return F.random(payload.shape, rng)
+    if mode == "shape" and payload.ndim:
+        return np.concatenate([payload, F.random((1,) + payload.shape[1:], rng)])
+    if mode == "piece" and index == 0 and payload.size:
+        payload = payload.copy()
+        payload.flat[0] = F.add(payload.flat[0], 1)
+    return payload
+
+
+def compute(job, out, worker=None):
+    """Run one task to its end (its kind's steps one after another; ``worker``: the
+    process serving it, a plain worker's stand-in by default)."""
+    for _ in job.kind.steps(job, out, worker or _PLAIN):
+        pass
+
+
+def coded_steps(job, out, worker):
+    """A coded job's steps (its kind's, runtime/shared/kinds.py): the worker computes
+    its f itself; refused by a relay, whose group computes."""
+    if worker.relays:
+        raise ValueError("this worker is a relay: it runs a hierarchical code's inner "
+                         "code, and the task has none")
+    return steps(job, out, operation(job.coded))
+
+
+def steps(job, out, computation):
+    """Run one coded task, its shares in order, handing each message to out(header,
+    frames): a generator that yields after each share, so that the compute thread can turn
+    to another job; returns early on a stop. ``computation``: (F, op)."""
+    F, op = computation
+    held = job.shares                   # read once: an unload may clear it meanwhile
+    if held is None:
+        if job.stop.is_set():
+            return                      # stopped, then unloaded, before it started: no work
+        raise ValueError(f"this worker holds no resident data {job.data} (never loaded, or "
+                         f"unloaded)")
+    shares = job.coded.shares
+    if len(held) != shares:
+        raise ValueError(f"the task names {shares} shares of resident data {job.data}, this "
+                         f"worker holds {len(held)}")
+    delays = job.faults.delays
+    work = len(delays) // shares            # pieces of work per share, a pause each
+    corrupt = job.faults.corrupt
+    rng = np.random.default_rng() if corrupt else None     # fresh entropy costs 30 us
+    seeds = job.coded.seeds or [None] * shares
+    for k, share in enumerate(held):
+        finished = yield from share_steps(job, F, op, share, k,
+                                          delays[k * work:(k + 1) * work], seeds[k], rng, out)
+        if not finished:
+            return
+    out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
+
+
+def share_steps(job, F, op, share, k, delays, seed, rng, out):
+    """Compute the task's share k and send its packets, numbered on from k·m, then yield
+    (the compute thread may turn to another job); False if the job was stopped. A
+    slowdown k pauses k - 1 times the CPU time the piece took (its thread's: what a k
+    times slower processor would add, whatever else shares the cores)."""
+    send, m = job.coded.send, job.coded.pieces
+    slowdown, corrupt = job.faults.slowdown, job.faults.corrupt
+    if send == "pieces":                # computation at full speed: a packet per block
+        blocks, G, *rest = share
+        piece_share = PieceShare(job.worker, G, blocks, (*rest, *job.args),
+                                 job.coded.operand)
+        computed = piece_results(op, piece_share)
+        for j in range(m):
+            packet, spent, work = _timed(next, computed)
+            if paused(job, (slowdown - 1) * work + delays[j]):
+                return False
+            header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
+            out(header, wire.packet_arrays(header, packet.coeffs,
+                                           tamper(F, packet.payload, j, corrupt, rng)))
+        yield
+        return True
+    y, spent, work = _timed(op, *share, *job.args)     # the whole result, then packets
+    if paused(job, (slowdown - 1) * work + sum(delays)):
+        return False
+    y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
+    packets: Iterable[Packet]
+    if send == "whole":
+        packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
+    else:
+        packets = piece_packets(F, y, m, job.worker, seed=seed,
+                                systematic=send == "systematic")
+    for packet in packets:
+        if job.stop.is_set():
+            return False
+        header = job.header(Kind.PACKET, packet_index(k, int(packet.index), m), y.shape[0],
+                            spent)
+        out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
+        spent = 0.0
+    yield
+    return True
+
+
+def _timed(function, *args) -> tuple:
+    """(function(*args), its wall seconds, its CPU seconds in this thread)."""
+    start, cpu = time.perf_counter(), time.thread_time()
+    result = function(*args)
+    return result, time.perf_counter() - start, time.thread_time() - cpu
+
+
+def paused(job, seconds) -> bool:
+    """An injected pause, cut short by a stop (True when stopped); the longest wait the
+    platform takes bounds it (faults bound each pause, not their sum)."""
+    if seconds <= 0:
+        return job.stop.is_set()
+    return job.stop.wait(min(seconds, threading.TIMEOUT_MAX))
+
+
+
+
+class _Plain:
+    """A plain worker as a task's steps see it, for ``compute``."""
+    relays = False
+
+
+_PLAIN = _Plain()
