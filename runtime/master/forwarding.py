@@ -108,6 +108,7 @@ class ForwardPlan(KindPlan):
         self.held = [list(range(start, start + count)) for start, count in
                      zip(_starts(payload.members), payload.members)]
         self.pieces, self.work_per_packet = m, payload.work / m
+        self.filter = payload.filter
 
     def share_of(self, worker: int, index: int) -> Any:
         """(the relay's share, piece) of a group worker's packet ``index`` (None: none)."""
@@ -116,8 +117,7 @@ class ForwardPlan(KindPlan):
     def settings(self, inputs: Any, verify: bool) -> dict:
         return {"code": self.name, "p": self.F.p, "scheme": self.scheme.value,
                 "pieces": self.pieces, "faults": self.faults.to_dict(),
-                "assignment": [list(held) for held in self.held], "filter":
-                self.collector.filter}
+                "assignment": [list(held) for held in self.held], "filter": self.filter}
 
 
 def _starts(counts: Any) -> list:

@@ -86,7 +86,7 @@ class JobRun:
         self.report.job = epoch
         self.report.encode = encode
         self.rejected: Counter[str] = Counter()     # this job's own drops (bad packets)
-        self.owner = allocation.owners(plan.held)
+        self.owner = allocation.owners(tuple(plan.held))
         self.timelines: list = []
         self.finished: set[int] = set()     # workers done sending (or idle, or lost)
         self.unusable: set[int] = set()     # when correcting: invalid packets or failed

@@ -47,21 +47,50 @@ class JobPlan(Protocol):
     ``progress`` (rank, needed); ``resident``, the resident data it runs on (None:
     shipped); ``settings``, what its report says it was; ``release(buffers)``, its payload
     storage handed on to the next job."""
-    tasks: Sequence[Optional[tuple]]
-    held: Sequence[Sequence[int]]
-    collector: Collector
-    needed: int
-    measure: str
-    label: str
-    name: str
-    pieces: int
-    work_per_packet: float
-    dtype: Any
-    every_worker: bool
-    adversaries: int
-    timeout: float
-    progress: Optional[Callable[[int, int], None]]
-    resident: Any
+    @property
+    def tasks(self) -> Sequence[Optional[tuple]]: ...
+
+    @property
+    def held(self) -> Sequence[Sequence[int]]: ...
+
+    @property
+    def collector(self) -> Collector: ...
+
+    @property
+    def needed(self) -> int: ...
+
+    @property
+    def measure(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def pieces(self) -> int: ...
+
+    @property
+    def work_per_packet(self) -> float: ...
+
+    @property
+    def dtype(self) -> Any: ...
+
+    @property
+    def every_worker(self) -> bool: ...
+
+    @property
+    def adversaries(self) -> int: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    @property
+    def progress(self) -> Optional[Callable[[int, int], None]]: ...
+
+    @property
+    def resident(self) -> Any: ...
 
     def share_of(self, worker: int, index: int) -> Optional[tuple[int, int]]: ...
 
@@ -107,7 +136,7 @@ class Kind:
     """A kind as a worker finds it: its payload's type, and its steps (an import path, for
     a built-in kind: loaded on first use, so that a worker imports only what it runs)."""
     tag: str
-    payload: type
+    payload: Any       # the payload's type: its from_meta checks a task's
     where: Any          # "module:function", or the steps themselves
 
     @property
