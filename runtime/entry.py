@@ -1,6 +1,10 @@
 """Where a worker process and a relay start: the one module that joins the runtime's two
 sides, so that neither imports the other. A local pool's fork server and a Ray actor load it
-by name (``ffcode.runtime.master.pool.ENTRY``); ``ffcode worker`` runs it by hand."""
+by name (``ffcode.runtime.master.pool.ENTRY``); ``ffcode worker`` runs it by hand.
+
+>>> maker(0) is process.Worker
+True
+"""
 from __future__ import annotations
 
 from typing import Any, Callable, NoReturn

@@ -1,7 +1,15 @@
 """A relay's group, as the relay reaches it (ffcode.runtime.worker.relay.GroupRunner): a
 local Cluster of the group's workers, started and connected before the relay says hello
 to its master. A piece of a hierarchical code's work runs as one job of its inner code at
-full speed; an ordinary code's shares are forwarded (runtime/master/forwarding.py)."""
+full speed; an ordinary code's shares are forwarded (runtime/master/forwarding.py).
+
+A group's size is checked before any process starts:
+
+>>> Group(0)
+Traceback (most recent call last):
+...
+ffcode.errors.InvalidParameterError: Argument 'size' must be from 1 to 1024, not 0.
+"""
 from __future__ import annotations
 
 import os

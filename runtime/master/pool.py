@@ -14,6 +14,9 @@ spawn start method brings them: a worker that needs one runs the script once und
 
 The fork server starts a worker or a relay through the runtime's entry points
 (``ENTRY``), by name: the master's side never imports the workers'.
+
+>>> importlib.import_module(ENTRY).__name__
+'ffcode.runtime.entry'
 """
 import importlib
 import json

@@ -4,6 +4,12 @@ works through its shares in order, each a turn: computing a share's result whole
 sending it as its scheme says, or, at full speed, a packet per piece as it is computed. It
 checks for a stop between pieces and in every injected pause; injected faults slow,
 pause and corrupt it here (a slowdown k pauses k - 1 times the CPU time a piece took).
+
+An injected malicious worker's payload stays well-formed: one element off by one.
+
+>>> import numpy as np
+>>> tamper(GF(7), np.array([[1, 2]]), 0, "piece", None).tolist()
+[[2, 2]]
 """
 from __future__ import annotations
 

@@ -15,6 +15,15 @@ them have answered. The inner code and the group's injected faults come as plain
 With an ordinary code it holds its group's shares, already encoded: its group computes
 them as the workers of a flat cluster would, and it forwards their packets as they come,
 only those that add rank (runtime/master/forwarding.py).
+
+A plain worker refuses a relay's task (its group would have to compute it):
+
+>>> class Plain:
+...     relays = False
+>>> relayed_steps(None, print, Plain())
+Traceback (most recent call last):
+...
+ValueError: this worker is not a relay: it cannot run a task's inner code
 """
 from __future__ import annotations
 

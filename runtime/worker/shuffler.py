@@ -16,6 +16,14 @@ master sends another shuffle task, done without it), or a task of it fails.
 Its four tasks are job kinds (runtime/shared/kinds.py) whose payloads, checked as they
 arrive, are runtime/shared/phases.py's ``Map``, ``Shuffle``, ``Check`` and ``Drop``: each
 step function here takes (job, out, worker), the worker keeping its Runs by job.
+
+Each phase's seconds, on the wall and of CPU, as a worker counts them for its answer:
+
+>>> clock = Clock()
+>>> clock.mark()
+>>> clock.lap("map")
+>>> sorted(clock.wall), sorted(clock.cpu)
+(['map'], ['map'])
 """
 from __future__ import annotations
 
