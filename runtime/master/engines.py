@@ -399,8 +399,9 @@ def choose(engine: Any, **given: Any) -> Engine:
                                     f"{missing[0]}= to the Cluster.")
     made = factory(**given)
     if not isinstance(made, Engine):
-        raise TypeError(f"The factory of engine {engine!r} made a {type(made).__name__}, "
-                        f"not an Engine.")
+        raise InvalidParameterError(
+            f"The factory of engine {engine!r} made a {type(made).__name__}, "
+            f"not an Engine.")
     return made
 
 

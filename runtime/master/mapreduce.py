@@ -59,7 +59,7 @@ import numpy as np
 import zmq
 
 from ffcode import checks, functions
-from ffcode.errors import ClusterError, JobFailed, VerificationError
+from ffcode.errors import ClusterError, InvalidParameterError, JobFailed, VerificationError
 from ffcode.field import GF
 from ffcode.mapreduce import verify
 from ffcode.mapreduce.shuffle import Placement, Recovery
@@ -273,10 +273,11 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     verify=True is refused. The report says what was checked and whom it excluded."""
     from ffcode.runtime.master.cluster import Cluster
     if not isinstance(cluster, Cluster):
-        raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster, not "
-                        f"{type(cluster).__name__}.")
+        raise InvalidParameterError(f"Argument 'cluster' must be an ffcode.Cluster, not "
+                                    f"{type(cluster).__name__}.")
     if cluster.groups:
-        raise ValueError("A MapReduce job runs on a cluster without relays (groups=None).")
+        raise InvalidParameterError(
+            "A MapReduce job runs on a cluster without relays (groups=None).")
     placement = Placement(cluster.n_workers, load, files=len(files))
     paths = [_path(f, remote=not cluster.local) for f in (map, reduce) if f is not None]
     if field is not None:
@@ -323,8 +324,9 @@ def _array(a: Any, name: str) -> np.ndarray:
         return np.frombuffer(a, np.uint8)
     a = np.asarray(a)
     if a.dtype.kind not in "iu":
-        raise TypeError(f"Argument '{name}' must hold integer arrays (bytes as uint8), "
-                        f"not {a.dtype}.")
+        raise InvalidParameterError(
+            f"Argument '{name}' must hold integer arrays (bytes as uint8), "
+            f"not {a.dtype}.")
     return a
 
 
@@ -397,10 +399,12 @@ def _verifying(asked: Any, placement: Placement) -> bool:
     if isinstance(asked, str) and asked == "auto":
         return verify.checkable(placement)
     if not isinstance(asked, bool):
-        raise TypeError(f"Argument 'verify' must be True, False or 'auto', not {asked!r}.")
+        raise InvalidParameterError(
+            f"Argument 'verify' must be True, False or 'auto', not {asked!r}.")
     if asked and not verify.checkable(placement):
-        raise ValueError("At load r = 1 nothing can check a peer's shuffle values (each "
-                         "batch has one mapper): verify needs load >= 2.")
+        raise InvalidParameterError(
+            "At load r = 1 nothing can check a peer's shuffle values (each "
+            "batch has one mapper): verify needs load >= 2.")
     return asked
 
 
@@ -618,7 +622,7 @@ def _everyone(cluster: Any) -> int:
     alive are sure to be among them: every worker of a local or Ray cluster (which
     replaces a lost one in its slot; the replacement answers that it holds nothing), the
     live ones of a remote cluster (a newcomer comes after them)."""
-    return cluster.n_workers if cluster.local or cluster.engine == "ray" else \
+    return cluster.n_workers if cluster.engine.starts_workers else \
         len(cluster.live())
 
 

@@ -28,6 +28,8 @@ import stat
 import zmq
 import zmq.auth
 
+from ffcode.errors import InvalidParameterError
+
 _BANNER = "#   ZeroMQ CURVE {} Certificate, written by ffcode\n"
 
 
@@ -65,8 +67,9 @@ def pair(directory: str, name: str) -> tuple[str, str, bool]:
         return public_file, secret_file, False
     if any(present):
         missing = public_file if not present[0] else secret_file
-        raise ValueError(f"CURVE key pair {name!r} in {directory!r} is incomplete: "
-                         f"{missing!r} is missing (remove the other file to make a new pair).")
+        raise InvalidParameterError(
+            f"CURVE key pair {name!r} in {directory!r} is incomplete: "
+            f"{missing!r} is missing (remove the other file to make a new pair).")
     return (*generate(directory, name), True)
 
 
@@ -79,7 +82,7 @@ def authorise(public_file: str, clients_dir: str) -> str:
     copy = os.path.join(clients_dir, os.path.basename(public_file))
     if os.path.exists(copy):
         if _load(copy, secret=False)[0] != public:
-            raise ValueError(f"{copy!r} holds another public key than {public_file!r}.")
+            raise InvalidParameterError(f"{copy!r} holds another public key than {public_file!r}.")
         return copy
     _write(copy, "Public", public, None, force=False)
     return copy
@@ -102,21 +105,24 @@ def _load(path, secret):
     """(public, secret or None) of a key file; ValueError naming the file when it is
     missing, unreadable, not a key file, or a secret key that others may read."""
     if not os.path.isfile(path):
-        raise ValueError(f"CURVE key file {path!r} does not exist (or is not a file).")
+        raise InvalidParameterError(f"CURVE key file {path!r} does not exist (or is not a file).")
     try:
         public, secret_key = zmq.auth.load_certificate(path)
     except OSError as e:
-        raise ValueError(f"Cannot read CURVE key file {path!r}: {e.strerror}.") from None
+        raise InvalidParameterError(
+            f"Cannot read CURVE key file {path!r}: {e.strerror}.") from None
     except (ValueError, UnicodeDecodeError):
-        raise ValueError(f"{path!r} is not a CURVE key file (no public key in it).") from None
+        raise InvalidParameterError(
+            f"{path!r} is not a CURVE key file (no public key in it).") from None
     if secret and secret_key is None:
-        raise ValueError(f"{path!r} holds no secret key: pass the .key_secret file.")
+        raise InvalidParameterError(f"{path!r} holds no secret key: pass the .key_secret file.")
     if secret:
         mode = stat.S_IMODE(os.stat(path).st_mode)
         if mode & 0o077:
-            raise ValueError(f"CURVE secret key file {path!r} may be read by others (mode "
-                             f"{mode:o}): 'chmod 600 {path}' (a secret key must be its "
-                             f"owner's alone).")
+            raise InvalidParameterError(
+                f"CURVE secret key file {path!r} may be read by others (mode "
+                f"{mode:o}): 'chmod 600 {path}' (a secret key must be its "
+                f"owner's alone).")
     return public, secret_key
 
 
@@ -135,7 +141,7 @@ def load_clients(directory: str) -> frozenset:
     directory. ValueError naming the first file that cannot be read or holds no key: one
     bad file must not leave the master admitting fewer workers than its user thinks."""
     if not os.path.isdir(directory):
-        raise ValueError(f"CURVE clients directory {directory!r} does not exist.")
+        raise InvalidParameterError(f"CURVE clients directory {directory!r} does not exist.")
     found = set()
     for name in sorted(os.listdir(directory)):
         if name.endswith(".key"):

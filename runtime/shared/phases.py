@@ -9,7 +9,7 @@ from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from ffcode import checks
-from ffcode.errors import ProtocolError
+from ffcode.errors import InvalidParameterError, ProtocolError
 from ffcode.field import GF, MAX_P
 from ffcode.mapreduce.shuffle import Bytes, Placement, Vectors
 from ffcode.mapreduce.verify import SEED_BITS
@@ -30,8 +30,9 @@ def prime_of(value: Any, name: str) -> int:
     """A job's field: a prime p that ffcode.GF takes (2 <= p < 2**63); ValueError naming
     ``name`` otherwise."""
     if type(value) is not int or not 2 <= value < MAX_P or not checks.is_prime(value):
-        raise ValueError(f"Argument '{name}' must be a prime, not {value!r}: ffcode.GF's "
-                         f"fields are those of the primes below 2**63.")
+        raise InvalidParameterError(
+            f"Argument '{name}' must be a prime, not {value!r}: ffcode.GF's "
+            f"fields are those of the primes below 2**63.")
     return value
 
 
@@ -44,8 +45,8 @@ def delay_of(value: Any) -> float:
     """A link's delay: seconds, from 0 to MAX_DELAY."""
     delay = checks.non_negative(value, "link_delay")
     if delay > MAX_DELAY:
-        raise ValueError(f"Argument 'link_delay' must be at most {MAX_DELAY:g} s, not "
-                         f"{delay:g}.")
+        raise InvalidParameterError(f"Argument 'link_delay' must be at most {MAX_DELAY:g} s, not "
+                                    f"{delay:g}.")
     return delay
 
 

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import zmq
 
-from ffcode.errors import ClusterError, ProtocolError
+from ffcode.errors import ClusterError, InvalidParameterError, ProtocolError
 from ffcode.runtime.shared import keys, wire
 from ffcode.runtime.shared.gate import Gate, Peer, peer
 from ffcode.runtime.shared.wire import Header, Kind
@@ -252,18 +252,21 @@ def reachable(endpoint: str, host: str) -> str:
 def check_endpoint(endpoint: str, secure: bool) -> None:
     """A tcp or ipc endpoint, and tcp only with CURVE or insecure=True (secure)."""
     if not isinstance(endpoint, str):
-        raise TypeError(f"Argument 'endpoint' must be a string, not {type(endpoint).__name__}.")
+        raise InvalidParameterError(
+            f"Argument 'endpoint' must be a string, not {type(endpoint).__name__}.")
     parts = urlsplit(endpoint)
     host, _, port = parts.netloc.rpartition(":")
     if not (parts.scheme == "tcp" and host and (port == "*" or port.isdigit() and
                                                 int(port) < 65536)
             or parts.scheme == "ipc" and len(endpoint) > len("ipc://")):
-        raise ValueError(f"Argument 'endpoint' must look like 'tcp://HOST:PORT' (PORT a "
-                         f"number below 65536, or * for any free one) or 'ipc://PATH', not "
-                         f"{endpoint!r}.")
+        raise InvalidParameterError(
+            f"Argument 'endpoint' must look like 'tcp://HOST:PORT' (PORT a "
+            f"number below 65536, or * for any free one) or 'ipc://PATH', not "
+            f"{endpoint!r}.")
     if parts.scheme == "tcp" and not secure:
         where = "on loopback, where any process of this host" if host in LOOPBACK else \
             f"on {host!r}, where anyone who reaches it"
-        raise ValueError(f"Refusing to listen {where} could join as a worker and spoil the "
-                         f"output: pass key= and clients= (CURVE, see 'ffcode keys'), or "
-                         f"insecure=True on a trusted network.")
+        raise InvalidParameterError(
+            f"Refusing to listen {where} could join as a worker and spoil the "
+            f"output: pass key= and clients= (CURVE, see 'ffcode keys'), or "
+            f"insecure=True on a trusted network.")
