@@ -42,7 +42,7 @@ Arguments are checked before anything starts:
 >>> run(None, [b"x"], "ffcode.mapreduce.terasort:sort", load=1)
 Traceback (most recent call last):
 ...
-TypeError: Argument 'cluster' must be an ffcode.Cluster, not NoneType.
+ffcode.errors.InvalidParameterError: Argument 'cluster' must be an ffcode.Cluster, not NoneType.
 """
 from __future__ import annotations
 
