@@ -11,19 +11,93 @@ ffcode.errors.InvalidParameterError: Argument 'timeout' must be positive, not 0.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from numbers import Integral, Real
+from typing import Any, Callable, ClassVar, Optional, Union
 
 from ffcode import allocation, checks, functions
 from ffcode.codes.base import Code
-from ffcode.pieces import pieces_count
+from ffcode.constraints import Callables, Constraint, InstanceOf, Interval, Refusal, Spec
+from ffcode.constraints import Options as OneOf
+from ffcode.constraints import validate
+from ffcode.errors import InvalidParameterError
 from ffcode.runtime.shared.faults import Faults
-from ffcode.schemes import Scheme
+from ffcode.schemes import Scheme, names
 
 ALLOCATE = ("uniform", "speed")
 MAX_PRIORITY = 1 << 31
 
 log = logging.getLogger(__name__)
+
+
+class Default(Constraint):
+    """None (an option left to its default), or what ``inner`` takes: a refusal is inner's
+    own, as None is not an option one chooses."""
+
+    def __init__(self, inner: Constraint) -> None:
+        self.inner = inner
+        self.separator = inner.separator
+
+    def refusal(self, value: Any) -> Optional[Refusal]:
+        return None if value is None else self.inner.refusal(value)
+
+    def convert(self, value: Any) -> Any:
+        return None if value is None else self.inner.convert(value)
+
+    def __str__(self) -> str:
+        return str(self.inner)
+
+
+class SchemeName(Constraint):
+    """A Scheme, or the name of a registered one (``ffcode.schemes.names``, as they are when
+    the value is checked), converted to the Scheme."""
+    separator = "; "
+
+    def refusal(self, value: Any) -> Optional[Refusal]:
+        try:
+            Scheme.parse(value)
+        except ValueError:
+            return Refusal(str(self), repr(value), False)   # its names: any value's refusal
+        return None
+
+    def convert(self, value: Any) -> Scheme:
+        return Scheme.parse(value)
+
+    def __str__(self) -> str:
+        return f"one of {', '.join(names())}"
+
+
+class Listing(Constraint):
+    """A sequence that is not a string (``what`` names it in messages); its items are
+    checked where they are used."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def refusal(self, value: Any) -> Optional[Refusal]:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            return Refusal(self.what, type(value).__name__, True)
+        return None
+
+    def __str__(self) -> str:
+        return self.what
+
+
+class Allocate(Constraint):
+    """How shares are allocated: one of ALLOCATE, or a sequence of speeds (each checked
+    against the cluster's workers as the job is planned: ``allocation.checked_speeds``)."""
+    separator = "; "
+
+    def refusal(self, value: Any) -> Optional[Refusal]:
+        if isinstance(value, str):
+            return OneOf(ALLOCATE).refusal(value)
+        if isinstance(value, (Sequence, bytes)) or hasattr(value, "__array__"):
+            return None     # (bytes: refused with the speeds)
+        return Refusal(str(self), type(value).__name__, True)
+
+    def __str__(self) -> str:
+        return f"{OneOf(ALLOCATE)} or a sequence of speeds"
 
 
 @dataclass(frozen=True)
@@ -93,35 +167,39 @@ class Options:
     priority: int = 0
     group_faults: Optional[Mapping[int, Faults]] = None
 
+    # ffcode.constraints: what each option may be (None: the default, unsaid in messages);
+    # the rules that tie options together are code after them (__post_init__).
+    _parameter_constraints: ClassVar[Mapping[str, Spec]] = {
+        "scheme": Default(SchemeName()),
+        "pieces": Default(Interval(Integral, 1, None)),
+        "faults": Default(InstanceOf(Faults, what="an ffcode.Faults")),
+        "timeout": Interval(Real, 0, None, "right", "a number of seconds"),
+        "seed": Default(Interval(Integral, 0, None)),
+        "progress": Default(Callables("callable as progress(rank, needed)")),
+        "verify": OneOf((True, False, "auto")),
+        "adversaries": Interval(Integral, 0, None),
+        "assignment": Default(Listing("a sequence, per worker, of the code indices it holds")),
+        "allocate": Default(Allocate()),
+        "priority": Interval(Integral, -MAX_PRIORITY, MAX_PRIORITY),
+        "group_faults": Default(InstanceOf(Mapping, what="a mapping of groups to "
+                                           "ffcode.Faults"))}
+
     def __post_init__(self) -> None:
-        if self.scheme is not None:
-            object.__setattr__(self, "scheme", Scheme.parse(self.scheme))
-        if self.pieces is not None:
-            object.__setattr__(self, "pieces", pieces_count(self.pieces))
-        if self.faults is None:
-            object.__setattr__(self, "faults", Faults())
-        if not isinstance(self.faults, Faults):
-            raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
-                            f"{type(self.faults).__name__}.")
-        object.__setattr__(self, "timeout", checks.seconds(self.timeout, "timeout"))
-        if self.verify != "auto" and not isinstance(self.verify, bool):
-            raise TypeError(f"Argument 'verify' must be True, False or 'auto', not "
-                            f"{self.verify!r}.")
-        if self.progress is not None and not callable(self.progress):
-            raise TypeError("Argument 'progress' must be callable as progress(rank, needed).")
-        object.__setattr__(self, "adversaries",
-                           checks.integer(self.adversaries, "adversaries", low=0))
+        checked = validate(self._parameter_constraints, vars(self))
+        checked["faults"] = checked["faults"] or Faults()
+        if checked["verify"] != "auto":
+            checked["verify"] = bool(checked["verify"])     # numpy's bools too
         if self.assignment is not None and self.allocate is not None:
-            raise ValueError("Give either 'assignment' or 'allocate', not both.")
-        object.__setattr__(self, "priority", checks.integer(
-            self.priority, "priority", low=-MAX_PRIORITY, high=MAX_PRIORITY))
-        if self.group_faults is not None:
-            if not isinstance(self.group_faults, Mapping) or not all(
-                    isinstance(f, Faults) for f in self.group_faults.values()):
-                raise TypeError("Argument 'group_faults' must map groups to ffcode.Faults.")
-            object.__setattr__(self, "group_faults", {
-                checks.integer(g, "group_faults group", low=0): f
-                for g, f in self.group_faults.items()})
+            raise InvalidParameterError("Give either 'assignment' or 'allocate', not both.")
+        group_faults = checked["group_faults"]
+        if group_faults is not None:
+            if not all(isinstance(f, Faults) for f in group_faults.values()):
+                raise InvalidParameterError("Argument 'group_faults' must map groups to "
+                                            "ffcode.Faults.")
+            checked["group_faults"] = {checks.integer(g, "group_faults group", low=0): f
+                                       for g, f in group_faults.items()}
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
 
     def assignment_for(self, code: Code, size: int, speeds: Sequence[Any],
                        remote: bool = False) -> tuple:
@@ -129,8 +207,8 @@ class Options:
         (uniform by default; by ``speeds``, the latest job's, for allocate="speed").
         remote: the workers import the code's computation by its path."""
         if not isinstance(code, Code):
-            raise TypeError(f"Argument 'code' must be an ffcode code or the data load "
-                            f"returned, not {type(code).__name__}.")
+            raise InvalidParameterError(f"Argument 'code' must be an ffcode code or the data "
+                                        f"load returned, not {type(code).__name__}.")
         if remote:
             check_importable(code)
         assignment = self._allocated(code, size, speeds)
@@ -143,8 +221,7 @@ class Options:
             return allocation.checked(self.assignment, code.n_workers, size)
         if allocate is None or isinstance(allocate, str) and allocate == "uniform":
             return allocation.uniform(code.n_workers, size)
-        if isinstance(allocate, str):
-            checks.choice(allocate, "allocate", ALLOCATE)
+        if isinstance(allocate, str):      # "speed" (checked as the options were made)
             known = sorted(s for s in speeds if s is not None)
             if not known:
                 raise ValueError("allocate='speed' needs speeds measured in an earlier job "
@@ -154,8 +231,8 @@ class Options:
         else:
             measured = allocation.checked_speeds(allocate, "allocate")
             if len(measured) != size:
-                raise ValueError(f"Argument 'allocate' gives {len(measured)} speeds; the "
-                                 f"cluster has {size} workers.")
+                raise InvalidParameterError(f"Argument 'allocate' gives {len(measured)} "
+                                            f"speeds; the cluster has {size} workers.")
         return allocation.dealt(allocation.proportional(code.n_workers, measured))
 
     def resolved(self, scheme: Scheme = Scheme.COMPFS, pieces: int = 4) -> "Options":
@@ -182,9 +259,10 @@ def check_importable(code) -> None:
 
 
 def check_remote_path(path: str) -> None:
-    """ValueError for a function path remote workers cannot import: one in the master's
-    script ("__main__:name")."""
+    """InvalidParameterError (a ValueError) for a function path remote workers cannot
+    import: one in the master's script ("__main__:name")."""
     if path.startswith("__main__:"):
-        raise ValueError(f"Remote workers cannot import {path!r} from the master's script: "
-                         f"put f in a module the workers can import (on their PYTHONPATH) "
-                         f"and pass it or 'package.module:function'.")
+        raise InvalidParameterError(f"Remote workers cannot import {path!r} from the master's "
+                                    f"script: put f in a module the workers can import (on "
+                                    f"their PYTHONPATH) and pass it or "
+                                    f"'package.module:function'.")

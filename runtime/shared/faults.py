@@ -14,16 +14,19 @@ True
 >>> Faults(slowdown={0: 0.5})
 Traceback (most recent call last):
 ...
-ValueError: Faults 'slowdown' needs workers >= 0 and values >= 1.0, not 0: 0.5.
+ffcode.errors.InvalidParameterError: Faults 'slowdown' needs workers >= 0 and values >= 1.0, not 0: 0.5.
 """
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from numbers import Integral
+from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
 from ffcode import checks
+from ffcode.constraints import Constraint, InstanceOf, Interval, Refusal, Spec, validate
+from ffcode.errors import InvalidParameterError
 from ffcode.runtime.shared.task import CORRUPTIONS, FaultPlan
 
 MAX_SLOWDOWN = 1e6          # a worker at most a million times slower
@@ -33,6 +36,50 @@ MAX_PACKETS = 2**32         # the wire numbers a worker's packets in 32 bits
 # would never carry a byte), or a packet count could never be reached.
 _RANGES = {"slowdown": (1.0, MAX_SLOWDOWN), "link_rate": (1 / MAX_PAUSE, math.inf),
            "crash_after": (0, MAX_PACKETS), "hang_after": (0, MAX_PACKETS)}
+
+_PAIR = "a pair (shift, mean) in seconds, or a mapping of worker to such pairs"
+
+
+class Delay(Constraint):
+    """Faults' delay: None, a pair (shift, mean), or a mapping of worker to such pairs (the
+    numbers checked by ``_pause``)."""
+
+    def refusal(self, value: Any) -> Optional[Refusal]:
+        pairs = value.values() if isinstance(value, Mapping) else [value]
+        if value is None or all(_is_pair(pair) for pair in pairs):
+            return None
+        return Refusal(_PAIR, repr(value) if isinstance(value, (tuple, list, Mapping))
+                       else type(value).__name__, True)
+
+    def __str__(self) -> str:
+        return _PAIR
+
+
+class Corruptions(Constraint):
+    """Faults' corrupt: a mapping of worker to one of CORRUPTIONS."""
+
+    def refusal(self, value: Any) -> Optional[Refusal]:
+        if not isinstance(value, Mapping):
+            return Refusal(str(self), type(value).__name__, True)
+        wrong = [mode for mode in value.values() if mode not in CORRUPTIONS]
+        return Refusal(str(self), repr(wrong[0]), False) if wrong else None
+
+    def __str__(self) -> str:
+        return f"a mapping of worker to one of {', '.join(map(repr, CORRUPTIONS))}"
+
+
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) == 2
+
+
+def _validated(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``validate`` against Faults' constraints, naming a field as "Faults 'name'"."""
+    try:
+        return validate(Faults._parameter_constraints, values)
+    except InvalidParameterError as error:
+        message = str(error)
+        raise InvalidParameterError(message.replace("Argument ", "Faults ", 1)
+                                    if message.startswith("Argument ") else message) from None
 
 
 @dataclass(frozen=True)
@@ -54,9 +101,10 @@ class Faults:
                      result with one random row too many.
         seed         seeds the delays: worker w draws from (seed, w), the same in every job.
 
-    Values a worker cannot honour are refused (ValueError): a slowdown above MAX_SLOWDOWN
-    (1e6), a delay's shift or mean above MAX_PAUSE (1e6 s), a link_rate below 1 / MAX_PAUSE
-    bytes per second, a crash_after or hang_after above MAX_PACKETS (2**32).
+    Values a worker cannot honour are refused (InvalidParameterError, a ValueError): a
+    slowdown above MAX_SLOWDOWN (1e6), a delay's shift or mean above MAX_PAUSE (1e6 s), a
+    link_rate below 1 / MAX_PAUSE bytes per second, a crash_after or hang_after above
+    MAX_PACKETS (2**32).
 
     A whole-result scheme computes a worker's m pieces at once and pauses for all of them
     before sending; computation at full speed pauses after each piece.
@@ -69,44 +117,46 @@ class Faults:
     seed: int = 0
     corrupt: Mapping = field(default_factory=dict)
 
-    def __post_init__(self):
+    # ffcode.constraints: what each field may be; the values per worker (with what a
+    # worker can honour, _RANGES) are checked by the code after them, worker by worker.
+    _parameter_constraints: ClassVar[Mapping[str, Spec]] = {
+        **dict.fromkeys(("slowdown", "link_rate", "crash_after", "hang_after"),
+                        InstanceOf(Mapping, what="a mapping of worker to value")),
+        "delay": Delay(),
+        "seed": Interval(Integral, 0, None),
+        "corrupt": Corruptions()}
+
+    def __post_init__(self) -> None:
+        checked = _validated(vars(self))
         for name, least, kind in (("slowdown", 1.0, float), ("link_rate", 0.0, float),
                                   ("crash_after", 0, int), ("hang_after", 0, int)):
-            given = getattr(self, name)
-            if not isinstance(given, Mapping):
-                raise TypeError(f"Faults {name!r} must be a mapping of worker to value, "
-                                f"not {type(given).__name__}.")
-            checked = {}
-            for worker, value in given.items():
+            values = {}
+            for worker, value in checked[name].items():
                 worker = checks.integer(worker, f"{name} worker")
                 value = (checks.integer(value, name) if kind is int
                          else _number(value, name, f"worker {worker}"))
                 if worker < 0 or value < least or (name == "link_rate" and value == 0):
-                    raise ValueError(f"Faults {name!r} needs workers >= 0 and values "
-                                     f"{'> 0' if name == 'link_rate' else f'>= {least}'}, "
-                                     f"not {worker}: {value}.")
-                checked[worker] = _honoured(name, worker, value)
-            object.__setattr__(self, name, checked)
-        if not isinstance(self.corrupt, Mapping) or any(
-                mode not in CORRUPTIONS for mode in self.corrupt.values()):
-            raise ValueError(f"Faults 'corrupt' maps workers to one of {CORRUPTIONS}.")
-        object.__setattr__(self, "corrupt", {checks.integer(w, "corrupt worker"): mode
-                                             for w, mode in self.corrupt.items()})
-        if any(w < 0 for w in self.corrupt):
-            raise ValueError("Faults 'corrupt' needs workers >= 0.")
-        if isinstance(self.delay, Mapping):
-            workers = [checks.integer(w, "delay worker") for w in self.delay]
-            object.__setattr__(self, "delay", {
-                w: _pause(pair, f"worker {w}") for w, pair in zip(workers,
-                                                                  self.delay.values())})
-            if any(w < 0 for w in self.delay):
-                raise ValueError("Faults 'delay' needs workers >= 0.")
-        elif self.delay is not None:
-            object.__setattr__(self, "delay", _pause(self.delay, "every worker"))
-        seed = checks.integer(self.seed, "seed")
-        if seed < 0:
-            raise ValueError(f"Faults 'seed' must be non-negative, not {seed}.")
-        object.__setattr__(self, "seed", seed)
+                    raise InvalidParameterError(
+                        f"Faults {name!r} needs workers >= 0 and values "
+                        f"{'> 0' if name == 'link_rate' else f'>= {least}'}, not {worker}: "
+                        f"{value}.")
+                values[worker] = _honoured(name, worker, value)
+            checked[name] = values
+        checked["corrupt"] = {checks.integer(w, "corrupt worker"): mode
+                              for w, mode in checked["corrupt"].items()}
+        if any(w < 0 for w in checked["corrupt"]):
+            raise InvalidParameterError("Faults 'corrupt' needs workers >= 0.")
+        delay = checked["delay"]
+        if isinstance(delay, Mapping):
+            workers = [checks.integer(w, "delay worker") for w in delay]
+            if any(w < 0 for w in workers):
+                raise InvalidParameterError("Faults 'delay' needs workers >= 0.")
+            checked["delay"] = {w: _pause(pair, f"worker {w}")
+                                for w, pair in zip(workers, delay.values())}
+        elif delay is not None:
+            checked["delay"] = _pause(delay, "every worker")
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
 
     def check_workers(self, n_workers: int):
         """Refuse faults aimed at workers the job does not have."""
@@ -116,8 +166,8 @@ class Faults:
             beyond = sorted(w for w in given if w >= n_workers) if isinstance(
                 given, Mapping) else []
             if beyond:
-                raise ValueError(f"Faults {name!r} names workers {beyond}, but the job has "
-                                 f"workers 0..{n_workers - 1}.")
+                raise InvalidParameterError(f"Faults {name!r} names workers {beyond}, but the "
+                                            f"job has workers 0..{n_workers - 1}.")
 
     def to_dict(self) -> dict:
         """The faults as JSON-ready data (worker keys become strings in JSON)."""
@@ -142,11 +192,12 @@ class Faults:
         fields = {"slowdown", "link_rate", "crash_after", "hang_after", "corrupt", "delay",
                   "seed"}
         if not isinstance(data, dict) or set(data) != fields:
-            raise ValueError(f"Faults as data need the fields {sorted(fields)}.")
+            raise InvalidParameterError(f"Faults as data need the fields {sorted(fields)}.")
 
         def keyed(given, name):
             if not isinstance(given, dict):
-                raise TypeError(f"Faults {name!r} must be a mapping of worker to value.")
+                raise InvalidParameterError(f"Faults {name!r} must be a mapping of worker to "
+                                            f"value.")
             return {int(w) if isinstance(w, str) and w.isdigit() and len(w) < 10 else w: v
                     for w, v in given.items()}
         delay = data["delay"]
@@ -198,17 +249,16 @@ class Faults:
 
 
 def _pause(pair, who: str) -> tuple:
-    """(shift, mean) of the delay of ``who`` ("worker 3", "every worker"), checked."""
-    if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-        raise TypeError("Faults 'delay' must be a pair (shift, mean) in seconds, or a mapping "
-                        "of worker to such pairs.")
+    """(shift, mean) of the delay of ``who`` ("worker 3", "every worker"), a pair (Delay),
+    its numbers checked."""
     shift, mean = (_number(v, "delay", who) for v in pair)
     if shift < 0 or mean < 0:
-        raise ValueError(f"Faults 'delay' needs shift, mean >= 0, not {tuple(pair)} "
-                         f"({who}).")
+        raise InvalidParameterError(f"Faults 'delay' needs shift, mean >= 0, not "
+                                    f"{tuple(pair)} ({who}).")
     if max(shift, mean) > MAX_PAUSE:
-        raise ValueError(f"Faults 'delay' for {who} needs shift, mean <= {MAX_PAUSE:g} s, not "
-                         f"{tuple(pair)}: no worker can honour a longer pause.")
+        raise InvalidParameterError(f"Faults 'delay' for {who} needs shift, mean <= "
+                                    f"{MAX_PAUSE:g} s, not {tuple(pair)}: no worker can honour "
+                                    f"a longer pause.")
     return shift, mean
 
 
@@ -217,22 +267,24 @@ def _honoured(name: str, worker: int, value):
     least, most = _RANGES[name]
     if not least <= value <= most:
         bound = f"at most {most}" if value > most else f"at least {least:g}"
-        raise ValueError(f"Faults {name!r} for worker {worker} must be {bound}, not {value}: "
-                         f"no worker can honour it.")
+        raise InvalidParameterError(f"Faults {name!r} for worker {worker} must be {bound}, "
+                                    f"not {value}: no worker can honour it.")
     return value
 
 
 def _number(value, name: str, who: str) -> float:
     """A finite float of a fault of ``who`` (a huge int too is refused, not overflowed)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"Faults {name!r} values must be numbers, not {type(value).__name__}.")
+        raise InvalidParameterError(f"Faults {name!r} values must be numbers, not "
+                                    f"{type(value).__name__}.")
     try:
         value = float(value)
     except OverflowError:
-        raise ValueError(f"Faults {name!r} values must be finite, not an integer of "
-                         f"{int(value).bit_length()} bits ({who}).") from None
+        raise InvalidParameterError(f"Faults {name!r} values must be finite, not an integer "
+                                    f"of {int(value).bit_length()} bits ({who}).") from None
     if not math.isfinite(value):
-        raise ValueError(f"Faults {name!r} values must be finite, not {value} ({who}).")
+        raise InvalidParameterError(f"Faults {name!r} values must be finite, not {value} "
+                                    f"({who}).")
     return value
 
 
