@@ -21,7 +21,7 @@ from typing import Any, Optional, Sequence
 from ffcode import checks, sim
 from ffcode.cli.args import argument_parser, integer, namespace
 from ffcode.cli import output
-from ffcode.codes import PolynomialCode
+from ffcode.codes.registry import code_entry, make_code
 from ffcode.field import GF
 from ffcode.schemes import registered
 
@@ -129,14 +129,18 @@ _N, _R, _SIZE = 6, 4, 256
 
 
 def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = None,
-                   seed: int = 0) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+                   seed: int = 0, code: str = "polynomial"
+                   ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """({scheme: measured seconds}, {scheme: predicted seconds}) per value of the parameter:
-    first share sent to decodable (report.compute), one run per point."""
+    first share sent to decodable (report.compute), one run per point. ``code`` names a
+    registered code of products A @ B (ffcode.codes.registry), at its default parameters
+    (polynomial's: a = b = 2, R = 4)."""
     from ffcode.runtime import Faults
     checks.choice(name, "name", MEASURED_SWEEPS)
+    code_entry(code, "matmul")
     F = GF(2**31 - 1)
     A, B = F.random((_SIZE, _SIZE), seed=1), F.random((_SIZE, _SIZE), seed=2)
-    one = PolynomialCode(F, 2, 2, _N)
+    one = make_code(code, F, _N)
     _, calibration = cluster.run(one, A, B, scheme="compfs", pieces=4)
     quarter = statistics.median(p["compute"] for w in calibration.workers for p in w.packets)
     share, slice_ = (_SIZE // 2) ** 2, -(-_SIZE // _N) * _SIZE
@@ -152,13 +156,13 @@ def measured_sweep(cluster: Any, name: str, values: Optional[Sequence[float]] = 
                         link_rate={w: p["link_rate"] for w in slow
                                    if math.isfinite(p["link_rate"])}, seed=seed)
         w = int(p["shares"])    # uncoded keeps a slice per worker, as the simulator's
-        code = PolynomialCode(F, 2, 2, _N * w)
-        model = sim.Model.from_faults(_N, _R, m, quarter * scale, faults, shares=w,
+        shared = make_code(code, F, _N * w)
+        model = sim.Model.from_faults(_N, one.recovery_threshold, m, quarter * scale, faults, shares=w,
                                       piece_bytes=4 * share / m, uncoded_work=slice_ / share)
         for scheme, seconds in sim.compare(model).items():
             predicted.setdefault(scheme, []).append(seconds)
         for scheme in registered():
-            report = cluster.run(one if scheme.holds == "slices" else code, A, B,
+            report = cluster.run(one if scheme.holds == "slices" else shared, A, B,
                                  scheme=scheme, pieces=m, faults=faults)[1]
             measured.setdefault(scheme.value, []).append(report.compute)
     return measured, predicted

@@ -31,6 +31,7 @@ import numpy as np
 from ffcode.cli import output
 from ffcode.cli.args import (argument_parser, check_stragglers, integer, namespace,
                              non_negative, positive)
+from ffcode.codes.registry import code_entry, code_names, threshold
 from ffcode.schemes import Scheme, default, names
 from ffcode.version import __version__
 
@@ -77,10 +78,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model = parser.add_argument_group("training")
     model.add_argument("--workers", type=integer(low=1), default=6, metavar="N",
                        help="N local worker processes")
-    model.add_argument("--coding", choices=["mds", "lcc"], default="mds",
-                       help="mds: X w and X^T r as two MDS-coded products per iteration; "
-                            "lcc: the whole gradient as one Lagrange-coded job, private "
-                            "against any one worker (default mds)")
+    model.add_argument("--coding", choices=code_names("matvec") + code_names("lcc"),
+                       default="mds", help="mds: X w and X^T r as two MDS-coded products "
+                       "per iteration; lcc: the whole gradient as one Lagrange-coded job, "
+                       "private against any one worker; or a code registered for matvec "
+                       "or lcc (ffcode.codes.registry), run as they are (default mds)")
     model.add_argument("--k", type=integer(low=1), metavar="K", help="the data's blocks "
                        "(default: with mds the workers that are not stragglers, so that "
                        "classic can do without them; with lcc the most that fit)")
@@ -140,17 +142,23 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    if args.k is None and args.coding == "mds":
+    if args.k is None and not _lagrange(args.coding):
         args.k = max(1, args.workers - args.stragglers)
     if args.k is not None:      # R: k for mds, 2 (k + W - 1) + 1 for lcc (t = 1, degree 1)
-        needed = args.k if args.coding == "mds" else 2 * (args.k + args.shares - 1) + 1
-        if needed > args.workers * args.shares:
+        needed = threshold(args.coding, k=args.k, t=args.shares, degree=2) if \
+            _lagrange(args.coding) else threshold(args.coding, k=args.k)
+        if needed is not None and needed > args.workers * args.shares:
             raise ValueError(f"--k {args.k} with --coding {args.coding} needs results from "
                              + (f"{needed} workers, but --workers is {args.workers}."
                                 if args.shares == 1 else
                                 f"{needed} shares, but --workers {args.workers} with "
                                 f"--shares {args.shares} hold {args.workers * args.shares}."))
     return args
+
+
+def _lagrange(coding: str) -> bool:
+    """Whether --coding runs the gradient as one Lagrange-coded job (as lcc)."""
+    return code_entry(coding).job == "lcc"
 
 
 def _settle_tasks(args: argparse.Namespace) -> None:
@@ -187,7 +195,7 @@ def _settle_dataset(args: argparse.Namespace) -> None:
 
 def schemes_for(args: argparse.Namespace) -> tuple[list, list]:
     """(the schemes to train with, notes saying why --compare picks cfs); prints nothing."""
-    lcc = namespace(args).coding == "lcc"
+    lcc = _lagrange(namespace(args).coding)
     if args.compare and args.task != "multitask":
         notes = ["  cfs in place of compfs: an LCC gradient is not row-linear in the data"] \
             if lcc else []

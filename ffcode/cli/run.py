@@ -26,8 +26,8 @@ from ffcode import checks, functions
 from ffcode.cli import output
 from ffcode.cli.args import (argument_parser, check_stragglers, int_expression, integer,
                              namespace, seconds)
-from ffcode.codes import GASP, LCC, MDS, EntangledPolynomialCode, MatDot, PolynomialCode
 from ffcode.codes.lcc import is_row_linear
+from ffcode.codes.registry import CodeEntry, code_entry, code_names
 from ffcode.decoding import robust
 from ffcode.errors import ClusterError
 from ffcode.field import GF
@@ -73,12 +73,10 @@ def _job_flags(parser):
 
 
 def _code_flags(code):
-    code.add_argument("--code", choices=list(MATMUL_CODES), help="matmul: polynomial "
-                      "(PolynomialCode, R = a*b), matdot (MatDot, R = 2s-1), entangled "
-                      "(EntangledPolynomialCode: A in a x s blocks, B in s x b, R = s*a*b + "
-                      "s - 1) or gasp (GASP: A in a row blocks, B in b column blocks, any t "
-                      "workers learn nothing of A or B) (default polynomial, or matdot with "
-                      "--s)")
+    matmul = code_names("matmul")       # the registered codes (ffcode.codes.registry)
+    code.add_argument("--code", choices=matmul, help="matmul: " + "; ".join(
+                      f"{name} ({code_entry(name).description})" for name in matmul) +
+                      " (default polynomial, or matdot with --s)")
     code.add_argument("--a", type=integer(low=1), help="matmul: A in a row blocks (default 2)")
     code.add_argument("--b", type=integer(low=1), help="matmul: B in b column blocks "
                       "(default 2, 1 for entangled and gasp)")
@@ -195,9 +193,9 @@ JOB_FLAGS = [("code", "matmul"), ("a", "matmul"), ("b", "matmul"), ("s", "matmul
              ("degree", "lcc"), ("row_linear", "lcc")]
 DEFAULTS = {"t": 1, "f": "ffcode.functions:square", "degree": 2, "pieces": 4,
             "slowdown": 8.0}
-# matmul's codes: the flags each takes, with their defaults
-MATMUL_CODES = {"polynomial": {"a": 2, "b": 2}, "matdot": {"s": 2},
-                "entangled": {"a": 2, "b": 1, "s": 2}, "gasp": {"a": 2, "b": 1, "t": 1}}
+# The registered code each job runs (matmul's: --code, registered for matmul); a code's
+# parameters are the flags it takes, with their defaults (ffcode.codes.registry).
+JOB_CODES = {"matvec": "mds", "lcc": "lcc"}
 
 
 def _flag(name) -> str:
@@ -214,13 +212,13 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     if args.job == "matmul":
         if args.code is None:
             args.code = "matdot" if args.s is not None else "polynomial"
-        takes = MATMUL_CODES[args.code]
+        takes = code_entry(args.code, "matmul").params
         for name in ("a", "b", "s", "t"):
             if getattr(args, name) is not None and name not in takes:
                 raise ValueError(f"--{name} is not for --code {args.code}, which takes "
                                  f"{' and '.join('--' + n for n in takes)}.")
-        for name, value in takes.items():
-            if getattr(args, name) is None:
+        for name, value in takes.items():    # (a parameter no flag gives: its default)
+            if getattr(args, name, None) is None:
                 setattr(args, name, value)
     if args.scheme is not None:
         args.scheme = Scheme.parse(args.scheme)
@@ -250,9 +248,23 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     for name, default in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
-    if args.k is None:
-        args.k = {"matvec": 4, "lcc": 2}.get(args.job)
+    if args.k is None and args.job in JOB_CODES:
+        args.k = code_entry(JOB_CODES[args.job]).params["k"]
     return args
+
+
+def entry_of(args: argparse.Namespace) -> CodeEntry:
+    """The registered code the settled args' job runs."""
+    return code_entry(args.code if args.job == "matmul" else JOB_CODES[args.job])
+
+
+def _params(args: argparse.Namespace, entry: CodeEntry, shares: int = 1) -> dict:
+    """The code's parameters from the flags (a privacy t counts the shares t workers hold);
+    those no flag gives take the registration's defaults."""
+    params: dict = {name: getattr(args, name, None) for name in entry.params}
+    if params.get("t") is not None:
+        params["t"] *= shares
+    return params
 
 
 def faults_from(args: argparse.Namespace, job: int = 0):
@@ -295,19 +307,12 @@ def job_from(args: argparse.Namespace) -> tuple:
     """(code, inputs, the exact output by direct computation, a description) of settled
     args; the code has a point per worker (``code_for`` gives it more)."""
     F, n, N = GF(namespace(args).p), args.n, args.workers
-    if args.job == "matmul":
-        a, b, s, t = args.a, args.b, args.s, args.t
-        R, flags = {"polynomial": lambda: (PolynomialCode.threshold_for(a, b), "--a and --b"),
-                    "matdot": lambda: (MatDot.threshold_for(s), "--s"),
-                    "entangled": lambda: (EntangledPolynomialCode.threshold_for(s, a, b),
-                                          "--a, --b and --s"),
-                    "gasp": lambda: (GASP.threshold_for(a, b, t), "--a, --b and --t")}[
-                        args.code]()
-    elif args.job == "matvec":
-        R, flags = MDS.threshold_for(args.k), "--k"
-    else:
-        R, flags = LCC.threshold_for(args.k, args.t, args.degree), "--k, --t and --degree"
-    if N < R:
+    entry = entry_of(args)
+    R = entry.recovery_threshold(**_params(args, entry))
+    counts = [f"--{name}" for name, default in entry.params.items()      # R's parameters
+              if isinstance(default, int) and not isinstance(default, bool)]
+    flags = " and ".join(filter(None, [", ".join(counts[:-1]), *counts[-1:]]))
+    if R is not None and N < R:
         raise ValueError(f"--workers {N} is fewer than the code's recovery threshold R = {R} "
                          f"(from {flags}): give at least {R} workers.")
     code = code_for(args, F)
@@ -332,17 +337,8 @@ def code_for(args: argparse.Namespace, F, shares: int = 1):
     counts the shares that --t workers hold."""
     shares = checks.integer(shares, "shares", low=1)
     points = shares * namespace(args).workers
-    if args.job == "matmul":
-        return {"polynomial": lambda: PolynomialCode(F, args.a, args.b, points),
-                "matdot": lambda: MatDot(F, args.s, points),
-                "entangled": lambda: EntangledPolynomialCode(F, args.s, args.a, args.b,
-                                                             points),
-                "gasp": lambda: GASP(F, args.a, args.b, args.t * shares, points),
-                }[args.code]()
-    if args.job == "matvec":
-        return MDS(F, args.k, points)
-    return LCC(F, args.k, args.t * shares, args.f, args.degree, points,
-               row_linear=args.row_linear)
+    entry = entry_of(args)
+    return entry.make(F, points, **_params(args, entry, shares))
 
 
 def schemes_for(args: argparse.Namespace, code) -> tuple[list, list]:

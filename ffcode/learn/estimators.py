@@ -32,15 +32,15 @@ except ImportError:                     # scikit-learn < 1.6: no __sklearn_tags_
 
 from ffcode import checks
 from ffcode.field import GF, PrimeField
-from ffcode.codes import LCC, MDS
+from ffcode.codes.registry import code_entry, code_names, threshold
+from ffcode.errors import InvalidParameterError
 from ffcode.pieces import pieces_count
 from ffcode.schemes import Scheme, default, registered
 from ffcode.learn.gradients import (Step, _Jobs, _LCCGradient, _MDSGradient, _by_rows, _sigmoid,
                                     sigmoid_polynomial)
 from ffcode.learn._sklearn import BaseEstimator, ClassifierMixin, RegressorMixin
 
-CODINGS = ("mds", "lcc")
-PRECISION = {"mds": 16, "lcc": 8}       # fractional bits by default
+PRECISION = {"matvec": 16, "lcc": 8}   # fractional bits by default, by the coding's job
 POWER_ITERATIONS = 30                   # for the default learning rate
 DEFAULT_WORKERS = 4                     # of the local cluster a fit opens itself
 
@@ -89,6 +89,21 @@ def _opened(cluster: Any, n_workers: int) -> Iterator[Any]:
         yield own
 
 
+# -- the codings ----------------------------------------------------------------------------
+
+def codings() -> list[str]:
+    """The codings a model takes, the registered codes (ffcode.codes.registry) it can run:
+    those of products A @ x (job "matvec", run as coding="mds" is: X w and X^T r, a code
+    made with k blocks and signed=True) and of LCC's job (run as coding="lcc" is, a code
+    made with LCC's k, t, f, degree and keywords)."""
+    return code_names("matvec") + code_names("lcc")
+
+
+def lagrange(coding: str) -> bool:
+    """Whether the coding runs the gradient as one Lagrange-coded job (as "lcc")."""
+    return code_entry(coding).job == "lcc"
+
+
 # -- the settings of a fit ---------------------------------------------------------------------
 
 @dataclass
@@ -124,9 +139,12 @@ class Settings:
     def recovery_threshold(self, k: int) -> int:
         """R of the code for k blocks: the MDS code's, or the LCC's, whose privacy
         t * shares counts the shares that t workers hold and whose f has degree r + 1."""
-        if self.coding == "mds":
-            return MDS.threshold_for(k)
-        return LCC.threshold_for(k, self.t * self.shares, self.degree + 1)
+        R = threshold(self.coding, k=k) if not lagrange(self.coding) else \
+            threshold(self.coding, k=k, t=self.t * self.shares, degree=self.degree + 1)
+        if R is None:
+            raise InvalidParameterError(f"The code {self.coding!r} was registered without its "
+                                        f"recovery threshold, which a fit needs.")
+        return R
 
     def default_k(self) -> int:
         """The largest k that leaves a worker to spare (or none to spare, or 1)."""
@@ -150,7 +168,8 @@ def expected_failed_checks(model: "_CodedGradientDescent") -> dict:
     reason (none with coding="mds"), for ``check_estimator(model,
     expected_failed_checks=expected_failed_checks(model))`` or as
     ``parametrize_with_checks``' callable."""
-    if getattr(model, "coding", None) != "lcc":
+    coding = getattr(model, "coding", None)
+    if coding not in codings() or not lagrange(coding):
         return {}
     if model._logistic:
         reason = ("coding='lcc' refuses unequal sample weights for a logistic model: no "
@@ -236,7 +255,7 @@ class _CodedGradientDescent(BaseEstimator):
         ``settings``."""
         own = checks.integer(self.n_workers, "n_workers", low=1)
         n_workers = own if n_workers is None else n_workers
-        coding = checks.choice(self.coding, "coding", CODINGS)
+        coding = checks.choice(self.coding, "coding", codings())
         if not isinstance(self.resident, (bool, np.bool_)):
             raise TypeError(f"Argument 'resident' must be True or False, not "
                             f"{self.resident!r}.")
@@ -250,7 +269,7 @@ class _CodedGradientDescent(BaseEstimator):
             checks.positive(self.learning_rate, "learning_rate"),
             t=checks.integer(self.t, "t", low=0),
             degree=checks.integer(self.degree, "degree", low=1),
-            precision=PRECISION[coding] if self.precision is None else
+            precision=PRECISION[code_entry(coding).job] if self.precision is None else
             checks.integer(self.precision, "precision", low=1),
             F=GF(self.prime), faults=_faults(self.faults, len(groups) or n_workers),
             seed=None if self.seed is None else checks.integer(self.seed, "seed", low=0),
@@ -265,7 +284,7 @@ class _CodedGradientDescent(BaseEstimator):
     def _check_polynomial(self, s: Settings) -> None:
         """t and the degree of the sigmoid's polynomial are LCC's, and only the logistic
         regression's polynomial has a degree to choose."""
-        if s.coding == "mds" and (s.t, s.degree) != (1, 1):
+        if not lagrange(s.coding) and (s.t, s.degree) != (1, 1):
             raise ValueError("Arguments 't' (privacy) and 'degree' (the sigmoid's "
                              "polynomial) are LCC's: coding='mds' keeps no worker from its "
                              "coded rows and computes the exact sigmoid. Use coding='lcc'.")
@@ -279,7 +298,7 @@ class _CodedGradientDescent(BaseEstimator):
         if R <= points:
             return
         raise ValueError(f"{type(self).__name__} with coding={s.coding!r}, k={s.k}"
-                         + (f", t={s.t}, degree={s.degree}" if s.coding == "lcc" else "")
+                         + (f", t={s.t}, degree={s.degree}" if lagrange(s.coding) else "")
                          + (f" needs results from R = {R} workers, but the cluster has "
                             f"{N}." if s.shares == 1 else
                             f", shares={s.shares} needs results from R = {R} shares, "
@@ -342,13 +361,13 @@ class _CodedGradientDescent(BaseEstimator):
     def _coded(self, s: Settings, data: _Data) -> "_Jobs":
         """The coded jobs of the gradient. Weights: mds multiplies the residual by them on
         the master; lcc scales each row by the root of its weight (exact for z itself)."""
-        rows = data.X1 if s.coding == "mds" else data.rooted
+        rows = data.rooted if lagrange(s.coding) else data.X1
         try:
             Xq = s.F.from_real(rows, 2.0 ** s.precision)
         except ValueError as e:
             raise ValueError(f"The standardized X does not fit GF({s.F.p}) at "
                              f"precision={s.precision}: {e}") from None
-        if s.coding == "mds":
+        if not lagrange(s.coding):
             return _MDSGradient(s, Xq, functools.partial(self._residual, y=data.y),
                                 data.weights)
         weighted = data.y if data.weights is None else _by_rows(data.weights, data.y) * data.y
@@ -459,7 +478,7 @@ class _LogLoss(_CodedGradientDescent):
     classes_: np.ndarray
 
     def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
-        if s.coding == "lcc" and weights is not None:
+        if lagrange(s.coding) and weights is not None:
             raise ValueError("Argument 'sample_weight' must give every sample the same "
                              "weight (or 0, leaving it out) with coding='lcc': its workers "
                              "compute the sigmoid's polynomial of X~ w on the coded rows, "
@@ -628,7 +647,7 @@ def _workers_of(cluster: Any) -> int:
 
 def _scheme(scheme: Optional[str], coding: str) -> Scheme:
     """The runtime's scheme for the coding (None: cfs for lcc, compfs for mds)."""
-    lcc = coding == "lcc"
+    lcc = lagrange(coding)
     scheme = default(not lcc) if scheme is None else Scheme.parse(scheme)
     if lcc and scheme.piecewise:
         raise ValueError(f"coding='lcc' cannot use scheme={scheme.value!r}: a worker's "

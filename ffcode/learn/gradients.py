@@ -33,7 +33,8 @@ import numpy as np
 
 from ffcode import checks
 from ffcode.field import PrimeField
-from ffcode.codes import LCC, MDS, HierarchicalCode, MatDot
+from ffcode.codes import HierarchicalCode, MatDot
+from ffcode.codes.registry import make_code
 
 SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
 
@@ -180,8 +181,8 @@ class _MDSGradient(_Jobs):
         F, k, N = s.F, s.k, s.n_points
         sizes = set(s.groups)
         second = summed_at_relays(F, len(s.groups), sizes.pop()) if len(sizes) == 1 else \
-            MDS(F, k, N, signed=True)
-        super().__init__(s, [(MDS(F, k, N, signed=True), (Xq,)),
+            make_code(s.coding, F, N, k=k, signed=True)
+        super().__init__(s, [(make_code(s.coding, F, N, k=k, signed=True), (Xq,)),
                              (second, (np.ascontiguousarray(Xq.T),))])
         self.residual, self.weights, self.scale = residual, weights, float(2 ** s.precision)
 
@@ -233,9 +234,9 @@ class _LCCGradient(_Jobs):
                   for i, c in enumerate(polynomial)]
         self.out_scale = float(scale) ** (2 * r + 2)
         bound = functools.partial(_gradient_bound, rows, Xq.shape[1])
-        code = LCC(F, k, s.t * s.shares, gradient_terms, r + 1, s.n_points,
-                   signed=True, result_bound=bound,
-                   arguments=("w", *(f"c{i}" for i in range(r + 1))))
+        code = make_code(s.coding, F, s.n_points, k=k, t=s.t * s.shares, f=gradient_terms,
+                         degree=r + 1, signed=True, result_bound=bound,
+                         arguments=("w", *(f"c{i}" for i in range(r + 1))))
         super().__init__(s, [(code, (list(padded.reshape(k, rows, -1)),))])
         self.XTy, self.scale = XTy, float(scale)
 
