@@ -37,6 +37,8 @@ travel as two plain halves, whatever m:
 """
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 
@@ -114,6 +116,9 @@ class Scheme(str, metaclass=_Schemes):
     plain: bool = False
     """Whether its packets are a result's plain row pieces (unit coefficient vectors), not
     random combinations of them."""
+    measure: str = "rank"
+    """What the master's collector counts toward decoding: "rank" (of the packets'
+    coefficients), or "results" when every worker's part is needed (uncoded)."""
 
     def __new__(cls, value: str) -> "Scheme":
         if not (isinstance(value, str) and value.isidentifier() and value.islower()):
@@ -173,15 +178,25 @@ class Scheme(str, metaclass=_Schemes):
         return 1 if self.whole else m
 
     send: str = ""
-    """The name of the worker's send step in the runtime's Task (``Task.send``), one of
-    "whole", "systematic", "random" and "pieces" for the built-in schemes; empty for
-    others, whose workers' step is ``packets_of``."""
+    """What the runtime's coded tasks called the built-in scheme's send step before they
+    named the scheme ("whole", "systematic", "random" or "pieces"; empty for others): read
+    only where an older caller still says ``Coded(send=...)``; every worker sends through
+    ``packets_of``."""
 
     def for_computation(self, row_linear: bool) -> "Scheme":
         """This scheme, or the one to run in its place for a computation that is not
         row-linear: cfs for a piecewise one (the same random combinations, of whole
         results)."""
         return self if row_linear or not self.piecewise else Scheme.CFS
+
+    def check_adversaries(self, adversaries: int) -> None:
+        """ValueError when this scheme cannot correct ``adversaries`` wrong workers: one
+        without redundancy (not ``coded``) corrects none."""
+        if adversaries and not self.coded:
+            coded = [s.value for s in registered() if s.coded]
+            raise ValueError(f"Correcting wrong results (adversaries > 0) needs redundancy, "
+                             f"which scheme={self.value!r} has none of: use "
+                             f"{', '.join(coded[:-1])} or {coded[-1]}.")
 
     def encode_data(self, code: Code, data: Iterable[Any], m: int,
                seed: Any = None) -> Union[Encoding, Split]:
@@ -285,7 +300,7 @@ class _Whole(Scheme):
 
 class _Uncoded(_Whole):
     """Every worker's slice of the work, all needed (no redundancy)."""
-    coded, holds = False, "slices"
+    coded, holds, measure = False, "slices", "results"
 
     def encode_data(self, code: Code, data: Iterable[Any], m: int,
                seed: Any = None) -> Union[Encoding, Split]:
@@ -412,6 +427,45 @@ def default(row_linear: bool = True) -> Scheme:
     """The scheme a job runs by default: compfs, or cfs for a computation that is not
     row-linear (compfs's pieces need it)."""
     return Scheme.COMPFS.for_computation(row_linear)
+
+
+def path_of(scheme: Scheme) -> Optional[str]:
+    """How a worker process finds ``scheme``: None for a built-in one (its name is enough),
+    else the import path "module:NAME" of the module-level name its object is bound to in
+    the module of its class, as a worker imports it (ValueError when there is none).
+
+    >>> path_of(Scheme.CFS) is None
+    True
+    """
+    if any(scheme is built_in for built_in in _BUILT_IN):
+        return None
+    module = type(scheme).__module__
+    names = [name for name, value in vars(sys.modules.get(module, object())).items()
+             if value is scheme]
+    if not names:
+        raise ValueError(f"The scheme {scheme.value!r} cannot be found by worker processes: "
+                         f"bind its object to a name at the top level of the module of its "
+                         f"class ({module}), e.g. HALVES = register(Halves('halves')).")
+    return f"{module}:{names[0]}"
+
+
+def load(path: str, name: str) -> Scheme:
+    """The scheme object at import path "module:NAME" (``path_of``), checked to be a Scheme
+    named ``name``: how a worker finds a scheme that is not built in. ValueError
+    otherwise."""
+    module, _, attribute = path.partition(":") if isinstance(path, str) else ("", "", "")
+    if not module or not attribute:
+        raise ValueError(f"A scheme's path looks like 'package.module:NAME', not {path!r}.")
+    try:
+        found: Any = importlib.import_module(module)
+        for part in attribute.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"Cannot import {path!r}: {e}") from None
+    if not isinstance(found, Scheme) or found.value != name:
+        raise ValueError(f"{path!r} is not the scheme {name!r} (an ffcode.schemes.Scheme), "
+                         f"but {found!r}.")
+    return found
 
 
 def _registered(name: str) -> Scheme:
