@@ -39,7 +39,6 @@ from ffcode.runtime.shared.faults import Faults
 from ffcode.runtime.shared.kinds import JobKind
 from ffcode.runtime.shared.payloads import Forwarded
 from ffcode.runtime.shared.task import Task, filed
-from ffcode.schemes import Scheme
 
 
 class Forwarding(JobKind):
@@ -61,10 +60,10 @@ class Forwarding(JobKind):
                              f"shares it carries over this group's {size}")
         self.task, self.payload, self.shares = task, payload, shares
         self.F = F = GF(coded.p)
-        self.scheme = Scheme.parse(payload.scheme)
-        if self.scheme.send != coded.send:
-            raise ValueError(f"a {self.scheme} job's task sends {self.scheme.send}, not "
-                             f"{coded.send}")
+        if payload.scheme != coded.scheme:     # by name: the coded part names its object
+            raise ValueError(f"a {str(payload.scheme)[:100]} job's task sends by the "
+                             f"{coded.scheme} scheme")
+        self.scheme = coded.strategy
         self.powers = F.elements([list(row) for row in payload.powers],
                                  "the shares' decoding equations")
         self.faults = Faults() if payload.faults is None else \

@@ -11,8 +11,8 @@ master files each packet under its share, every share being its own sender.
 >>> options = Options(scheme="cfs", pieces=2)
 >>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)), options,
 ...             assignment=((0,), (1,), (2,)))
->>> [task.payload.send for task, arrays in plan.tasks], plan.needed
-(['random', 'random', 'random'], 4)
+>>> [task.payload.scheme for task, arrays in plan.tasks], plan.needed
+(['cfs', 'cfs', 'cfs'], 4)
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ffcode import functions
+from ffcode import functions, schemes
 from ffcode.codes import HierarchicalCode
 from ffcode.codes.base import Code, Encoding, Split
 from ffcode.decoding import collectors, robust
@@ -41,24 +41,21 @@ log = logging.getLogger(__name__)
 
 
 class Layout:
-    """A job's data as the workers hold it: ``encoding`` (an Encoding, or the uncoded
-    Split), ``shares[k]``, the arrays of the code's share k (None: no work), and
-    ``assignment[i]``, the shares worker i holds (ffcode.allocation). ``holds`` says which
-    schemes it serves (Scheme.holds); ``pieces`` is m for piece-combined shares."""
+    """A job's data as the workers hold it, as ``scheme.encode_data`` encodes it for a job
+    in m = ``pieces`` pieces: ``encoding`` (an Encoding, or the uncoded Split),
+    ``shares[k]``, the arrays of the code's share k (None: no work), and ``assignment[i]``,
+    the shares worker i holds (ffcode.allocation). ``holds`` says which schemes it serves
+    (Scheme.holds); ``pieces`` is m for piece-combined shares (None otherwise)."""
 
-    def __init__(self, code: Code, data: Sequence[Any], scheme: Scheme,
-                 pieces: Optional[int], seed: Optional[int], assignment: tuple) -> None:
+    def __init__(self, code: Code, data: Sequence[Any], scheme: Scheme, pieces: int,
+                 seed: Optional[int], assignment: tuple) -> None:
         self.code, self.holds, self.assignment = code, scheme.holds, assignment
-        self.pieces = pieces if self.holds == "pieces" else None
-        self.encoding: Encoding | Split
-        if self.holds == "slices":
-            self.encoding = code.uncoded(*data)
-        else:
-            encoding = code.encode(*data, pieces=self.pieces, seed=seed)
-            _check_rows(encoding.blocks)
-            self.encoding = encoding
+        self.encoding: Encoding | Split = scheme.encode_data(code, data, pieces, seed)
+        self.pieces = getattr(self.encoding, "pieces", None)    # a Split has none
         shares = [_arrays(share) for share in self.encoding]
-        if self.holds == "slices":
+        if isinstance(self.encoding, Encoding):
+            _check_rows(self.encoding.blocks)
+        else:
             _check_rows(np.shape(a) for share in shares for a in share)
         self.shares = shares + [None] * (code.n_workers - len(shares))
         self.nbytes = sum(a.nbytes for share in shares for a in share)
@@ -93,7 +90,7 @@ class Plan:
         if not isinstance(code, Code):
             raise TypeError(f"Argument 'code' must be an ffcode code, not "
                             f"{type(code).__name__}.")
-        options = options.resolved()
+        options = options.resolved(schemes.default())
         scheme, work_pieces = options.scheme, options.pieces
         assert isinstance(scheme, Scheme) and work_pieces is not None, "resolved: set"
         self.code, self.F, self.options = code, code.F, options
@@ -103,15 +100,13 @@ class Plan:
         self.work_pieces = work_pieces
         self.pieces = scheme.packets(work_pieces)
         self.adversaries = options.adversaries
-        if self.adversaries and not scheme.coded:
-            raise ValueError("Correcting wrong results (adversaries > 0) needs redundancy, "
-                             "which scheme='uncoded' has none of: use classic, systematic, "
-                             "cfs or compfs.")
+        scheme.check_adversaries(self.adversaries)
         path = functions.path_of(code.function)    # before any work: workers import it
+        self.scheme_path = schemes.path_of(scheme)  # None: the workers know it by name
         self.resident, self.assignment, self.relayed = resident, assignment, relayed
         self.name = repr(code)          # what the report calls the job's code
         self.label, self.dtype = scheme.value, code.F.dtype
-        self.measure = "rank" if scheme.coded else "results"
+        self.measure = scheme.measure
         self.work_per_packet = work_pieces / self.pieces
         self.timeout, self.progress = options.timeout, options.progress
         counts = sorted((len(held) for held in assignment), reverse=True)
@@ -128,17 +123,11 @@ class Plan:
             self.held.append([k for k, _ in held])
             self.tasks.append(self._task(path, worker, held, args, max_message)
                               if held else None)
-        self.collector: collectors.Collector
-        if scheme == Scheme.UNCODED:
-            split = self.layout.encoding
-            assert isinstance(split, Split), "the uncoded scheme holds slices"
-            self.collector = collectors.Gather(self.F, len(split.shares), split.assemble)
-            self.needed = self.collector.needed
-        else:   # enough packets for any A wrong workers (m·R when nobody may be wrong)
-            self.needed = self.pieces * (code.recovery_threshold + 2 * self.wrong_shares)
-            self.collector = collectors.for_job(self.layout.encoding, self.pieces,
-                                                self.wrong_shares,
-                                                whole=scheme == Scheme.CLASSIC, buffer=buffer)
+        # enough packets for any A wrong workers (m·R when nobody may be wrong)
+        encoding = self.layout.encoding
+        self.collector: collectors.Collector = scheme.collector(
+            code, encoding, work_pieces, self.wrong_shares, buffer)
+        self.needed = scheme.needed(code, encoding, work_pieces, self.wrong_shares)
 
     def _layout(self, code, inputs, scheme, seed) -> tuple:
         """The data's layout (encoded here, or the resident data's) and the job's arguments
@@ -146,7 +135,7 @@ class Plan:
         resident = self.resident
         if resident is None:
             code.check_inputs(inputs)
-            layout = Layout(code, inputs[:code.encodes], scheme, self.pieces, seed,
+            layout = Layout(code, inputs[:code.encodes], scheme, self.work_pieces, seed,
                             self.assignment)
             inputs = inputs[code.encodes:]
         else:
@@ -154,9 +143,9 @@ class Plan:
             if not layout.serves(scheme):
                 raise ValueError(
                     f"The resident data holds {layout.holds} (loaded for "
-                    f"{', '.join(s for s in Scheme if layout.serves(s))}), which "
+                    f"{', '.join(s for s in schemes.registered() if layout.serves(s))}), which "
                     f"scheme={scheme.value!r} cannot run on: load it for {scheme.value!r}.")
-            if layout.pieces not in (None, self.pieces):
+            if layout.pieces not in (None, self.work_pieces):
                 raise ValueError(f"The resident data was loaded for compfs with "
                                  f"pieces={layout.pieces}, not {self.pieces}.")
         return layout, [np.asarray(a) for a in code.arguments(layout.encoding, *inputs)]
@@ -164,14 +153,12 @@ class Plan:
     def _task(self, path, worker, held, args, max_message) -> tuple:
         """(Task, the arrays it carries) of a worker holding shares ``held``."""
         resident, scheme = self.resident, self.scheme
-        seeds = None
-        if scheme == Scheme.CFS:        # each share's coefficients: its own stream of the seed
-            seeds = tuple(tuple(int(s) for s in np.random.SeedSequence(
-                [self.coefficient_seed, k]).generate_state(2)) for k, _ in held)
-        coded = Coded(f=path, p=self.F.p, send=scheme.send, pieces=self.pieces,
+        coded = Coded(f=path, p=self.F.p, scheme=scheme.value, pieces=self.pieces,
                       shares=len(held),
-                      operand=self.layout.encoding[0].operand if scheme == Scheme.COMPFS
-                      else None, seeds=seeds)
+                      operand=self.layout.encoding[0].operand if scheme.piecewise else None,
+                      seeds=scheme.coefficient_seeds(self.coefficient_seed,
+                                                     [k for k, _ in held]),
+                      scheme_path=self.scheme_path)
         task = Task(coded if self.relayed is None else
                     self.relayed(self, worker, [k for k, _ in held], coded),
                     counts=() if resident else tuple(len(share) for _, share in held),
@@ -319,7 +306,7 @@ def forwarded(code: Any, groups: tuple, options: Options, remote: bool = False) 
 
     def relayed(plan: Plan, relay: int, held: list, coded: Coded) -> Forwarded:
         working = set(held)
-        if plan.scheme == Scheme.UNCODED:
+        if plan.scheme.holds == "slices":
             slices = len(plan.layout.encoding.shares)
             powers = [[int(k == s) for s in range(slices)] for k in held]
         else:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ffcode.runtime.master.jobs import Layout
 from ffcode.runtime.master.options import Options
+from ffcode import schemes
 from ffcode.schemes import Scheme
 
 
@@ -69,10 +70,9 @@ class Residents:
     def add(self, code: Any, data: tuple, options: Options, assignment: tuple) -> Resident:
         """The code's data encoded as ``Cluster.load``'s (checked) options say, each
         worker's shares by the assignment, to be held."""
-        held, m = Scheme.parse(options.scheme), options.pieces
+        held, m = Scheme.parse(options.scheme or schemes.default()), options.pieces
         assert m is not None, "load always gives pieces"
-        layout = Layout(code, data, held, m if held == Scheme.COMPFS else None, options.seed,
-                        assignment)
+        layout = Layout(code, data, held, m, options.seed, assignment)
         with self.lock:
             self.count += 1
             ident = self.count

@@ -4,14 +4,16 @@ field checked (``from_meta``, ProtocolError on anything else), so that master an
 agree on one schema, checked at both ends.
 
 ``Coded`` is a worker's part of a coded job: the computation's import path (with the
-field), how it sends its results, and its shares. A relay's task is a ``Relayed`` (a
-hierarchical code's outer share: its group runs the inner code on each piece of work) or a
-``Forwarded`` (its group's shares of an ordinary code, whose packets it forwards).
+field), its scheme (ffcode.schemes: by name, with the import path of its object when it is
+not built in, as the worker imports a job's function), and its shares. A relay's task is a
+``Relayed`` (a hierarchical code's outer share: its group runs the inner code on each
+piece of work) or a ``Forwarded`` (its group's shares of an ordinary code, whose packets it
+forwards).
 
->>> coded = Coded(f="ffcode.functions:matmul", p=65521, send="pieces", pieces=2, shares=1,
-...               operand=0)
->>> Coded.from_meta(coded.to_meta()) == coded
-True
+>>> coded = Coded(f="ffcode.functions:matmul", p=65521, scheme="compfs", pieces=2,
+...               shares=1, operand=0)
+>>> Coded.from_meta(coded.to_meta()) == coded, coded.strategy
+(True, <Scheme.COMPFS: 'compfs'>)
 >>> coded.work
 2
 """
@@ -20,32 +22,61 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
+from ffcode import schemes
 from ffcode.errors import ProtocolError
-from ffcode.runtime.shared import meta as check
+from ffcode.runtime.shared import local, meta as check
 from ffcode.runtime.shared.meta import MAX_COUNT
+from ffcode.schemes import Scheme
 
-SENDS = ("whole", "systematic", "random", "pieces")
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Coded:
-    """f: the computation's import path; p: the field; send: how results travel ("whole",
-    "systematic", "random" combinations or "pieces" as computed:
-    ffcode.schemes.Scheme.send); pieces: m; shares: how many shares the worker works
-    through; operand: the row-linear operand's place (full speed); seeds: each share's
-    packet-coefficient seed (random)."""
+    """f: the computation's import path; p: the field; scheme: the name of the scheme its
+    results travel by (ffcode.schemes), scheme_path the import path "module:NAME" of its
+    object when it is not a built-in one (None otherwise); pieces: packets per share;
+    shares: how many shares the worker works through; operand: the row-linear operand's
+    place (piecewise schemes); seeds: each share's packet-coefficient seed (None when the
+    scheme draws none). ``send=`` in place of ``scheme`` names a built-in scheme by its
+    send step, as tasks once did (ffcode.schemes.Scheme.send)."""
     f: str
     p: int
-    send: str
+    scheme: str
     pieces: int
     shares: int
     operand: Optional[int] = None
     seeds: Optional[Tuple[Tuple[int, ...], ...]] = None
+    scheme_path: Optional[str] = None
+
+    def __init__(self, f: str, p: int, scheme: Optional[str] = None,
+                 pieces: Optional[int] = None, shares: Optional[int] = None,
+                 operand: Optional[int] = None,
+                 seeds: Optional[Tuple[Tuple[int, ...], ...]] = None,
+                 scheme_path: Optional[str] = None, *, send: Optional[str] = None) -> None:
+        if send is not None and scheme is None:
+            scheme = {s.send: s.value for s in Scheme}.get(send, send)
+        if scheme is None or pieces is None or shares is None:
+            raise TypeError("Coded() needs f, p, scheme, pieces and shares.")
+        for name, value in (("f", f), ("p", p), ("scheme", str(scheme)), ("pieces", pieces),
+                            ("shares", shares), ("operand", operand), ("seeds", seeds),
+                            ("scheme_path", scheme_path)):
+            object.__setattr__(self, name, value)
 
     @property
     def work(self) -> int:
         """Pieces of work in the task: m per share (a fault's pause comes before each)."""
         return self.pieces * self.shares
+
+    @property
+    def strategy(self) -> Scheme:
+        """The scheme object: a built-in one by name, another imported from its path
+        (ProtocolError when neither is there)."""
+        return _scheme(self.scheme, self.scheme_path)
+
+    @property
+    def send(self) -> str:
+        """How the task's results travel, as a log says it: the built-in scheme's send step
+        (ffcode.schemes.Scheme.send), else the scheme's name."""
+        return self.strategy.send or self.scheme
 
     def to_meta(self) -> dict:
         return dict(vars(self), seeds=None if self.seeds is None else
@@ -58,11 +89,37 @@ class Coded:
         seeds = check.optional(meta["seeds"], "seeds", lambda s, name: tuple(
             tuple(check.count(x, name, MAX_COUNT ** 2) for x in check.listed(pair, name, 2))
             for pair in check.listed(s, name, shares)))
+        scheme = check.text(meta["scheme"], "scheme")
+        path = check.optional(meta["scheme_path"], "scheme_path", check.path)
+        _scheme(scheme, path)           # a scheme the worker has: nothing else is run
         return cls(f=check.path(meta["f"], "f"), p=check.count(meta["p"], "p", 1 << 64),
-                   send=check.choice(meta["send"], "send", SENDS),
-                   pieces=check.count(meta["pieces"], "pieces", low=1), shares=shares,
-                   operand=check.optional(meta["operand"], "operand", check.count),
-                   seeds=seeds)
+                   scheme=scheme, pieces=check.count(meta["pieces"], "pieces", low=1),
+                   shares=shares, operand=check.optional(meta["operand"], "operand",
+                                                         check.count),
+                   seeds=seeds, scheme_path=path)
+
+
+def _scheme(name: str, path: Optional[str]) -> Scheme:
+    """The scheme a task names: a built-in one by its name (and no path), another by the
+    import path of its object (imported here, as a job's function is); ProtocolError
+    otherwise."""
+    if path is None:
+        built_in = next((s for s in Scheme if s.value == name), None)
+        if built_in is None:
+            raise ProtocolError(f"a task's scheme must be one of {', '.join(schemes.NAMES)} "
+                                f"or come with the import path of its object "
+                                f"(scheme_path), not {str(name)[:200]!r}")
+        return built_in
+    if name in schemes.NAMES:
+        raise ProtocolError(f"a task's scheme {name!r} is a built-in one: it comes without "
+                            f"a scheme_path, not with {path[:200]!r}")
+    try:
+        if path.startswith("__main__:"):
+            local.import_main()         # a scheme defined in the master's script
+        return schemes.load(path, name)
+    except Exception as e:
+        raise ProtocolError(f"a task's scheme_path must lead to the scheme {name!r} (an "
+                            f"ffcode.schemes.Scheme): {str(e)[:300]}") from None
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Iterable
 
 import numpy as np
 
 from ffcode import functions
 from ffcode.field import GF
-from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
+from ffcode.pieces import PieceShare, piece_results
 from ffcode.runtime.shared import local, wire
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import packet_index
@@ -107,37 +106,34 @@ def steps(job, out, computation):
 
 
 def share_steps(job, F, op, share, k, delays, seed, rng, out):
-    """Compute the task's share k and send its packets, numbered on from k·m, then yield
-    (the compute thread may turn to another job); False if the job was stopped. A
-    slowdown k pauses k - 1 times the CPU time the piece took (its thread's: what a k
-    times slower processor would add, whatever else shares the cores)."""
-    send, m = job.coded.send, job.coded.pieces
+    """Compute the task's share k and send its packets, numbered on from k·m, by its
+    scheme's send step (``packets_of``), then yield (the compute thread may turn to
+    another job); False if the job was stopped. A slowdown k pauses k - 1 times the CPU
+    time the piece took (its thread's: what a k times slower processor would add, whatever
+    else shares the cores)."""
+    scheme, m = job.coded.strategy, job.coded.pieces
+    work = len(delays) or m                 # the job's pieces of work per share
     slowdown, corrupt = job.faults.slowdown, job.faults.corrupt
-    if send == "pieces":                # computation at full speed: a packet per block
+    if scheme.piecewise:                # a packet per piece, as it is computed
         blocks, G, *rest = share
         piece_share = PieceShare(job.worker, G, blocks, (*rest, *job.args),
                                  job.coded.operand)
-        computed = piece_results(op, piece_share)
+        computed = iter(scheme.packets_of(F, piece_results(op, piece_share), work,
+                                          job.worker, seed))
         for j in range(m):
-            packet, spent, work = _timed(next, computed)
-            if paused(job, (slowdown - 1) * work + delays[j]):
+            packet, spent, cpu = _timed(next, computed)
+            if paused(job, (slowdown - 1) * cpu + delays[j]):
                 return False
             header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
         yield
         return True
-    y, spent, work = _timed(op, *share, *job.args)     # the whole result, then packets
-    if paused(job, (slowdown - 1) * work + sum(delays)):
+    y, spent, cpu = _timed(op, *share, *job.args)      # the whole result, then packets
+    if paused(job, (slowdown - 1) * cpu + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
-    packets: Iterable[Packet]
-    if send == "whole":
-        packets = [Packet(job.worker, 0, np.ones(1, F.dtype), y)]
-    else:
-        packets = piece_packets(F, y, m, job.worker, seed=seed,
-                                systematic=send == "systematic")
-    for packet in packets:
+    for packet in scheme.packets_of(F, y, work, job.worker, seed):
         if job.stop.is_set():
             return False
         header = job.header(Kind.PACKET, packet_index(k, int(packet.index), m), y.shape[0],

@@ -321,6 +321,6 @@ def test_layout_and_plan_carry_the_shares(scheme, shares):
         arrays = []
         for k in assignment[worker]:
             arrays += [expected[k][0], Gs[k], expected[k][1]] if m else expected[k]
-        assert task.shares == len(assignment[worker]) and len(carried) == len(arrays)
+        assert task.payload.shares == len(assignment[worker]) and len(carried) == len(arrays)
         for got, want in zip(carried, arrays):
             assert_field_array(F, got, want)

@@ -151,7 +151,8 @@ def test_a_relay_refuses_a_malformed_forwarding_task(change, error):
 
 
 @pytest.mark.parametrize("change, error", [
-    (dict(scheme="classic"), "sends whole"), (dict(scheme="nope"), "must be one of"),
+    (dict(scheme="classic"), "sends by the compfs scheme"),
+    (dict(scheme="nope"), "a nope job's task sends by the compfs"),
     (dict(powers=((1, 4), (1, 5), (1, 2**31 - 1))), "decoding equations"),
     (dict(faults={"slowdown": {}}), "Faults as data"),
     (dict(faults=Faults(corrupt={3: "random"}).to_dict()), r"names workers \[3\]")])

@@ -30,7 +30,8 @@ def test_tasks_cross_the_wire_unchanged(scheme):
     for task, arrays in filter(None, plan(scheme, seed=3, faults=faults).tasks):
         meta = json.loads(json.dumps(task.to_meta()))
         assert Task.from_meta(meta) == task
-        assert task.kind == "coded" and task.payload.send == Scheme(scheme).send
+        assert task.kind == "coded" and task.payload.scheme == scheme
+        assert task.payload.strategy is Scheme(scheme) and task.payload.scheme_path is None
         assert len(arrays) >= sum(task.counts)
 
 
@@ -50,7 +51,8 @@ def good_meta():
 
 
 @pytest.mark.parametrize("field,value", [
-    ("f", 3), ("f", "no_colon"), ("p", -1), ("p", 2.5), ("send", "telepathy"),
+    ("f", 3), ("f", "no_colon"), ("p", -1), ("p", 2.5), ("scheme", "telepathy"),
+    ("scheme", 3), ("scheme_path", "no_colon"),
     ("pieces", 0), ("shares", True), ("operand", "x"), ("seeds", [[1, 2]] * 5),
     ("seeds", [[1]])])
 def test_malformed_payload_is_refused(field, value):
