@@ -12,7 +12,7 @@ works through its shares in order and numbers its packets on (``packet_index``):
 piece j is packet k·m + j, which the master reads back with ``share_piece``.
 
 >>> from ffcode.runtime.shared.payloads import Coded
->>> task = Task(Coded(f="ffcode.functions:matmul", p=65521, send="pieces", pieces=2,
+>>> task = Task(Coded(f="ffcode.functions:matmul", p=65521, scheme="compfs", pieces=2,
 ...                   shares=1, operand=0), counts=(3,))
 >>> Task.from_meta(task.to_meta()) == task, task.kind
 (True, 'coded')

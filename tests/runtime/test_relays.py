@@ -247,7 +247,7 @@ def test_a_relay_refuses_a_task_without_an_inner_code_and_a_worker_one_with():
     from ffcode.runtime.shared.task import Task
     from ffcode.runtime.worker import coded as coded_kind, relay
 
-    coded = Coded(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1)
+    coded = Coded(f="ffcode.functions:matmul", p=F.p, scheme="classic", pieces=1, shares=1)
     task = Task(Relayed(coded, MDS(F, 2, 3).description(), Faults(delay=(0.1, 0)).to_dict()))
     assert Task.from_meta(task.to_meta()) == task and task.kind == "relay"
 

@@ -198,7 +198,8 @@ def test_worker_without_the_data_fails_the_job():
     reports it as the job's WorkerError), unless it was stopped before it started: the
     master unloads after its last job, whose stop may reach a worker first."""
     header = Header(Kind.JOB, 1, 1, 0)
-    meta = Task(Coded(f="ffcode.functions:matmul", p=F.p, send="whole", pieces=1, shares=1),
+    meta = Task(Coded(f="ffcode.functions:matmul", p=F.p, scheme="classic", pieces=1,
+                      shares=1),
                 data=3, faults=Faults().for_worker(0, 1), max_message=1 << 20).to_meta()
     job = Job(header, meta, [xs(1)[0]], store={})
     with pytest.raises(ValueError, match="holds no resident data 3"):

@@ -242,7 +242,7 @@ def test_private_code_with_several_shares_warns(bounded, cluster, caplog, monkey
     for t, level in ((1, logging.WARNING), (2, logging.INFO)):
         code = LCC(F, 1, t, "ffcode.functions:square", 2, 2 * P)
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger="ffcode.runtime.master.jobs"):
+        with caplog.at_level(logging.INFO, logger="ffcode.runtime.master.options"):
             output, _ = cluster.run(code, blocks, scheme="cfs")
         assert all(np.array_equal(o, F.mul(b, b)) for o, b in zip(output, blocks))
         said = [r for r in caplog.records if "keeps the data from any" in r.getMessage()]
