@@ -16,6 +16,10 @@ Messages ready together leave together, in one multipart message. Shares the mas
 loads (resident data) stay in the worker's store, by id, until it unloads them; a task
 names them instead of carrying them.
 
+The decisions are two machines without I/O, fed events and carried out here: whose turn it
+is, what a stop, an unload or a turn's end says (runtime/worker/taskqueue.py), and what
+leaves when, paced, grouped, dropped, or reaching a fault point (runtime/worker/outbox.py).
+
 It logs (``logging``, logger ``ffcode.runtime.worker.process``) its connection, each job's start,
 stop and end, and its exit at INFO; trouble at WARNING and ERROR.
 """
@@ -23,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import functools
-import itertools
 import os
 import signal
 import socket
@@ -41,12 +44,14 @@ from ffcode.errors import NoMaster
 from ffcode.field import GF
 from ffcode.pieces import piece_packets
 from ffcode.runtime.shared import keys, kinds, wire
-from ffcode.runtime.shared.faults import Link
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import Load, Task, Unload
 from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, dial
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
+from ffcode.runtime.worker.outbox import TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send, Wait
+from ffcode.runtime.worker.taskqueue import (ENDED, FAILED, MORE, STOPPED, UNABLE, Fail,
+                                             Release, TaskQueue, Turn)
 
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
@@ -55,7 +60,6 @@ COMPUTE_NICE = 10           # the compute thread yields the CPU to the main thre
 NUDGE = 5.0                 # seconds without a master before saying so (a warning)
 INLINE_BYTES = 64 << 10     # a task on operands this small, with an f that took at most
 INLINE_SECONDS = 0.01       # this long on such operands before, runs in the main thread
-TOGETHER_BYTES = 256 << 10  # ready messages leave together up to this size (small ones gain)
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +85,6 @@ class Job:
         self.max_message = task.max_message     # the master disconnects larger parts
         self.priority = task.priority
         self.stop = threading.Event()
-        self.sent = 0
         self.steps = None               # the compute thread's generator, once started
         self.spent = 0.0                # seconds its steps took so far (wall: f may wait)
         self.group: list | None = None  # a relay's: its group's jobs so far, in brief
@@ -163,55 +166,40 @@ def warm_up():
                 wire.packet(Header(Kind.PACKET, 0, 0), packet.coeffs, packet.payload)
 
 
-class Queue:
-    """The compute thread's tasks, one per job in flight: ``next`` gives a job of the
-    highest priority, in turn with the others of that priority (round-robin), and drops
-    the stopped ones; it waits while there is none."""
+class Tasks:
+    """The queue of jobs (runtime/worker/taskqueue.py) between the two threads: the main
+    thread tells it of arrivals, stops and unloads, the compute thread takes turns, waiting
+    while there is none; what it says is carried out here (letting go of a stopped job's
+    work, of an unloaded job's shares)."""
 
     def __init__(self) -> None:
         self.ready = threading.Condition()
-        self.jobs: deque = deque()
-        self.waiting = False            # the compute thread waits for a job
+        self.queue = TaskQueue(INLINE_BYTES, INLINE_SECONDS)
 
-    def idle(self) -> bool:
-        """Whether the compute thread waits with no job (so that it runs no f meanwhile)."""
+    def tell(self, event: str, *arguments, **options) -> list:
+        """An event of the main thread (``arrived``, ``stop``, ``unload``): the compute
+        thread looks again; the instructions it gives that are not carried out here."""
         with self.ready:
-            return self.waiting and not self.jobs
-
-    def put(self, job) -> None:
-        with self.ready:
-            self.jobs.append(job)
+            instructions = getattr(self.queue, event)(*arguments, **options)
             self.ready.notify()
+        for instruction in instructions:
+            if isinstance(instruction, Release):
+                instruction.job.shares = None   # a job not started on them has none
+        return [i for i in instructions if not isinstance(i, Release)]
 
-    def next(self):
+    def next(self) -> Job:
+        """The job of the compute thread's next turn (holding none while it waits)."""
         with self.ready:
             while True:
-                self._drop_stopped()
-                if self.jobs:
-                    top = max(job.priority for job in self.jobs)
-                    chosen = next(job for job in self.jobs if job.priority == top)
-                    self.jobs.remove(chosen)
-                    self.jobs.append(chosen)    # its next turn comes after the others'
-                    return chosen
-                self.waiting = True
-                self.ready.wait()               # holding no job meanwhile
-                self.waiting = False
+                for instruction in self.queue.next():
+                    if isinstance(instruction, Turn):
+                        return instruction.job
+                    instruction.job.steps = None    # Drop: its generator and shares go
+                self.ready.wait()
 
-    def _drop_stopped(self) -> None:
-        stopped = [job for job in self.jobs if job.stop.is_set()]
-        for job in stopped:
-            self.jobs.remove(job)
-            job.steps = None        # its generator, and the shares it holds, go now
-
-    def done(self, job) -> None:
+    def finished(self, job, outcome: str, spent: float, detail: str) -> list:
         with self.ready:
-            if job in self.jobs:
-                self.jobs.remove(job)
-
-    def wake(self) -> None:
-        """Look again (a job was stopped)."""
-        with self.ready:
-            self.ready.notify()
+            return self.queue.finished(job, outcome, spent, detail)
 
 
 def fits(job, frames) -> None:
@@ -237,7 +225,12 @@ class Worker:
     """curve: (own public key, own secret key, the master's public key) for a CURVE master;
     token: a secret the master gave this worker to prove itself with in its HELLO;
     connect_timeout: seconds to wait for the master's handshake before serve raises
-    NoMaster (None: forever)."""
+    NoMaster (None: forever).
+
+    The shell around two machines without I/O: ``tasks`` (the queue of jobs,
+    runtime/worker/taskqueue.py) decides whose turn it is and what a stop or a turn's end
+    sends; ``outbox`` (runtime/worker/outbox.py) decides what leaves when. The threads,
+    the poll loop and the sockets are here."""
 
     def __init__(self, endpoint, slot=-1, curve=None, buffer=32 << 20, parent=None,
                  connect_timeout=None, token=None):
@@ -252,16 +245,12 @@ class Worker:
         self.pipe.rcvhwm = 2
         self.pipe.bind(PIPE)
         self.slot, self.buffer, self.parent = slot, buffer, parent
-        self.tasks = Queue()
+        self.tasks = Tasks()
         self.jobs: dict = {}            # epoch -> Job, from its start until it stops or ends
         self.store: dict = {}           # resident data id -> the arrays of this worker's share
         self.runs: dict = {}            # MapReduce job -> its values kept between phases
-        self.handoff: deque = deque()   # (header, frames) from the compute thread
-        self.outbox: deque = deque()    # [header, frames, bytes]; header None: control
-        self.queued = 0                 # bytes in the outbox
-        self.head_due = None            # when the outbox's first message may leave
-        self.link = Link(None)          # the worker's uplink, paced at the sending job's rate
-        self.quick: set = set()         # the f's whose small jobs run in the main thread
+        self.handoff: deque = deque()   # (job, header, frames) from the compute thread
+        self.outbox = Outbox(TOGETHER_BYTES)    # messages: (header, frames); None: control
         self.interrupted = threading.Event()    # a real Ctrl-C came (``interrupt``)
         self.computer = threading.Thread(target=self._compute_loop, name="ffcode-compute",
                                          daemon=True)
@@ -291,7 +280,7 @@ class Worker:
             while not pipe.poll(50, zmq.POLLOUT):   # the main thread is pacing a slow link
                 if job.stop.is_set():
                     raise Stopped
-            self.handoff.append((header, frames))
+            self.handoff.append((job, header, frames))
             pipe.send(b"", copy=False)              # a wake-up: the message is in handoff
 
         try:
@@ -303,40 +292,40 @@ class Worker:
 
     def _turn(self, job, out) -> bool:
         """One share of a job's work, its messages to out(job, header, frames); False once
-        the job has ended (it leaves the queue). A job's f that took little time on small
-        operands (wall time: an f may wait without computing) is quick: its next small jobs
-        run in the main thread."""
+        the job has ended (it leaves the queue, which learns from the time its turns took,
+        wall time, whether its f is quick: an f may wait without computing). A job that
+        fails or can do no more says so, as the queue instructs."""
         began = time.perf_counter()
+        outcome, detail = MORE, ""
         try:
-            try:
-                if job.steps is None:       # a bad task may fail making its steps
-                    job.steps = self.work(job, functools.partial(out, job))
-                next(job.steps)
-                return True                 # more to do: its next turn comes
-            except StopIteration:
-                pass
-            except Stopped:
-                raise
-            except Unable as e:             # no more packets will come: the job goes on
-                log.warning("job %d: no more work possible: %s", job.epoch, e)
-                out(job, job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
-            except BaseException as e:      # even f's SystemExit: the job fails, not the worker
-                if self.interrupted.is_set():
-                    raise                   # a real Ctrl-C, in the main thread: we exit
-                error = describe(e)
-                log.warning("job %d failed: %s", job.epoch, error)
-                failed = job.header(Kind.FAILED)
-                out(job, failed, wire.control(failed, {"error": error})[1:])
+            if job.steps is None:           # a bad task may fail making its steps
+                job.steps = self.work(job, functools.partial(out, job))
+            next(job.steps)
+        except StopIteration:
+            outcome = ENDED
         except Stopped:
-            pass
-        finally:
-            job.spent += time.perf_counter() - began
-        self.tasks.done(job)
-        job.steps = None
-        if not job.stop.is_set() and job.size <= INLINE_BYTES:
-            quick = self.quick.add if job.spent <= INLINE_SECONDS else self.quick.discard
-            quick(job.task.kind if job.coded is None else job.coded.f)
-        return False
+            outcome = STOPPED
+        except Unable as e:                 # no more packets will come: the job goes on
+            outcome, detail = UNABLE, str(e)
+        except BaseException as e:          # even f's SystemExit: the job fails, not the worker
+            if self.interrupted.is_set():
+                raise                       # a real Ctrl-C, in the main thread: we exit
+            outcome, detail = FAILED, describe(e)
+        if outcome != MORE:
+            job.steps = None
+        for say in self.tasks.finished(job, outcome, time.perf_counter() - began, detail):
+            if isinstance(say, Fail):
+                log.warning("job %d failed: %s", job.epoch, say.text)
+                header = job.header(Kind.FAILED)
+                frames = wire.control(header, {"error": say.text})[1:]
+            else:
+                log.warning("job %d: no more work possible: %s", job.epoch, say.text)
+                header, frames = job.done()
+            try:
+                out(job, header, frames)
+            except Stopped:
+                pass
+        return outcome == MORE
 
     # -- the main thread ----------------------------------------------------------------------
 
@@ -375,11 +364,12 @@ class Worker:
                 if self.parent is not None and os.getppid() != self.parent:
                     return 1            # the fork server (and so the master) is gone
             wait = next_beat - now
-            sending = self.head_due is not None and self.head_due <= now
-            if self.head_due is not None and not sending:
-                wait = min(wait, self.head_due - now)
-            poller.register(self.dealer, zmq.POLLIN | (zmq.POLLOUT if sending else 0))
-            poller.register(self.pipe, zmq.POLLIN if self.queued < self.buffer else 0)
+            step = self.outbox.tick(now)
+            if isinstance(step, Wait):
+                wait = min(wait, step.until - now)
+            poller.register(self.dealer, zmq.POLLIN |
+                            (zmq.POLLOUT if isinstance(step, Send) else 0))
+            poller.register(self.pipe, zmq.POLLIN if self.outbox.queued < self.buffer else 0)
             events = dict(poller.poll(int(max(wait, 0) * 1000)))
             event = recv_monitor_message(self.monitor)["event"] if self.monitor in events \
                 else None
@@ -428,16 +418,16 @@ class Worker:
                     unload = Unload.from_meta(wire.read_control(frames[1:])[0])
                     if self.store.pop(unload.data, None) is not None:
                         log.info("resident data %s unloaded", unload.data)
-                    for job in self.jobs.values():
-                        if job.data == unload.data:
-                            job.shares = None       # a job not started on them has none
+                    self.tasks.tell("unload", unload.data)
             except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
                 log.warning("ignored a bad message from the master: %s", e)
         return True
 
     def _job(self, header, frames):
-        """A JOB message: its job started, or, when its task does not check out, refused
-        with FAILED saying why (the master need not wait for it)."""
+        """A JOB message: its job started (a small one of a quick f computed here at once,
+        when the compute thread is idle: handing it over and its packets back would cost
+        more than the work), or, when its task does not check out, refused with FAILED
+        saying why (the master need not wait for it)."""
         try:
             job = Job(header, *wire.read_control(frames[1:]), self.store)
         except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
@@ -445,96 +435,62 @@ class Worker:
             failed = Header(Kind.FAILED, header.session, header.epoch, header.worker)
             self._send(wire.control(failed, {"error": describe(e)}))
             return
-        self._start(job)
-
-    def _start(self, job):
         earlier = self.jobs.get(job.epoch)
         if earlier is not None:             # the same job again: the master restarted it
             self._stop(earlier, ack=False)
         self.jobs[job.epoch] = job
-        coded = job.coded
+        coded, faults = job.coded, job.faults
         if coded is None:
             log.info("job %d started: %s", job.epoch, job.task.kind)
         else:
             log.info("job %d started: %s %s in GF(%d), %d share%s of %d pieces, sending %s",
                      job.epoch, job.task.kind, coded.f, coded.p, coded.shares,
                      "s" * (coded.shares != 1), coded.pieces, coded.send)
-        self._fault_point(job)          # crash or hang after 0 packets
-        if job.task.kind == "coded" and not self.relays and coded is not None and \
-                coded.f in self.quick and not job.paused and job.size <= INLINE_BYTES and \
-                self.tasks.idle():      # one thread runs f's
-            self._inline(job)
-        else:
-            self.tasks.put(job)
-
-    def _inline(self, job):
-        """A small job of a quick f, computed here at once: handing it to the compute
-        thread and its packets back would cost more than the work."""
-        def out(job, header, frames):
-            fits(job, frames)
-            self._queue(header, frames)
-        while self._turn(job, out):
-            pass
+        for point in self.outbox.started(job, faults.link_rate, faults.crash_after,
+                                         faults.hang_after):
+            self._carry_out(point)          # crash or hang after 0 packets
+        inline = job.task.kind == "coded" and not self.relays and coded is not None and \
+            not job.paused                  # one thread runs f's
+        if self.tasks.tell("arrived", job, job.priority, size=job.size, inline=inline,
+                           data=job.data,
+                           name=job.task.kind if coded is None else coded.f):
+            while self._turn(job, self._queue):
+                pass
 
     def _stop(self, job, ack=True):
         """Stop a job: the compute thread drops it at its next turn (or pause), and its
-        messages not yet sent are dropped."""
-        log.info("job %d stopped after %d packets sent", job.epoch, job.sent)
+        messages not yet sent are dropped; acknowledged unless the master restarts it."""
         job.stop.set()
-        self.tasks.wake()                   # it lets go of the job's shares at once
         self.jobs.pop(job.epoch, None)
-        kept = deque(item for item in self.outbox
-                     if item[0] is None or item[0].epoch != job.epoch)
-        if len(kept) != len(self.outbox):
-            self.queued = sum(item[2] for item in kept)
-            self.outbox = kept
-            self.head_due = None
-            if kept:
-                self._schedule_head(time.monotonic())
-        if ack:
+        packets = self.outbox.stop(job, time.monotonic())
+        log.info("job %d stopped after %d packets sent", job.epoch, packets)
+        for _ in self.tasks.tell("stop", job, ack):     # Acknowledge
             self.stopping(job)
             self._send(job.ended(Kind.STOPPED))
 
     def _take(self):
-        while self.queued < self.buffer and self.pipe.poll(0):
+        while self.outbox.queued < self.buffer and self.pipe.poll(0):
             self.pipe.recv(copy=False)          # a wake-up; the messages wait in handoff
             while self.handoff:
                 self._queue(*self.handoff.popleft())
 
-    def _queue(self, header, frames):
-        """A job's message into the outbox (a stopped job's late one is dropped)."""
-        job = self.jobs.get(header.epoch)
-        if job is None or job.stop.is_set() or job.session != header.session:
-            return
+    def _queue(self, job, header, frames):
+        """A job's message into the outbox (a stopped job's late one is dropped); a part
+        larger than the master takes is the job's error (in the compute thread, ``fits``
+        said so before the handover)."""
+        fits(job, frames)
         size = sum(memoryview(f).nbytes for f in frames)
-        self.outbox.append([header, frames, size])
-        self.queued += size
-        if self.head_due is None:
-            self._schedule_head(time.monotonic())
-
-    def _schedule_head(self, now):
-        header, frames, size = self.outbox[0]
-        packet = header is not None and header.kind == Kind.PACKET
-        if packet:                      # the link is the worker's: its jobs share it
-            self.link.rate = self.jobs[header.epoch].faults.link_rate
-        self.head_due = self.link.due(size, now) if packet else now
+        self.outbox.ready(job, header.kind, size, (header, frames), time.monotonic())
 
     def _send_head(self):
-        """Send the outbox's messages that are due, while zmq takes them: those ready
-        together in one multipart message up to TOGETHER_BYTES (the master reads them one
-        after another; its queue per worker stays bounded in bytes), but a paced packet, or
-        one of a job that crashes or hangs at a packet count, alone."""
-        while self.outbox and self.head_due is not None and \
-                self.head_due <= time.monotonic():
-            count, size = 1, self.outbox[0][2]
-            if self._loose(self.outbox[0]):
-                while count < min(len(self.outbox), wire.MAX_TOGETHER) and \
-                        size + self.outbox[count][2] <= TOGETHER_BYTES and \
-                        self._loose(self.outbox[count]):
-                    size += self.outbox[count][2]
-                    count += 1
-            frames = []
-            for header, parts, _ in itertools.islice(self.outbox, count):
+        """Send what the outbox says is due, while zmq takes it (messages of one send in
+        one multipart message: the master reads them one after another)."""
+        while True:
+            send = self.outbox.tick(time.monotonic())
+            if not isinstance(send, Send):
+                return
+            frames: list = []
+            for header, parts in send.messages:
                 if header is not None:
                     header.sent = time.time()   # packed once, as it leaves
                     frames.append(header.pack())
@@ -543,46 +499,23 @@ class Worker:
                 self.dealer.send_multipart(frames, copy=False, flags=zmq.NOBLOCK)
             except zmq.Again:
                 return
-            due, self.head_due = self.head_due, None
-            for _ in range(count):
-                self._sent(self.outbox.popleft(), due)
-            if self.outbox:
-                self._schedule_head(time.monotonic())
+            for instruction in self.outbox.sent(send, time.monotonic()):
+                self._carry_out(instruction)
 
-    def _loose(self, item) -> bool:
-        """Whether a message of the outbox may leave with others: an acknowledgement (a
-        HELLO goes alone), or a job's message unless its faults pace it or count its
-        packets."""
-        header, frames, _ = item
-        if header is None:
-            return Header.unpack(frames[0]).kind != Kind.HELLO
-        job = self.jobs.get(header.epoch)
-        return job is None or job.faults.link_rate is None and \
-            job.faults.crash_after is None and job.faults.hang_after is None
-
-    def _sent(self, item, due):
-        header, _, size = item
-        self.queued -= size
-        job = self.jobs.get(header.epoch) if header is not None else None
-        if job is None:                 # a control message
-            return
-        if header.kind == Kind.PACKET:
-            self.link.sent(due)
-            job.sent += 1
-            self._fault_point(job)
-        elif header.kind in (Kind.DONE, Kind.FAILED):
-            log.info("job %d %s: %d packets sent", job.epoch, header.kind.name.lower(),
-                     job.sent)
-            self.jobs.pop(job.epoch, None)  # a stop for it now finds nothing to stop
-
-    @staticmethod
-    def _fault_point(job):
-        """Inject a crash or a hang once the job's packet count reaches its mark."""
-        for name, act in (("crash_after", lambda: os._exit(17)),
-                          ("hang_after", lambda: os.kill(os.getpid(), signal.SIGSTOP))):
-            if getattr(job.faults, name) == job.sent:
-                time.sleep(0.2)         # let zmq deliver what was already sent
-                act()
+    def _carry_out(self, instruction):
+        """The outbox's FaultPoint (inject a crash or a hang, once zmq delivered what was
+        already sent) or Ended (a job's DONE or FAILED left)."""
+        if isinstance(instruction, FaultPoint):
+            time.sleep(0.2)                 # let zmq deliver what was already sent
+            if instruction.act == "crash":
+                os._exit(17)
+            os.kill(os.getpid(), signal.SIGSTOP)
+        elif isinstance(instruction, Ended):
+            job, epoch = instruction.job, instruction.job.epoch
+            log.info("job %d %s: %d packets sent", epoch, instruction.kind.name.lower(),
+                     instruction.packets)
+            if self.jobs.get(epoch) is job:
+                del self.jobs[epoch]        # a stop for it now finds nothing to stop
 
     def _send(self, frames):
         """A control message: sent now if zmq has room, dropped otherwise (heartbeats)
@@ -590,9 +523,9 @@ class Worker:
         try:
             self.dealer.send_multipart(frames, flags=zmq.NOBLOCK)
         except zmq.Again:
-            if Header.unpack(frames[0]).kind != Kind.HEARTBEAT:
-                self.outbox.appendleft([None, frames, 0])   # sent as it is, first in line
-                self.head_due = time.monotonic()
+            kind = Header.unpack(frames[0]).kind
+            if kind != Kind.HEARTBEAT:
+                self.outbox.urgent(kind, (None, frames), time.monotonic())
 
     def close(self):
         for run in list(self.runs.values()):   # their ipc directories go with them
