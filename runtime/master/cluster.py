@@ -230,8 +230,9 @@ class Cluster:
         with self._numbers:
             self.epoch += 1
             number = self.epoch
-        return JobRun(plan, self.roster, number, plan.settings(inputs, check is not None),
-                      encode=time.monotonic() - start, check=check, buffers=self._buffers)
+        return JobRun(plan, number, plan.settings(inputs, check is not None),
+                      session=self.transport.session, encode=time.monotonic() - start,
+                      check=check, buffers=self._buffers)
 
     def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
              seed: Optional[int] = None,

@@ -1,13 +1,19 @@
 """The master's one thread on its socket, serving every job in flight.
 
 It owns the transport and the roster: it takes each message, hands a worker's message to
-the job of its epoch (runtime/jobrun.py; another epoch's is stale), starts the jobs that
+the job of its epoch (another epoch's is stale), starts the jobs that
 wait as soon as their workers are connected (lost workers replaced first, once for all
 jobs), watches the workers, looks at each job's clock, and reduces payloads while the
 socket is idle, taking the jobs in turn. Other threads never touch the socket: they ``post``
 requests (load, unload, exclude, cancel), which this thread runs between messages, and a
 ``wake`` ends its wait for them at once. A job's future is resolved in a thread of its own
 (``Callbacks``), so that its done-callbacks never hold up the master's thread.
+
+A job's run (runtime/master/jobrun.py) does no I/O: this thread is its shell (``Job``),
+feeding it events (runtime/master/events.py) with the time and carrying out the
+instructions it returns. What waits for workers, a job or a request (``Waiter``), is
+started and failed through one small interface: ``count``, ``wait_for``, ``until``,
+``place(roster, live)``, ``start(workers)``, ``fail(error, stop)``.
 
 A job's error ends that job alone; closing the cluster (``shutdown``: the thread, then
 the workers, the engine and the socket) ends every job in flight with ClusterError.
@@ -27,13 +33,14 @@ import queue
 import shutil
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from concurrent.futures import Future, TimeoutError as WaitTimeout
 from typing import Any, Callable, Optional
 
 from ffcode.codes.base import Output
 from ffcode.errors import ClusterError
-from ffcode.runtime.master.jobrun import DRAINING, JobRun, RUNNING, settle
+from ffcode.runtime.master import events as ev
+from ffcode.runtime.master.jobrun import ENDED, RUNNING, WAITING, JobRun
 from ffcode.runtime.shared.report import Report
 from ffcode.runtime.master.roster import WATCH_EVERY, Roster
 
@@ -58,18 +65,18 @@ class JobFuture(Future[Outcome]):
     they may submit jobs to the cluster (not wait for one: chain them with callbacks).
     While in flight it keeps its cluster open (``owner``), and lets go as it resolves."""
 
-    def __init__(self, driver: "Driver", run: JobRun, owner: Any = None) -> None:
+    def __init__(self, driver: "Driver", job: "Job", owner: Any = None) -> None:
         super().__init__()
-        self._driver, self._run, self._owner = driver, run, owner
+        self._driver, self._job, self._owner = driver, job, owner
         self.add_done_callback(_let_go)         # first: before the user's callbacks
 
     @property
     def report(self) -> Report:
-        return self._run.report
+        return self._job.run.report
 
     @property
     def number(self) -> int:
-        return self._run.epoch
+        return self._job.run.epoch
 
     def result(self, timeout: Optional[float] = None) -> Outcome:
         """As ``Future.result``; Ctrl-C raises KeyboardInterrupt at once (``result_of``).
@@ -81,13 +88,13 @@ class JobFuture(Future[Outcome]):
 
     def running(self) -> bool:
         """Whether the job's tasks are on its workers (it may still be cancelled)."""
-        return not self.done() and self._run.state in (RUNNING, DRAINING)
+        return not self.done() and self._job.run.state not in (WAITING, ENDED)
 
     def cancel(self) -> bool:
         if self.done():
             return self.cancelled()
         try:
-            if not self._driver.call(self._run.cancel):
+            if not self._driver.call(self._job.cancel):
                 return self.cancelled()
         except ClusterError:                # the cluster closed: the job failed with it
             return self.cancelled()
@@ -147,7 +154,7 @@ class Callbacks:
                                f"another thread.")
 
     def settle(self, future: Future, outcome: Any, error: Optional[BaseException]) -> None:
-        """``jobrun.settle(future, outcome, error)``, in the thread."""
+        """``settle(future, outcome, error)``, in the thread."""
         self.queue.put((future, outcome, error))
 
     def close(self) -> None:
@@ -211,14 +218,134 @@ class Waiter:
         self.future: Future = Future()
         self.until = math.inf
 
+    def place(self, roster: Roster, live: list) -> list:
+        """The workers it gets of those connected."""
+        return live[:self.count]
+
     def start(self, workers: list) -> None:
         try:
             self.future.set_result(self.fn(workers))
         except Exception as e:
             self.future.set_exception(e)
 
-    def fail(self, error: BaseException) -> None:
+    def fail(self, error: BaseException, stop: bool = True) -> None:
         self.future.set_exception(error)
+
+
+class Job:
+    """A job run as the master's thread carries it out: its events fed in with the time,
+    its instructions carried out against the roster, the transport and its future (given
+    by ``settle(future, outcome, error)``: the driver's callback thread)."""
+
+    def __init__(self, driver: "Driver", run: JobRun) -> None:
+        self.driver, self.run = driver, run
+        self.roster, self.transport = driver.roster, driver.transport
+        self.count, self.wait_for, self.until = run.count, driver.start_timeout, math.inf
+        self.resident = run.plan.resident
+        self.future: Future = Future()
+        self.workers: list = []
+        self.index: dict = {}
+
+    def uses(self, data: Any) -> bool:
+        """Whether the job runs on this resident data."""
+        return self.resident is not None and self.resident is data
+
+    def place(self, roster: Roster, live: list) -> list:
+        """Its workers: on resident data, each holder in the place whose shares it holds."""
+        workers = live[:self.count]
+        return workers if self.resident is None else roster.in_place(workers, self.resident)
+
+    def start(self, workers: list) -> None:
+        # by handle, not routing id: a worker admitted again since is a new handle
+        self.workers, self.index = workers, {h: i for i, h in enumerate(workers)}
+        self.driver.running[self.run.epoch] = self
+        self.feed(ev.Start(tuple(workers), time.monotonic(), time.time()))
+
+    def fail(self, error: BaseException, stop: bool = True) -> None:
+        self.feed(ev.Abort(error, time.monotonic(), stop))
+
+    def cancel(self) -> bool:
+        """Stop the job on every worker that holds it and free what it holds (its future is
+        cancelled by the caller); False once it has ended."""
+        if self.run.state == ENDED:
+            return False
+        self.feed(ev.Cancel(time.monotonic()))
+        return True
+
+    def message(self, handle: Any, header: Any, frames: list) -> None:
+        self.feed(ev.message(self.index.get(handle), header, frames, time.monotonic()))
+
+    def watch(self, now: float) -> None:
+        """The job's workers that the master gave up on are finished for it."""
+        for i, handle in enumerate(self.workers):
+            if i not in self.run.finished and handle.lost is not None:
+                self.feed(ev.Lost(i, handle.lost, now))
+
+    def at_work(self) -> list:
+        """The job's workers still at it (not finished, not lost)."""
+        return [h for i, h in enumerate(self.workers) if i not in self.run.finished and
+                h.lost is None]
+
+    def feed(self, event: Any) -> None:
+        """One event, and the events its instructions answer with, in turn."""
+        events = deque([event])
+        while events:
+            for instruction in self.run.handle(events.popleft()):
+                try:
+                    answer = self._carry(instruction)
+                except Exception as e:          # a progress callback's: the job's error
+                    answer = ev.Abort(e, time.monotonic())
+                if answer is not None:
+                    events.append(answer)
+
+    def _carry(self, instruction: Any) -> Any:
+        """Carry out one instruction; the event that answers it, if any."""
+        kind = type(instruction)
+        if kind is ev.Send:
+            return self._send(instruction)
+        if kind is ev.Resume:
+            return ev.Work(time.monotonic())
+        if kind is ev.Progress:
+            instruction.fn(instruction.rank, instruction.needed)
+        elif kind is ev.Reject:
+            self.transport.rejected_total[instruction.reason] += 1
+        elif kind is ev.Exclude:
+            self.roster.exclude(self.workers[instruction.place], instruction.reason)
+        elif kind is ev.RecordSpeeds:
+            self.roster.record_speeds(self.workers, list(instruction.speeds))
+        elif kind is ev.Ended:
+            report = instruction.report
+            rejected, report.stale = self.transport.take_rejected()
+            report.rejected = dict(Counter(rejected) + Counter(report.rejected))
+            self.driver._ended(self)
+        elif kind is ev.Resolve:
+            self.driver.callbacks.settle(self.future, (instruction.output,
+                                                       instruction.report), None)
+        elif kind is ev.Fail:
+            self.driver.callbacks.settle(self.future, None, instruction.error)
+        return None
+
+    def _send(self, send: ev.Send) -> ev.Sent:
+        """A send to a worker not given up on (resident data shipped first where it is
+        not held for that place), and its outcome."""
+        handle, reloaded = self.workers[send.place], 0
+        if handle.lost is None:
+            if send.load is not None and handle.resident.get(send.load.ident) != send.place:
+                reloaded = self.roster.give(handle, send.load, send.place)
+            self.roster.send(handle, list(send.frames), patience=send.patience)
+        now = time.monotonic()
+        answers = handle.lost is None and (not send.ack or now - handle.last_seen <
+                                           WATCH_EVERY or not handle.gone())
+        return ev.Sent(send.place, now, handle.lost, reloaded, answers)
+
+
+def settle(future: Future, outcome: Any, error: Optional[BaseException]) -> None:
+    """A job's outcome, or its error, to its future (nothing if it was cancelled)."""
+    if future.set_running_or_notify_cancel():
+        if error is None:
+            future.set_result(outcome)
+        else:
+            future.set_exception(error)
 
 
 class Driver:
@@ -232,7 +359,8 @@ class Driver:
                  slots: Slots) -> None:
         self.roster, self.transport = roster, roster.transport
         self.endpoint, self.start_timeout, self.slots = endpoint, start_timeout, slots
-        self.running: dict[int, JobRun] = {}    # epoch -> job, its tasks sent
+        self.flight: dict[int, Job] = {}        # epoch -> job not ended, waiting or not
+        self.running: dict[int, Job] = {}       # epoch -> job, its tasks sent
         self.waiting: list = []                 # jobs and requests waiting for workers
         self.unloads: list = []                 # resident data to forget once unused
         self.requests: deque = deque()          # (fn, args, future) from other threads
@@ -285,10 +413,9 @@ class Driver:
     def submit(self, run: JobRun, owner: Any = None) -> JobFuture:
         """The job, queued for its workers; its future keeps ``owner`` (its cluster) until
         it resolves."""
-        future = JobFuture(self, run, owner)
-        run.future, run.wait_for, run.ended = future, self.start_timeout, self._ended
-        run.settle = self.callbacks.settle
-        self.post(self._enqueue, run)
+        job = Job(self, run)
+        job.future = future = JobFuture(self, job, owner)
+        self.post(self._enqueue, job, job)
         return future
 
     def when_ready(self, count: int, timeout: float, fn: Callable[[list], Any]) -> Future:
@@ -300,13 +427,12 @@ class Driver:
 
     def jobs(self) -> list:
         """The jobs in flight (waiting or running), in the master's thread."""
-        return [run for run in self.waiting if isinstance(run, JobRun)] + \
-            list(self.running.values())
+        return list(self.flight.values())
 
     def unload(self, data: Any) -> None:
         """Free the workers' memory of resident data now, or as the last job on it ends
         (in the master's thread)."""
-        if any(run.uses(data) for run in self.jobs()):
+        if any(job.uses(data) for job in self.jobs()):
             self.unloads.append(data)
         else:
             self.roster.forget(data)
@@ -324,14 +450,18 @@ class Driver:
 
     # -- the thread ---------------------------------------------------------------------------
 
-    def _enqueue(self, item: Any) -> None:
+    def _enqueue(self, item: Any, job: Optional[Job] = None) -> None:
+        """What waits for workers (a job, also in flight, or a request), queued."""
         item.until = time.monotonic() + item.wait_for
         self.waiting.append(item)
+        if job is not None:
+            self.flight[job.run.epoch] = job
 
-    def _ended(self, run: JobRun) -> None:
-        self.running.pop(run.epoch, None)
-        if run in self.waiting:
-            self.waiting.remove(run)
+    def _ended(self, job: Job) -> None:
+        self.running.pop(job.run.epoch, None)
+        self.flight.pop(job.run.epoch, None)
+        if job in self.waiting:
+            self.waiting.remove(job)
         for data in list(self.unloads):
             if not any(other.uses(data) for other in self.jobs()):
                 self.unloads.remove(data)
@@ -348,8 +478,8 @@ class Driver:
                 if now - self.watched >= WATCH_EVERY:
                     self.watched = now
                     self._watch(now)
-                for run in list(self.running.values()):
-                    self._step(run, run.tick, now)
+                for job in list(self.running.values()):
+                    job.feed(ev.Tick(now))
                 self._ingest(now)
         except ClusterError:                    # the transport is closing
             pass
@@ -366,8 +496,7 @@ class Driver:
                     self.waiting.append(args[0])
             for item in self.waiting + list(self.running.values()):
                 try:
-                    item.fail(error, stop=False) if isinstance(item, JobRun) else \
-                        item.fail(error)
+                    item.fail(error, stop=False)
                 except Exception:               # the others still fail
                     log.exception("ending a job as the cluster closed")
             self.slots.close()
@@ -384,17 +513,6 @@ class Driver:
                 future.set_result(fn(*args))
             except Exception as e:
                 future.set_exception(e)
-
-    def _step(self, run: JobRun, fn: Callable, *args: Any) -> None:
-        """A step of one job; its error ends it alone."""
-        try:
-            fn(*args)
-        except ClusterError as e:
-            if self.transport.closing:
-                raise
-            run.fail(e)
-        except Exception as e:
-            run.fail(e)
 
     def _admit(self, now: float) -> None:
         """Start what waits for workers once enough are connected (lost workers that the
@@ -415,14 +533,7 @@ class Driver:
         for item in list(self.waiting):
             if len(live) >= item.count:
                 self.waiting.remove(item)
-                workers = live[:item.count]
-                if isinstance(item, JobRun):
-                    if item.plan.resident is not None:
-                        workers = self.roster.in_place(workers, item.plan.resident)
-                    self.running[item.epoch] = item
-                    self._step(item, item.start, workers)
-                else:
-                    item.start(workers)
+                item.start(item.place(self.roster, live))
             elif now > item.until:
                 self.waiting.remove(item)
                 item.fail(ClusterError(
@@ -433,33 +544,33 @@ class Driver:
     def _watch(self, now: float) -> None:
         """Give up on the workers at a job whose process died or that fell silent, for
         every job they hold (idle ones are looked at as a job is about to start)."""
-        running = [run for run in self.running.values() if run.state == RUNNING]
-        busy = {handle for run in running for handle in run.at_work()}
+        running = [job for job in self.running.values() if job.run.state == RUNNING]
+        busy = {handle for job in running for handle in job.at_work()}
         for handle in busy:
             self.roster.watch(handle, now)
-        for run in running:
-            run.watch()
+        for job in running:
+            job.watch(now)
 
     def _ingest(self, now: float) -> None:
         """Take the messages waiting (for at most WATCH_EVERY, so that the clock is looked
         at even while they keep coming); when none came, reduce a payload of a job."""
-        pending = [run for run in self.running.values() if run.pending]
-        due = min((run.due for run in self.running.values()), default=math.inf)
+        pending = [job for job in self.running.values() if job.run.pending]
+        due = min((job.run.due for job in self.running.values()), default=math.inf)
         timeout = 0.0 if self.requests else IDLE if pending else \
             min(LOOK_EVERY, max(0.0, due - now))
         busy = False
         for handle, header, frames in self.roster.receive(timeout, until=now + WATCH_EVERY):
             busy = True
-            run = self.running.get(header.epoch)
-            if run is None:
+            job = self.running.get(header.epoch)
+            if job is None:
                 self.transport.reject("stale")
             else:
-                self._step(run, run.message, handle, header, frames)
+                job.message(handle, header, frames)
         if not busy and pending:
-            run = pending[self.turn % len(pending)]
+            job = pending[self.turn % len(pending)]
             self.turn += 1
-            if run.pending:
-                self._step(run, run.reduce)
+            if job.run.pending:
+                job.feed(ev.Work(time.monotonic()))
 
 
 def shutdown(owned: dict) -> None:

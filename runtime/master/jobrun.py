@@ -1,35 +1,48 @@
-"""The master's side of one job: send the tasks, ingest packets as they arrive (reducing
-payloads whenever the socket is idle), stop every worker the moment the output is
-decodable, decode, collect the stops' acknowledgements, verify, and account for
-everything in the report. A job run owns its state (its epoch, its report, what it
-rejected) and reaches the workers through the roster only. It is driven by events: the
-master's thread (runtime/driver.py) hands it the messages of its epoch and the clock, with
-other jobs in flight beside it, and it ends by resolving its future.
+"""The master's side of one job, as a state machine without I/O: events in, instructions
+out (runtime/master/events.py). It sends the tasks, ingests packets as they arrive
+(reducing payloads whenever the socket is idle), stops every worker the moment the
+output is decodable, decodes, collects the stops' acknowledgements, verifies, and
+accounts for everything in the report. It owns its state (its epoch, its report, what it
+rejected); the master's thread (runtime/master/driver.py) feeds it the messages of its
+epoch, the workers it lost and the clock, carries out what it returns against the
+roster, the transport and the job's future, and answers each send with its outcome.
 
 Workers are the job's places (processes); a packet is filed under the share (code index)
 it belongs to, so that every share is its own sender to the decoder, and a worker found
 wrong on any of its shares is named once.
 
 The deadline holds on every path: the clock is read between any two steps of work (a
-message, a payload reduced, a stop sent), so a job ends within its timeout plus one step
-and the stop grace.
+message, a payload reduced, a send), each step being an event that carries the time, so
+a job ends within its timeout plus one step and the stop grace.
 
-A job run is made from its plan before any message moves (its report knows what it needs):
+A job run is made from its plan before any message moves (its report knows what it
+needs), and answers its events with instructions:
 
 >>> from ffcode import GF, MDS
 >>> from ffcode.runtime.master.jobs import Options, Plan
+>>> from ffcode.runtime.master.events import Sent, Start, Tick
 >>> F = GF(65521)
 >>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)),
-...             Options(scheme="classic"), assignment=((0,), (1,), (2,)))
->>> run = JobRun(plan, roster=None, epoch=1, settings={})
+...             Options(scheme="classic", timeout=5), assignment=((0,), (1,), (2,)))
+>>> run = JobRun(plan, epoch=1, settings={})
 >>> run.report.scheme, run.report.needed, run.state
 ('classic', 2, 'waiting')
+>>> class Worker: host, pid, node = "here", 1, None
+>>> send, = run.handle(Start((Worker(),) * 3, now=0.0, wall=0.0))
+>>> send.place, send.kind.name, send.patience
+(0, 'JOB', 2.0)
+>>> [[i.place for i in run.handle(Sent(place, now=0.1))] for place in range(3)]
+[[1], [2], []]
+>>> stop, = run.handle(Tick(now=9.0))         # past the timeout: the stops go out first
+>>> out = [run.handle(Sent(place, now=9.0)) for place in range(3)][-1]
+>>> stop.kind.name, [type(i).__name__ for i in out]
+('STOP', ['Ended', 'Fail'])
+>>> print(out[-1].error)
+rank 0/2 no output within the timeout; workers 0, 1 and 2 still running
 """
 import logging
 import math
-import time
-from collections import Counter
-from concurrent.futures import Future
+from collections import Counter, deque
 from typing import Any, Callable, Optional
 
 from ffcode import allocation
@@ -39,87 +52,65 @@ from ffcode.pieces import Packet
 from ffcode.runtime.shared import wire
 from ffcode.runtime.shared.kinds import JobPlan
 from ffcode.runtime.shared.report import Report, WorkerTimeline, read_group
-from ffcode.runtime.master.roster import WATCH_EVERY, Roster
 from ffcode.runtime.shared.wire import Header, Kind
+from ffcode.runtime.master import events as ev
 
 STOP_GRACE = 0.25           # seconds to send the stops, and again to collect their acks
 STOP_PATIENCE = 0.1         # seconds a stop may wait for room at one worker
 TASK_PATIENCE = 2.0         # seconds a task may wait for room at one worker
-WAITING, RUNNING, DRAINING, ENDED = "waiting", "running", "draining", "ended"
+WAITING, RUNNING, DECODING, DRAINING, ENDED = \
+    "waiting", "running", "decoding", "draining", "ended"
 
 log = logging.getLogger(__name__)
 
 
 class JobRun:
     """One job of a plan (of any kind: runtime/shared/kinds.py's JobPlan), numbered
-    ``epoch`` among its master's jobs; ``settings`` go into its report as they are.
-    ``check(output, report)`` verifies the output before it is returned (None: it is not
-    verified). ``future`` resolves to (output, report) or to
-    the job's error, given by ``settle(future, outcome, error)`` (the driver's resolves it
-    in a thread of its own; by default, at once); ``ended(run)`` is called once as it
-    ends, whichever way, before its future resolves. ``state``:
-    waiting (for its workers), running (its tasks sent), draining (decoded, collecting the
-    stops' acknowledgements), ended."""
+    ``epoch`` among its master's jobs (of transport session ``session``); ``settings`` go
+    into its report as they are. ``check(output, report)`` verifies the output before it
+    is returned (None: it is not verified); ``buffers``, the payload storage the plan
+    hands on as it ends. ``handle(event)`` returns the instructions. ``state``: waiting
+    (for its workers), running (its tasks sent), decoding (decodable: stops sent, payloads
+    reduced, the output decoded), draining (collecting the stops' acknowledgements),
+    ended."""
 
-    def __init__(self, plan: JobPlan, roster: Roster, epoch: int, settings: dict, *,
+    def __init__(self, plan: JobPlan, epoch: int, settings: dict, *, session: int = 0,
                  encode: float = 0.0,
                  check: Optional[Callable[[Any, Report], None]] = None,
-                 future: Optional[Future] = None,
-                 ended: Optional[Callable[["JobRun"], None]] = None,
                  buffers: Optional[dict] = None) -> None:
         self.plan: JobPlan = plan
-        self.roster, self.epoch = roster, epoch
+        self.epoch, self.session = epoch, session
         self.progress = plan.progress
-        self.timeout = plan.timeout
-        self.wait_for = math.inf            # seconds it may wait for its workers
-        self.until = math.inf               # and until when
         self.count = len(plan.tasks)                # the workers it needs
-        self.check = check
-        self.future = future if future is not None else Future()
-        self.settle: Callable[[Future, Any, Optional[BaseException]], None] = settle
-        self.ended, self.buffers = ended, buffers
+        self.check, self.buffers = check, buffers
         self.state = WAITING
-        self.workers: list = []
-        self.index: dict = {}
-        self.report = Report(plan.label, plan.name, self.count, plan.pieces, plan.needed)
-        self.report.settings = settings
-        self.report.job = epoch
-        self.report.encode = encode
-        self.rejected: Counter[str] = Counter()     # this job's own drops (bad packets)
+        self.places = 0
+        self.ledger = Ledger(plan, epoch, settings, encode)
+        self.report = self.ledger.report
+        self.rejected = self.ledger.rejected        # this job's own drops (bad packets)
         self.owner = allocation.owners(tuple(plan.held))
-        self.timelines: list = []
         self.finished: set[int] = set()     # workers done sending (or idle, or lost)
         self.unusable: set[int] = set()     # when correcting: invalid packets or failed
-        self.failed: dict[int, str] = {}    # when correcting: worker -> its error
-        self.decodable = math.nan           # when the output became decodable
+        self.started = self.sent = self.decodable = math.nan
         self.deadline = math.inf            # of the job, once its tasks are sent
         self.drained = math.inf             # when collecting acknowledgements ends
-        self.waiting: set[int] = set()      # draining: acknowledgements still due
+        self.waiting: set[int] = set()      # decoding, draining: acknowledgements due
+        self.outbox: deque = deque()        # (place, kind): sends left, one at a time
+        self.then: Optional[Callable[[float], None]] = None     # once the outbox is empty
+        self.stop_until = math.inf          # the stops' grace
+        self.shipping = 0                   # bytes of the task being sent
         self.last_rank = -1
         self.output: Any = None
-        self.last_sent: Optional[float] = None  # draining: the latest message's send time
+        self.decoded = False
+        self.out: list = []                 # the instructions of the event at hand
 
     def __repr__(self) -> str:
         return f"JobRun({self.epoch}, {self.report.scheme}, {self.state})"
 
-    def header(self, kind, worker=-1):
-        return Header(kind, self.roster.transport.session, self.epoch, worker)
-
-    def reject(self, reason):
-        self.rejected[reason] += 1
-        self.roster.transport.rejected_total[reason] += 1
-
-    def clock(self):
-        return time.monotonic() - self.started
-
-    @property
-    def collector(self):
-        return self.plan.collector
-
     @property
     def pending(self) -> bool:
         """Payloads wait to be reduced (the master does so while its socket is idle)."""
-        return self.state == RUNNING and bool(self.collector.pending)
+        return self.state == RUNNING and bool(self.plan.collector.pending)
 
     @property
     def due(self) -> float:
@@ -127,337 +118,408 @@ class JobRun:
         draining)."""
         return self.drained if self.state == DRAINING else self.deadline
 
-    def uses(self, data) -> bool:
-        """Whether the job runs on this resident data."""
-        return self.plan is not None and self.plan.resident is data
+    def handle(self, event: Any) -> list:
+        """The instructions in answer to one event (runtime/master/events.py). The job's
+        own error (a timeout, a failure, an error of a step) ends it: its workers told to
+        stop, its future to fail."""
+        out: list = []
+        self.out = out
+        try:
+            _HANDLERS[type(event)](self, event)
+        except Exception as e:
+            if self.state == ENDED:
+                raise
+            self._end_with(e, getattr(event, "now", math.nan))
+        return out
 
-    # -- the steps, as the master's thread calls them --------------------------------------
+    # -- the events ---------------------------------------------------------------------
 
-    def start(self, workers: list) -> None:
-        """Send every worker its task (an idle one is finished at once), each send waiting
-        for room no longer than the time left; the job's clock starts here, its timeout
-        counting the encoding too."""
-        plan, roster = self.plan, self.roster
+    def _start(self, event: ev.Start) -> None:
+        """Send every worker its task (an idle one is finished at once), one at a time,
+        each waiting for room no longer than the time left; the job's clock starts here,
+        its timeout counting the encoding too."""
+        plan = self.plan
         self.state = RUNNING
-        self.started, self.wall = time.monotonic(), time.time()
-        self.deadline = self.started + self.timeout - self.report.encode
-        self.workers = workers
-        # by handle, not routing id: a worker admitted again since is a new handle
-        self.index = {h: i for i, h in enumerate(workers)}
-        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(plan.held[i]))
-                          for i, h in enumerate(workers)]
-        self.report.workers = self.timelines
-        log.info("job %d: %s on %d workers", self.epoch, plan.label, len(workers))
-        for i, handle in enumerate(workers):
-            task = plan.tasks[i]
+        self.started = event.now
+        self.deadline = self.started + plan.timeout - self.report.encode
+        self.places = len(event.workers)
+        self.ledger.begin(event.workers, event.wall)
+        log.info("job %d: %s on %d workers", self.epoch, plan.label, self.places)
+        for i, task in enumerate(plan.tasks):
             if task is None:
                 self.finished.add(i)
-                continue
-            left = self.deadline - time.monotonic()
+            else:
+                self.outbox.append((i, Kind.JOB))
+        self.then = lambda now: self._progress(sent=now)
+        self._next(event.now)
+
+    def _next(self, now: float) -> None:
+        """The next send of the outbox; once it is empty, what comes after it."""
+        if self.outbox:
+            i, kind = self.outbox[0]
+            if kind == Kind.STOP:
+                patience = max(0.0, min(STOP_PATIENCE, self.stop_until - now))
+                frames = [_header(Kind.STOP, self.session, self.epoch, i).pack()]
+                self.out.append(ev.Send(i, tuple(frames), patience, ack=True))
+                return
+            left = self.deadline - now
             if left < 0:
-                raise self._failure(JobTimeout, "no output within the timeout (sending "
-                                                "the tasks)")
-            timeline = self.timelines[i]
-            if plan.resident is not None and \
-                    handle.resident.get(plan.resident.ident) != i:  # a replacement
-                timeline.reloaded = roster.give(handle, plan.resident, i)
-            task, arrays = task
-            message = wire.control(self.header(Kind.JOB, i), task.to_meta(), arrays)
-            if roster.send(handle, message, patience=min(TASK_PATIENCE, left)):
-                timeline.share_sent = self.clock()
-                timeline.shipped = timeline.reloaded + \
-                    sum(memoryview(f).nbytes for f in message)
-        self.sent = time.monotonic()
-        self.watch()                        # a worker lost while sending
-        self._progress()
+                raise self.ledger.failure(JobTimeout, "no output within the timeout "
+                                          "(sending the tasks)", self)
+            task, arrays = self.plan.tasks[i]
+            frames = wire.control(_header(Kind.JOB, self.session, self.epoch, i),
+                                  task.to_meta(), arrays)
+            self.shipping = sum(memoryview(f).nbytes for f in frames)
+            self.out.append(ev.Send(i, tuple(frames), min(TASK_PATIENCE, left),
+                                    load=self.plan.resident))
+            return
+        then, self.then = self.then, None
+        if then is not None:
+            then(now)
 
-    def _progress(self) -> None:
-        """progress(rank, needed) as the rank grows (and once at the start)."""
-        if self.progress is not None and self.collector.rank != self.last_rank:
-            self.last_rank = self.collector.rank
-            self.progress(self.last_rank, self.plan.needed)
+    def _sent(self, event: ev.Sent) -> None:
+        """A send carried out: a task's counts in the report, a worker that could not take
+        one is lost; a stop is acknowledged by the workers that can still answer."""
+        i, kind = self.outbox.popleft()
+        if kind == Kind.JOB:
+            self.ledger.shipped(i, event, self.shipping, self.started)
+            if event.failed is not None and i not in self.finished:
+                self.ledger.timelines[i].lost = event.failed
+                self.finished.add(i)
+        elif event.failed is None and event.answers:
+            self.waiting.add(i)
+        self._next(event.now)
 
-    def message(self, handle, header, frames) -> None:
+    def _message(self, event: ev.Message) -> None:
         """One message of this job's epoch from one of the master's workers."""
-        if self.state == DRAINING:
-            self._drain(handle, header, frames)
+        if self.state in (DECODING, DRAINING):
+            self._drain(event)
             return
         if self.state != RUNNING:
             return
-        i = self.index.get(handle)
+        i, header, frames = event.place, event.header, event.frames
         if i is None or header.worker != i:
-            self.reject("unknown worker")
+            self.out.append(self.ledger.reject("unknown worker"))
             return
-        timeline = self.timelines[i]
-        if header.kind == Kind.PACKET:
-            self._packet(i, header, frames)
-            if self.collector.complete:
-                self._decoded()
-            else:
+        timeline = self.ledger.timelines[i]
+        if isinstance(event, ev.Packet):
+            self._packet(i, event)
+            if not self.plan.collector.complete:
                 self._progress()
-        elif header.kind == Kind.DONE:
-            timeline.done = self.clock()
+                return
+            # decodable: stop everyone at once, then reduce, decode, collect the acks
+            self.decodable = event.now
+            self.report.compute = self.decodable - self.sent
+            self.state = DECODING
+            self._stop_all(event.now, then=lambda now: self.out.append(ev.Resume()))
+        elif isinstance(event, ev.Done):
+            timeline.done = event.now - self.started
             self.finished.add(i)
-            self._notes(i, frames)
-        elif header.kind == Kind.STOPPED:             # the worker's clock, as in _drain
-            timeline.stopped = header.sent - self.wall
-            self._notes(i, frames)
-        elif header.kind == Kind.FAILED:
+            self.out.extend(self.ledger.notes(i, frames))
+        elif isinstance(event, ev.Stopped):       # the worker's clock, as in _drain
+            timeline.stopped = header.sent - self.ledger.wall
+            self.out.extend(self.ledger.notes(i, frames))
+        elif isinstance(event, ev.Failed):
             try:
                 meta, _ = wire.read_control(frames)
             except ProtocolError:
-                self.reject("malformed")
+                self.out.append(self.ledger.reject("malformed"))
                 return
-            if not self.plan.adversaries:             # a user's f that raises fails everywhere
-                raise self._failure(WorkerError, f"worker {i} failed: {meta.get('error')}")
-            self.failed[i] = str(meta.get("error"))   # its results are unusable: as if wrong
+            if not self.plan.adversaries:       # a user's f that raises fails everywhere
+                raise self.ledger.failure(WorkerError,
+                                          f"worker {i} failed: {meta.get('error')}", self)
+            self.ledger.failed[i] = str(meta.get("error"))   # unusable: as if wrong
             self._unusable(i)
 
-    def tick(self, now: float) -> None:
+    def _packet(self, i: int, event: ev.Message) -> None:
+        if i in self.unusable:                      # nothing more of its counts: not read
+            self.out.append(self.ledger.reject("wrong worker"))
+            return
+        header = event.header
+        filed: Optional[tuple[int, int]] = self.plan.share_of(i, header.index)
+        try:
+            if filed is None:
+                raise ValueError(f"worker {i} has no packet {header.index}")
+            coeffs, payload = wire.read_packet(header, event.frames, self.plan.dtype)
+            innovative = self.plan.collector.add(Packet(*filed, coeffs, payload,
+                                                        header.rows or None))
+        except ProtocolError:
+            self.out.append(self.ledger.reject("malformed"))
+            return
+        except (ValueError, TypeError):
+            self.out.append(self.ledger.reject("invalid packet"))
+            if self.plan.adversaries:       # well-formed but not a result: a wrong worker
+                self._unusable(i)
+            return
+        self.ledger.packet(i, header, filed, event.now - self.started, innovative)
+
+    def _lost(self, event: ev.Lost) -> None:
+        """A worker the master gave up on is finished for the job."""
+        if self.state == RUNNING and event.place not in self.finished:
+            self.ledger.timelines[event.place].lost = event.reason
+            self.finished.add(event.place)
+
+    def _tick(self, event: ev.Tick) -> None:
         """Look at the clock: JobTimeout past the deadline, JobFailed (VerificationError)
         once no live worker is left at the job; a draining job ends when its time is up."""
+        now, plan, timelines = event.now, self.plan, self.ledger.timelines
         if self.state == DRAINING:
             if now >= self.drained:
-                self._finish()
+                self._finish(now)
             return
-        if self.state != RUNNING:
+        if self.state != RUNNING or self.outbox:
             return
         if now > self.deadline:
-            raise self._failure(JobTimeout, "no output within the timeout")
-        if self.plan.every_worker and any(t.lost and t.done is None for t in self.timelines):
-            raise self._failure(JobFailed, "when a worker was lost: every worker's part is "
-                                           "needed")
-        if len(self.finished) == len(self.workers):
-            unexplained = self.plan.adversaries and self.collector.rank >= self.plan.needed
-            raise self._failure(VerificationError if unexplained else JobFailed,
-                                "after every live worker finished")
+            raise self.ledger.failure(JobTimeout, "no output within the timeout", self)
+        if plan.every_worker and any(t.lost and t.done is None for t in timelines):
+            raise self.ledger.failure(JobFailed, "when a worker was lost: every worker's "
+                                      "part is needed", self)
+        if len(self.finished) == self.places:
+            unexplained = plan.adversaries and plan.collector.rank >= plan.needed
+            raise self.ledger.failure(VerificationError if unexplained else JobFailed,
+                                      "after every live worker finished", self)
 
-    def reduce(self) -> None:
-        """Reduce one pending payload (the socket is idle)."""
-        self.collector.eliminate()
-        self._progress()
-
-    def at_work(self) -> list:
-        """The job's workers still at it (not finished, not lost)."""
-        return [h for i, h in enumerate(self.workers) if i not in self.finished and
-                h.lost is None]
-
-    def watch(self) -> None:
-        """The job's workers that the master gave up on are finished for it."""
-        for i, handle in enumerate(self.workers):
-            if i not in self.finished and handle.lost is not None:
-                self.timelines[i].lost = handle.lost
-                self.finished.add(i)
-
-    def fail(self, error: BaseException, stop: bool = True) -> None:
-        """End the job with this error (its workers told to stop unless not ``stop``: the
-        cluster is closing)."""
-        if self.state == ENDED:
+    def _work(self, event: ev.Work) -> None:
+        """One step of work: a payload reduced while running (the socket is idle); while
+        decoding, a payload reduced (within the deadline), then the output decoded, then
+        the decoding's time taken and the acknowledgements collected."""
+        collector = self.plan.collector if self.plan is not None else None
+        if self.state == RUNNING and collector.pending:
+            collector.eliminate()
+            self._progress()
             return
-        if self.state == RUNNING and stop:
-            self._stop_all()
-        if isinstance(error, ClusterError) and error.report is None:
-            error.report = self.report
-        self._end()
-        self.settle(self.future, None, error)
-
-    def cancel(self) -> bool:
-        """Stop the job on every worker that holds it and free what it holds (its future is
-        cancelled by the caller); False once it has ended."""
-        if self.state == ENDED:
-            return False
-        if self.state == RUNNING:
-            self._stop_all()
-        self.report.cancelled = True
-        self.report.rank = self.collector.rank
-        self._end()
-        return True
-
-    # -- inside ---------------------------------------------------------------------------
-
-    def _decoded(self) -> None:
-        """Decodable: stop everyone at once, reduce what is pending, decode, and start
-        collecting the stops' acknowledgements."""
-        self.decodable = time.monotonic()
-        self.report.compute = self.decodable - self.sent
-        self._stop_all()
-        while self.collector.pending:
-            if time.monotonic() > self.deadline:
-                raise self._failure(JobTimeout, "decodable, but its payloads were not "
-                                                "reduced within the timeout")
-            self.collector.eliminate()
-        if self.progress is not None:
-            self.progress(self.collector.rank, self.plan.needed)
-        self.output = self.collector.result()
-        plan = self.plan
-        wrong = {self.owner[k] for k in self.collector.wrong} | self.unusable
-        self.report.wrong = sorted(wrong)       # their kept packets did not count either
-        for i, timeline in enumerate(self.timelines):
-            for record in timeline.packets:
-                record["innovative"] = record["innovative"] and i not in wrong and \
-                    self.collector.counted(record["share"], record["piece"])
-            timeline.speed = _speed(timeline, plan.work_per_packet,
-                                    self.decodable - self.started)
-        done = time.monotonic()
-        self.report.decode = done - self.decodable
-        self.report.total = self.report.encode + done - self.started
-        self.report.rank = self.collector.rank
-        # Collect the acknowledgements, briefly. A worker heard from lately is alive.
-        self.waiting = {i for i in self._stopping()
-                        if done - self.workers[i].last_seen < WATCH_EVERY or
-                        not self.workers[i].gone()}
-        self.state = DRAINING
-        self.drained = done + STOP_GRACE
-        if not self.waiting:
-            self._finish()
-
-    def _notes(self, i, frames) -> None:
-        """What a worker's DONE or STOPPED tells: a relay's group's jobs, in brief
-        (report.read_group; a malformed one is rejected and left out). A worker's says
-        nothing: its frame is not parsed."""
-        if frames and memoryview(frames[0]) == wire.EMPTY_META:
+        if self.state != DECODING or self.outbox:
             return
-        try:
-            meta, _ = wire.read_control(frames)
-            if "group" in meta:
-                self.timelines[i].group = read_group(meta["group"])
-        except (ProtocolError, ValueError):
-            self.reject("malformed")
+        self.out.append(ev.Resume())
+        if collector.pending:
+            if event.now > self.deadline:
+                raise self.ledger.failure(JobTimeout, "decodable, but its payloads were "
+                                          "not reduced within the timeout", self)
+            collector.eliminate()
+        elif not self.decoded:
+            if self.progress is not None:
+                self.out.append(ev.Progress(self.progress, collector.rank, self.plan.needed))
+            self.output = collector.result()
+            wrong = {self.owner[k] for k in collector.wrong} | self.unusable
+            self.ledger.decoded(sorted(wrong), collector, self.decodable - self.started)
+            self.decoded = True
+        else:                                   # the time it took, the acks collected
+            self.out.pop()
+            report = self.report
+            report.decode = event.now - self.decodable
+            report.total = report.encode + event.now - self.started
+            report.rank = collector.rank
+            self.state = DRAINING
+            self.drained = event.now + STOP_GRACE
+            if not self.waiting:
+                self._finish(event.now)
 
-    def _drain(self, handle, header, frames) -> None:
+    def _drain(self, event: ev.Message) -> None:
         """Stop latency and quiet time use the workers' send times (one clock on one
         host): a stop takes effect in the worker, and the master is quiet once the last
         message of the job has left its sender."""
-        i = self.index.get(handle)
+        i = event.place
         if i is None:
             return
-        decodable = self.wall + (self.decodable - self.started)
-        self.last_sent = max(self.last_sent or header.sent, header.sent)
-        if header.kind == Kind.STOPPED:
-            self.timelines[i].stopped = header.sent - self.wall
-            self._notes(i, frames)
-            self.report.stop_latency.append(header.sent - decodable)
+        self.ledger.drained(i, event, self.decodable - self.started)
+        if isinstance(event, ev.Stopped):
+            self.out.extend(self.ledger.notes(i, event.frames))
             self.waiting.discard(i)
-        elif header.kind == Kind.PACKET:
-            self.report.wasted_after_stop += 1
-        elif header.kind in (Kind.DONE, Kind.FAILED):   # it ended before the stop came
+        elif isinstance(event, (ev.Done, ev.Failed)):   # it ended before the stop came
             self.waiting.discard(i)
-            if header.kind == Kind.DONE:
-                self._notes(i, frames)
-        if not self.waiting:
-            self._finish()
+            if isinstance(event, ev.Done):
+                self.out.extend(self.ledger.notes(i, event.frames))
+        if not self.waiting and self.state == DRAINING:
+            self._finish(event.now)
 
-    def _finish(self) -> None:
+    def _end_with(self, error: Optional[BaseException], now: float,
+                  stop: bool = True) -> None:
+        """End the job with this error, its workers told to stop unless not ``stop`` (the
+        cluster is closing); None: it is cancelled (its future is cancelled by the
+        caller)."""
+        if self.state == ENDED:
+            return
+        if isinstance(error, ClusterError) and error.report is None:
+            error.report = self.report
+        if error is None:
+            self.report.cancelled = True
+            self.report.rank = self.plan.collector.rank
+        if self.state == RUNNING and stop:
+            self._stop_all(now, then=lambda now: self._end(error))
+        else:
+            self.outbox.clear()
+            self._end(error)
+
+    # -- inside ---------------------------------------------------------------------------
+
+    def _finish(self, now: float) -> None:
         """The output, checked where asked, to the future; workers found wrong in a job
         whose output is returned are excluded from later jobs."""
-        if self.last_sent is not None:
-            decodable = self.wall + (self.decodable - self.started)
-            self.report.quiet = max(self.last_sent - decodable, 0.0)
-        plan, report = self.plan, self.report
-        output = self.output
-        self.roster.record_speeds(self.workers, [t.speed for t in report.workers])
+        report, output = self.report, self.output
+        self.ledger.quiet(self.decodable - self.started)
+        self.out.append(ev.RecordSpeeds(tuple(t.speed for t in report.workers)))
         log.info("job %d decoded in %.3f s", self.epoch, report.total)
         if self.buffers is not None:
-            plan.release(self.buffers)      # reused: no fresh pages next time
+            self.plan.release(self.buffers)     # reused: no fresh pages next time
         try:
             if self.check is not None:
                 self.check(output, report)
         except VerificationError as e:
-            self.fail(e)
+            self._end_with(e, now)
             return
         for i in report.wrong:                  # known wrong once the output is trusted
-            self.roster.exclude(self.workers[i], f"sent a wrong result in job {self.epoch}")
-        self._end()
-        self.settle(self.future, (output, report), None)
+            self.out.append(ev.Exclude(i, f"sent a wrong result in job {self.epoch}"))
+        self._end(None, (output, report))
 
-    def _end(self) -> None:
-        """What the job rejected into its report; what it holds let go."""
+    def _end(self, error: Optional[BaseException], outcome: Any = None) -> None:
+        """What the job rejected into its report; what it holds let go; its outcome (or
+        error) to its future, unless it was cancelled."""
         self.state = ENDED
-        rejected, self.report.stale = self.roster.transport.take_rejected()
-        self.report.rejected = dict(Counter(rejected) + self.rejected)
+        self.report.rejected = dict(self.rejected)
         # the shares, decoder and inputs let go: nothing reads the plan once it ended
         self.plan = self.check = self.output = None     # type: ignore[assignment]
-        if self.ended is not None:
-            self.ended(self)
+        self.out.append(ev.Ended(self.report))
+        if outcome is not None:
+            self.out.append(ev.Resolve(*outcome))
+        elif error is not None:
+            self.out.append(ev.Fail(error))
 
-    def _unusable(self, i):
+    def _unusable(self, i: int) -> None:
         """When correcting: worker i sent an invalid packet or its computation failed. It is
         finished and named wrong, and its shares' packets no longer count."""
         self.unusable.add(i)
         self.finished.add(i)
         for share in self.plan.held[i]:
-            self.collector.exclude(share)
+            self.plan.collector.exclude(share)
 
-    def _packet(self, i, header, frames):
-        if i in self.unusable:                      # nothing more of its counts: not read
-            self.reject("wrong worker")
-            return
-        filed: Optional[tuple[int, int]] = self.plan.share_of(i, header.index)
+    def _progress(self, sent: Optional[float] = None) -> None:
+        """progress(rank, needed) as the rank grows (and once at the start: ``sent``, when
+        the tasks were)."""
+        if sent is not None:
+            self.sent = sent
+        rank = self.plan.collector.rank
+        if self.progress is not None and rank != self.last_rank:
+            self.last_rank = rank
+            self.out.append(ev.Progress(self.progress, rank, self.plan.needed))
+
+    def _stop_all(self, now: float, then: Callable[[float], None]) -> None:
+        """Tell every worker still at the job (given a task, not lost, not done) to stop,
+        all within STOP_GRACE: a worker that has no room for a stop then is given up on
+        (it is not reading its socket); ``then`` once they are sent."""
+        self.outbox.clear()
+        self.stop_until = now + STOP_GRACE
+        self.outbox.extend((i, Kind.STOP) for i, t in enumerate(self.ledger.timelines)
+                           if t.lost is None and self.plan.tasks[i] is not None and
+                           t.done is None)
+        self.then = then
+        self._next(now)
+
+
+
+class Ledger:
+    """A job's report as it runs: each worker's timeline (on the job's clock: seconds
+    since its tasks went out; the workers' send times on ``wall``), what the job
+    rejected, which workers failed, and the error that names them."""
+
+    def __init__(self, plan: JobPlan, epoch: int, settings: dict, encode: float) -> None:
+        self.report = Report(plan.label, plan.name, len(plan.tasks), plan.pieces,
+                             plan.needed)
+        self.report.settings, self.report.job, self.report.encode = settings, epoch, encode
+        self.held, self.measure, self.needed = plan.held, plan.measure, plan.needed
+        self.adversaries, self.work = plan.adversaries, plan.work_per_packet
+        self.rejected: Counter[str] = Counter()
+        self.timelines: list = []
+        self.failed: dict[int, str] = {}    # when correcting: worker -> its error
+        self.wall = math.nan
+        self.last_sent: Optional[float] = None  # draining: the latest message's send time
+
+    def begin(self, workers: tuple, wall: float) -> None:
+        self.wall = wall
+        self.timelines = [WorkerTimeline(i, h.host, h.pid, h.node, list(self.held[i]))
+                          for i, h in enumerate(workers)]
+        self.report.workers = self.timelines
+
+    def reject(self, reason: str) -> ev.Reject:
+        self.rejected[reason] += 1
+        return ev.Reject(reason)
+
+    def shipped(self, i: int, sent: ev.Sent, nbytes: int, started: float) -> None:
+        timeline = self.timelines[i]
+        timeline.reloaded = sent.reloaded
+        if sent.failed is None:
+            timeline.share_sent = sent.now - started
+            timeline.shipped = timeline.reloaded + nbytes
+
+    def packet(self, i: int, header: Header, filed: tuple, received: float,
+               innovative: Any) -> None:
+        timeline = self.timelines[i]
+        timeline.packets.append({"index": header.index, "share": filed[0],
+                                 "piece": filed[1], "sent": header.sent - self.wall,
+                                 "received": received, "compute": header.compute,
+                                 "innovative": bool(innovative)})
+        timeline.compute += header.compute
+
+    def notes(self, i: int, frames: list) -> list:
+        """What a worker's DONE or STOPPED tells: a relay's group's jobs, in brief
+        (report.read_group; a malformed one is rejected and left out). A worker's says
+        nothing: its frame is not parsed."""
+        if frames and memoryview(frames[0]) == wire.EMPTY_META:
+            return []
         try:
-            if filed is None:
-                raise ValueError(f"worker {i} has no packet {header.index}")
-            coeffs, payload = wire.read_packet(header, frames, self.plan.dtype)
-            innovative = self.collector.add(Packet(*filed, coeffs, payload,
-                                                   header.rows or None))
-        except ProtocolError:
-            self.reject("malformed")
-            return
-        except (ValueError, TypeError):
-            self.reject("invalid packet")
-            if self.plan.adversaries:       # well-formed but not a result: a wrong worker
-                self._unusable(i)
-            return
-        self.timelines[i].packets.append({"index": header.index, "share": filed[0],
-                                          "piece": filed[1],
-                                          "sent": header.sent - self.wall,
-                                          "received": self.clock(),
-                                          "compute": header.compute,
-                                          "innovative": bool(innovative)})
-        self.timelines[i].compute += header.compute
+            meta, _ = wire.read_control(frames)
+            if "group" in meta:
+                self.timelines[i].group = read_group(meta["group"])
+        except (ProtocolError, ValueError):
+            return [self.reject("malformed")]
+        return []
 
-    def _failure(self, kind, why):
-        rank, needed = self.collector.rank, self.plan.needed
-        what = self.plan.measure
+    def decoded(self, wrong: list, collector: Any, decodable: float) -> None:
+        """The workers found wrong (their kept packets did not count either), and each
+        worker's speed up to when the output was decodable."""
+        self.report.wrong = wrong
+        for i, timeline in enumerate(self.timelines):
+            for record in timeline.packets:
+                record["innovative"] = record["innovative"] and i not in wrong and \
+                    collector.counted(record["share"], record["piece"])
+            timeline.speed = _speed(timeline, self.work, decodable)
+
+    def drained(self, i: int, event: ev.Message, decodable: float) -> None:
+        """A message after the stops: a stop's latency, a packet wasted."""
+        header = event.header
+        self.last_sent = max(self.last_sent or header.sent, header.sent)
+        if isinstance(event, ev.Stopped):
+            self.timelines[i].stopped = header.sent - self.wall
+            self.report.stop_latency.append(header.sent - (self.wall + decodable))
+        elif isinstance(event, ev.Packet):
+            self.report.wasted_after_stop += 1
+
+    def quiet(self, decodable: float) -> None:
+        if self.last_sent is not None:
+            self.report.quiet = max(self.last_sent - (self.wall + decodable), 0.0)
+
+    def failure(self, kind: type, why: str, run: "JobRun") -> ClusterError:
+        rank, needed = run.plan.collector.rank, self.needed
         lost = [i for i, t in enumerate(self.timelines) if t.lost]
-        running = [i for i in range(len(self.workers)) if i not in self.finished]
-        message = f"{what} {rank}/{needed} {why}"
-        if self.plan.adversaries and rank >= needed:
+        running = [i for i in range(run.places) if i not in run.finished]
+        message = f"{self.measure} {rank}/{needed} {why}"
+        if self.adversaries and rank >= needed:
             message += (f"; the results cannot be explained with at most "
-                        f"{self.plan.adversaries} wrong workers")
+                        f"{self.adversaries} wrong workers")
         if lost:
             message += (f"; {_workers(lost)} lost (" +
                         "; ".join(f"{i}: {self.timelines[i].lost}" for i in lost) + ")")
         if self.failed:
-            message += (f"; {_workers(sorted(self.failed))} failed (" +
-                        "; ".join(f"{i}: {self.failed[i]}" for i in sorted(self.failed)) +
-                        ")")
+            failed = sorted(self.failed)
+            message += (f"; {_workers(failed)} failed (" +
+                        "; ".join(f"{i}: {self.failed[i]}" for i in failed) + ")")
         if running and kind is JobTimeout:
             message += f"; {_workers(running)} still running"
         self.report.rank = rank
         return kind(message, report=self.report)
 
-    def _stopping(self) -> list:
-        """The workers still at the job: given a task, not lost, not done."""
-        return [i for i, h in enumerate(self.workers) if h.lost is None and
-                self.plan.tasks[i] is not None and self.timelines[i].done is None]
 
-    def _stop_all(self):
-        """Tell every worker still at the job to stop, all within STOP_GRACE: a worker
-        that has no room for a stop then is given up on (it is not reading its socket)."""
-        until = time.monotonic() + STOP_GRACE
-        for i in self._stopping():
-            patience = max(0.0, min(STOP_PATIENCE, until - time.monotonic()))
-            self.roster.send(self.workers[i], [self.header(Kind.STOP, i).pack()],
-                              patience=patience)
-
-
-def settle(future: Future, outcome: Any, error: Optional[BaseException]) -> None:
-    """A job's outcome, or its error, to its future (nothing if it was cancelled)."""
-    if future.set_running_or_notify_cancel():
-        if error is None:
-            future.set_result(outcome)
-        else:
-            future.set_exception(error)
+def _header(kind: Kind, session: int, epoch: int, worker: int) -> Header:
+    return Header(kind, session, epoch, worker)
 
 
 def _speed(timeline, work, decodable):
@@ -480,3 +542,12 @@ def _workers(indices) -> str:
     if len(names) == 1:
         return f"worker {names[0]}"
     return f"workers {', '.join(names[:-1])} and {names[-1]}"
+
+
+_HANDLERS: dict = {
+    ev.Start: JobRun._start, ev.Sent: JobRun._sent, ev.Lost: JobRun._lost,
+    ev.Tick: JobRun._tick, ev.Work: JobRun._work,
+    ev.Message: JobRun._message, ev.Packet: JobRun._message, ev.Done: JobRun._message,
+    ev.Stopped: JobRun._message, ev.Failed: JobRun._message,
+    ev.Cancel: lambda run, event: run._end_with(None, event.now),
+    ev.Abort: lambda run, event: run._end_with(event.error, event.now, event.stop)}
