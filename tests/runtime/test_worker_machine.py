@@ -339,3 +339,30 @@ def test_a_failed_message_ends_its_job_too():
     outbox.ready("job", Kind.FAILED, 10, "failed", now=0.0)
     sends, said = drain(outbox, [0.0])
     assert sends == [(0.0, ("p", "failed"))] and said == [Ended("job", Kind.FAILED, 1)]
+
+
+# -- the shell's glue, without threads -----------------------------------------------------------
+
+class Held:
+    """A job as the worker's Tasks sees it: its steps and shares, let go on instruction."""
+
+    def __init__(self, name):
+        self.name, self.steps, self.shares = name, iter(()), ["share"]
+
+    def __repr__(self):
+        return self.name
+
+
+def test_the_workers_tasks_carry_out_drops_and_releases():
+    """Tasks (runtime/worker/process.py) lets go of a stopped job's steps as the queue
+    drops it, and of an unloaded job's shares; the rest it hands on."""
+    from ffcode.runtime.worker.process import Tasks
+    tasks = Tasks()
+    a, b = Held("a"), Held("b")
+    assert tasks.tell("arrived", a, 0, data="D") == []
+    assert tasks.tell("arrived", b, 0, data="E") == []
+    assert tasks.tell("stop", a) == [Acknowledge(a)]
+    assert tasks.tell("unload", "D") == [] and a.shares is None and b.shares == ["share"]
+    assert tasks.next() is b and a.steps is None and b.steps is not None
+    assert tasks.finished(b, FAILED, 0.0, "ValueError: bad") == [Fail(b, "ValueError: bad")]
+    assert tasks.queue.idle()
