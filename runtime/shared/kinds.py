@@ -11,7 +11,7 @@ outside ffcode (a ``JobKind`` subclass) by its import path, which the worker imp
 imports a job's function.
 
 >>> from ffcode.runtime.shared.payloads import Coded
->>> find("coded").payload is Coded, tag_of(Coded("m:f", 2, "whole", 1, 1))
+>>> find("coded").payload is Coded, tag_of(Coded("m:f", 2, "classic", 1, 1))
 (True, 'coded')
 >>> find("nope")
 Traceback (most recent call last):

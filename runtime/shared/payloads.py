@@ -29,15 +29,14 @@ from ffcode.runtime.shared.meta import MAX_COUNT
 from ffcode.schemes import Scheme
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class Coded:
     """f: the computation's import path; p: the field; scheme: the name of the scheme its
     results travel by (ffcode.schemes), scheme_path the import path "module:NAME" of its
     object when it is not a built-in one (None otherwise); pieces: packets per share;
     shares: how many shares the worker works through; operand: the row-linear operand's
     place (piecewise schemes); seeds: each share's packet-coefficient seed (None when the
-    scheme draws none). ``send=`` in place of ``scheme`` names a built-in scheme by its
-    send step, as tasks once did (ffcode.schemes.Scheme.send)."""
+    scheme draws none)."""
     f: str
     p: int
     scheme: str
@@ -46,20 +45,6 @@ class Coded:
     operand: Optional[int] = None
     seeds: Optional[Tuple[Tuple[int, ...], ...]] = None
     scheme_path: Optional[str] = None
-
-    def __init__(self, f: str, p: int, scheme: Optional[str] = None,
-                 pieces: Optional[int] = None, shares: Optional[int] = None,
-                 operand: Optional[int] = None,
-                 seeds: Optional[Tuple[Tuple[int, ...], ...]] = None,
-                 scheme_path: Optional[str] = None, *, send: Optional[str] = None) -> None:
-        if send is not None and scheme is None:
-            scheme = {s.send: s.value for s in Scheme}.get(send, send)
-        if scheme is None or pieces is None or shares is None:
-            raise TypeError("Coded() needs f, p, scheme, pieces and shares.")
-        for name, value in (("f", f), ("p", p), ("scheme", str(scheme)), ("pieces", pieces),
-                            ("shares", shares), ("operand", operand), ("seeds", seeds),
-                            ("scheme_path", scheme_path)):
-            object.__setattr__(self, name, value)
 
     @property
     def work(self) -> int:
@@ -71,12 +56,6 @@ class Coded:
         """The scheme object: a built-in one by name, another imported from its path
         (ProtocolError when neither is there)."""
         return _scheme(self.scheme, self.scheme_path)
-
-    @property
-    def send(self) -> str:
-        """How the task's results travel, as a log says it: the built-in scheme's send step
-        (ffcode.schemes.Scheme.send), else the scheme's name."""
-        return self.strategy.send or self.scheme
 
     def to_meta(self) -> dict:
         return dict(vars(self), seeds=None if self.seeds is None else

@@ -443,9 +443,10 @@ class Worker:
         if coded is None:
             log.info("job %d started: %s", job.epoch, job.task.kind)
         else:
-            log.info("job %d started: %s %s in GF(%d), %d share%s of %d pieces, sending %s",
-                     job.epoch, job.task.kind, coded.f, coded.p, coded.shares,
-                     "s" * (coded.shares != 1), coded.pieces, coded.send)
+            log.info("job %d started: %s%s in GF(%d), %d share%s of %d pieces, by %s",
+                     job.epoch, "" if job.task.kind == "coded" else f"a {job.task.kind} of ",
+                     coded.f, coded.p, coded.shares, "s" * (coded.shares != 1),
+                     coded.pieces, coded.scheme)
         for point in self.outbox.started(job, faults.link_rate, faults.crash_after,
                                          faults.hang_after):
             self._carry_out(point)          # crash or hang after 0 packets

@@ -531,10 +531,10 @@ def test_worker_command_serves_cluster(bounded, tmp_path):
                               f"(giving up after 60 s)",
                               f"ffcode worker: info: connected to the master at "
                               f"{cluster.endpoint}"]
-        for epoch, op, pieces, send in [(1, "ffcode.functions:matmul", 2, "pieces"),
-                                       (2, "ffcode.functions:matmul", 3, "random")]:
+        for epoch, op, pieces, scheme in [(1, "ffcode.functions:matmul", 2, "compfs"),
+                                         (2, "ffcode.functions:matmul", 3, "cfs")]:
             assert f"ffcode worker: info: job {epoch} started: {op} in GF({F.p}), 1 share " \
-                   f"of {pieces} pieces, sending {send}" in logged
+                   f"of {pieces} pieces, by {scheme}" in logged
             assert any(line.startswith(f"ffcode worker: info: job {epoch} ") and (
                 "stopped after" in line or "done:" in line) for line in logged), logged
         assert logged[-1] == "ffcode worker: info: the master said shut down: exiting"
