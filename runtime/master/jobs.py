@@ -28,7 +28,7 @@ from ffcode.codes import HierarchicalCode
 from ffcode.codes.base import Code, Encoding, Split
 from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
-from ffcode.errors import VerificationError
+from ffcode.errors import InvalidParameterError, VerificationError
 from ffcode.runtime.master.options import Options, check_importable, warn_privacy
 from ffcode.runtime.shared.report import Report
 from ffcode.runtime.shared.kinds import JobKind
@@ -88,8 +88,8 @@ class Plan:
                  relayed: Optional[Callable[["Plan", int, list, Coded], Any]] = None
                  ) -> None:
         if not isinstance(code, Code):
-            raise TypeError(f"Argument 'code' must be an ffcode code, not "
-                            f"{type(code).__name__}.")
+            raise InvalidParameterError(f"Argument 'code' must be an ffcode code, not "
+                                        f"{type(code).__name__}.")
         options = options.resolved(schemes.default())
         scheme, work_pieces = options.scheme, options.pieces
         assert isinstance(scheme, Scheme) and work_pieces is not None, "resolved: set"
@@ -141,13 +141,14 @@ class Plan:
         else:
             layout = resident.layout
             if not layout.serves(scheme):
-                raise ValueError(
+                raise InvalidParameterError(
+                    
                     f"The resident data holds {layout.holds} (loaded for "
                     f"{', '.join(s for s in schemes.registered() if layout.serves(s))}), which "
                     f"scheme={scheme.value!r} cannot run on: load it for {scheme.value!r}.")
             if layout.pieces not in (None, self.work_pieces):
-                raise ValueError(f"The resident data was loaded for compfs with "
-                                 f"pieces={layout.pieces}, not {self.pieces}.")
+                raise InvalidParameterError(f"The resident data was loaded for compfs with "
+                                            f"pieces={layout.pieces}, not {self.pieces}.")
         return layout, [np.asarray(a) for a in code.arguments(layout.encoding, *inputs)]
 
     def _task(self, path, worker, held, args, max_message) -> tuple:
@@ -212,7 +213,7 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     a hierarchical code's outer code (``through_relays``)."""
     if isinstance(code, JobKind):       # a relay's forwarding, a MapReduce phase, ...
         if groups:
-            raise ValueError(f"A cluster of relays (groups=...) cannot run {code!r}.")
+            raise InvalidParameterError(f"A cluster of relays (groups=...) cannot run {code!r}.")
         return code.plan(options), (), None
     relayed, asked, assignment = None, code, None
     if groups and isinstance(code, HierarchicalCode):
@@ -222,13 +223,14 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     elif groups:
         assignment, relayed = forwarded(code, groups, options, remote)
     elif options.group_faults is not None:
-        raise ValueError("Argument 'group_faults' is for a cluster of relays (groups=).")
+        raise InvalidParameterError(
+            "Argument 'group_faults' is for a cluster of relays (groups=).")
     data = None
     if resident:
         data = code
         if options.assignment is not None or options.allocate is not None:
-            raise ValueError("Resident data keeps the assignment it was loaded with: "
-                             "give assignment or allocate to load, not to run.")
+            raise InvalidParameterError("Resident data keeps the assignment it was loaded with: "
+                                        "give assignment or allocate to load, not to run.")
         code, assignment = data.code, data.assignment
         options = options.resolved(data.scheme, data.pieces)
     elif assignment is None:
@@ -258,22 +260,25 @@ def through_relays(code: Any, groups: tuple, group_faults: Any = None) -> tuple:
     (2, 3, [1, 2, 3, 4])
     """
     if not isinstance(code, HierarchicalCode):
-        raise TypeError(f"A cluster of relays (groups=...) runs hierarchical codes "
-                        f"(ffcode.HierarchicalCode), not {type(code).__name__}: run it on a "
-                        f"cluster without groups.")
+        raise InvalidParameterError(
+            f"A cluster of relays (groups=...) runs hierarchical codes "
+            f"(ffcode.HierarchicalCode), not {type(code).__name__}: run it on a "
+            f"cluster without groups.")
     if code.groups != len(groups):
-        raise ValueError(f"{code!r} has {code.groups} groups (its outer code's points), "
-                         f"this cluster {len(groups)}.")
+        raise InvalidParameterError(
+            f"{code!r} has {code.groups} groups (its outer code's points), "
+            f"this cluster {len(groups)}.")
     inner, group_faults = code.inner, checked_group_faults(group_faults, groups)
     for g, size in enumerate(groups):
         if size < inner.recovery_threshold:
-            raise ValueError(f"Group {g} has {size} workers, fewer than the inner code's "
-                             f"recovery threshold {inner.recovery_threshold}: it could "
-                             f"never decode.")
+            raise InvalidParameterError(
+                f"Group {g} has {size} workers, fewer than the inner code's "
+                f"recovery threshold {inner.recovery_threshold}: it could "
+                f"never decode.")
         if size != inner.n_workers:
-            raise ValueError(f"Group {g} has {size} workers, the inner code "
-                             f"{inner.n_workers} points: give each group a worker per "
-                             f"point.")
+            raise InvalidParameterError(f"Group {g} has {size} workers, the inner code "
+                                        f"{inner.n_workers} points: give each group a worker per "
+                                        f"point.")
     description = inner.description()
     return code.outer, [{"code": description, "faults": group_faults.get(g)}
                         for g in range(len(groups))]
@@ -289,11 +294,12 @@ def forwarded(code: Any, groups: tuple, options: Options, remote: bool = False) 
     unit vector per slice when uncoded), and whether it forwards only what adds rank (not
     when the master corrects wrong senders, which needs their redundancy)."""
     if isinstance(options.allocate, str) and options.allocate == "speed":
-        raise ValueError("allocate='speed' measures relays, not their workers: pass each "
-                         "worker's speed (allocate=[...]) or an assignment.")
+        raise InvalidParameterError(
+            "allocate='speed' measures relays, not their workers: pass each "
+            "worker's speed (allocate=[...]) or an assignment.")
     if not isinstance(code, Code):
-        raise TypeError(f"Argument 'code' must be an ffcode code, not "
-                        f"{type(code).__name__}.")
+        raise InvalidParameterError(f"Argument 'code' must be an ffcode code, not "
+                                    f"{type(code).__name__}.")
     if remote:
         check_importable(code)
     group_faults = checked_group_faults(options.group_faults, groups)
@@ -324,8 +330,9 @@ def checked_group_faults(group_faults: Any, groups: tuple) -> dict:
     group_faults = group_faults or {}
     beyond = sorted(g for g in group_faults if g >= len(groups))
     if beyond:
-        raise ValueError(f"group_faults names groups {beyond}, but the cluster has groups "
-                         f"0..{len(groups) - 1}.")
+        raise InvalidParameterError(
+            f"group_faults names groups {beyond}, but the cluster has groups "
+            f"0..{len(groups) - 1}.")
     for g, faults in group_faults.items():
         faults.check_workers(groups[g])
     return {g: faults.to_dict() for g, faults in group_faults.items()}
@@ -341,8 +348,9 @@ def _arrays(share) -> list:
 
 def _check_rows(shapes) -> None:
     if any(len(shape) == 0 for shape in shapes):
-        raise ValueError("The runtime sends results in row pieces: give blocks at least one "
-                         "dimension (a scalar as shape (1,)).")
+        raise InvalidParameterError(
+            "The runtime sends results in row pieces: give blocks at least one "
+            "dimension (a scalar as shape (1,)).")
 
 
 
@@ -352,8 +360,9 @@ def verification(asked, code, inputs, adversaries) -> bool:
     if asked == "auto":
         return verify.by_default(code, inputs, adversaries)
     if asked and verify.cost(code, inputs) is None:
-        raise ValueError(f"{code!r} cannot be verified: its outputs have no check (an LCC "
-                         f"whose f is not row-linear).")
+        raise InvalidParameterError(
+            f"{code!r} cannot be verified: its outputs have no check (an LCC "
+            f"whose f is not row-linear).")
     return asked
 
 
@@ -374,11 +383,12 @@ def check_data(code, data, groups: tuple = ()) -> None:
     """data is what the code encodes (``code.inputs[:code.encodes]``), for Cluster.load
     (on a cluster without groups)."""
     if groups:
-        raise ValueError("Resident data is for a cluster without groups: a cluster of "
-                         "relays ships each job's data.")
+        raise InvalidParameterError("Resident data is for a cluster without groups: a cluster of "
+                                    "relays ships each job's data.")
     if isinstance(code, Code) and len(data) != code.encodes:
         names = ", ".join(code.inputs[:code.encodes])
         rest = ", ".join(code.inputs[code.encodes:])
-        raise TypeError(f"{type(code).__name__}'s data is ({names}), got {len(data)} "
-                        f"array{'s' if len(data) != 1 else ''}" +
-                        (f"; its arguments ({rest}) go to each run" if rest else "") + ".")
+        raise InvalidParameterError(
+            f"{type(code).__name__}'s data is ({names}), got {len(data)} "
+            f"array{'s' if len(data) != 1 else ''}" +
+            (f"; its arguments ({rest}) go to each run" if rest else "") + ".")

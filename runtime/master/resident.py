@@ -10,13 +10,14 @@ A cluster's residents take only what its own ``load`` returned:
 >>> residents.check(object())
 Traceback (most recent call last):
 ...
-TypeError: Argument 'data' must be what Cluster.load returned, not object.
+ffcode.errors.InvalidParameterError: Argument 'data' must be what Cluster.load returned, not object.
 """
 from __future__ import annotations
 
 import threading
 from typing import Any
 
+from ffcode.errors import InvalidParameterError
 from ffcode.runtime.master.jobs import Layout
 from ffcode.runtime.master.options import Options
 from ffcode import schemes
@@ -85,12 +86,13 @@ class Residents:
     def check(self, data: Any, unloaded: bool = False) -> None:
         """data is what this cluster's load returned (and still loaded unless told)."""
         if not isinstance(data, Resident):
-            raise TypeError(f"Argument 'data' must be what Cluster.load returned, not "
-                            f"{type(data).__name__}.")
+            raise InvalidParameterError(f"Argument 'data' must be what Cluster.load returned, not "
+                                        f"{type(data).__name__}.")
         if data.session != self.session:
-            raise ValueError(f"{data!r} was loaded on another cluster, not on this one.")
+            raise InvalidParameterError(
+                f"{data!r} was loaded on another cluster, not on this one.")
         if not unloaded and not self.holds(data):
-            raise ValueError(f"{data!r} was unloaded: load it again.")
+            raise InvalidParameterError(f"{data!r} was unloaded: load it again.")
 
     def drop(self, data: Resident) -> bool:
         """Forget data (False if it was not held); it reads as unloaded from now on."""

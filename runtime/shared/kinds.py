@@ -26,7 +26,7 @@ from typing import Any, Callable, ClassVar, Iterator, Optional, Protocol, Sequen
 
 from ffcode import functions
 from ffcode.decoding.collectors import Collector
-from ffcode.errors import ProtocolError
+from ffcode.errors import InvalidParameterError, ProtocolError
 from ffcode.runtime.shared import local, phases
 from ffcode.runtime.shared.payloads import Coded, Forwarded, Relayed
 
@@ -164,8 +164,9 @@ def tag_of(payload: Any) -> str:
     tag = next((_BY_PAYLOAD[cls] for cls in type(payload).__mro__ if cls in _BY_PAYLOAD),
                None)
     if tag is None:
-        raise TypeError(f"{type(payload).__name__} is no job kind's payload: name it as a "
-                        f"ffcode.runtime.JobKind subclass's Payload.")
+        raise InvalidParameterError(
+            f"{type(payload).__name__} is no job kind's payload: name it as a "
+            f"ffcode.runtime.JobKind subclass's Payload.")
     return tag
 
 

@@ -40,7 +40,7 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from ffcode import logs
-from ffcode.errors import NoMaster
+from ffcode.errors import InvalidParameterError, NoMaster
 from ffcode.field import GF
 from ffcode.pieces import piece_packets
 from ffcode.runtime.shared import keys, kinds, wire
@@ -544,14 +544,15 @@ def run(endpoint: str, *, key: str | None = None, server_key: str | None = None,
     relay's: runtime/relay.py) with Worker's arguments."""
     sys.setswitchinterval(5e-4)     # the main thread answers a stop without waiting 5 ms
     if (key is None) != (server_key is None):
-        raise ValueError("A worker's CURVE key and the master's public key go together.")
+        raise InvalidParameterError(
+            "A worker's CURVE key and the master's public key go together.")
     try:
         curve = None if key is None or server_key is None else \
             keys.load_client(key, server_key)
         worker = make(endpoint, slot, curve, buffer, parent, connect_timeout=timeout)
     except zmq.ZMQError as e:
-        raise ValueError(f"cannot connect to {endpoint!r}: {e} (an endpoint looks like "
-                         f"tcp://HOST:PORT)") from None
+        raise InvalidParameterError(f"cannot connect to {endpoint!r}: {e} (an endpoint looks like "
+                                    f"tcp://HOST:PORT)") from None
     if threading.current_thread() is threading.main_thread() and \
             signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, worker.interrupt)
