@@ -304,3 +304,29 @@ def test_every_message_of_a_started_job_answers_only_with_instructions():
                                       ev.Ended, ev.Resolve, ev.Fail))
                        for i in job.feed(make()))
         assert sum(isinstance(i, ev.Ended) for i in job.log) <= 1
+
+
+def test_a_garbled_failed_message_is_counted_and_the_job_goes_on():
+    """A FAILED message whose meta is not JSON is counted as malformed, not raised, and
+    the job decodes (moved here from a process test of test_runtime)."""
+    job = started()
+    garbled = job.message(2, job.header(Kind.FAILED, 2), [b"{not json"])
+    assert job.feed(job.at(0.1).packet(0), garbled) == [ev.Reject("malformed")]
+    job.feed(job.at(0.3).packet(1))
+    out = job.feed(*(job.stopped(place) for place in job.stops()))
+    assert kinds(out) == ["RecordSpeeds", "Ended", "Resolve"]
+    assert np.array_equal(out[-1].output, F.matmul(A, X))
+    assert job.run.report.rejected == {"malformed": 1}
+
+
+def test_more_wrong_workers_than_it_corrects_fail_the_job_naming_nobody():
+    job = started(n=5, adversaries=1)
+    for place in range(5):
+        job.feed(job.at(0.5).packet(place, corrupt=place in (0, 1)), job.done(place))
+    out = job.tick(0.6)
+    assert kinds(out) == ["Ended", "Fail"] and job.stops() == []
+    assert not any(isinstance(i, ev.Exclude) for i in job.log)
+    error = out[-1].error
+    assert isinstance(error, VerificationError) and error.report.wrong == []
+    assert str(error) == ("rank 5/4 after every live worker finished; the results cannot "
+                          "be explained with at most 1 wrong workers")

