@@ -330,3 +330,16 @@ def test_more_wrong_workers_than_it_corrects_fail_the_job_naming_nobody():
     assert isinstance(error, VerificationError) and error.report.wrong == []
     assert str(error) == ("rank 5/4 after every live worker finished; the results cannot "
                           "be explained with at most 1 wrong workers")
+
+
+def test_a_replacements_reload_counts_in_what_it_was_shipped():
+    """The shell ships resident data to a replacement before its task (Send.load) and
+    says how many bytes it took: its timeline counts them, within what it was shipped."""
+    job = Harness(coded_plan())
+    send, = job.run.handle(ev.Start(job.workers, 0.0, 0.0))
+    assert send.load is None                        # shipped data: nothing to reload
+    task_bytes = sum(memoryview(f).nbytes for f in send.frames)
+    job.run.handle(ev.Sent(0, 0.5, reloaded=4096))
+    timeline = job.run.report.workers[0]
+    assert (timeline.reloaded, timeline.shipped, timeline.share_sent) == \
+        (4096, 4096 + task_bytes, 0.5)
