@@ -293,8 +293,9 @@ class Job:
             for instruction in self.run.handle(events.popleft()):
                 try:
                     answer = self._carry(instruction)
-                except Exception as e:          # a progress callback's: the job's error
-                    answer = ev.Abort(e, time.monotonic())
+                except Exception as e:          # a progress callback's: the job's error,
+                    events.appendleft(ev.Abort(e, time.monotonic()))    # before the rest
+                    continue
                 if answer is not None:
                     events.append(answer)
 
