@@ -139,9 +139,6 @@ class Cluster:
             raise ClusterError("This cluster is closed.")
         return self._owned["driver"]
 
-    def _outside(self, name: str) -> Driver:
-        return self._driver.outside(f"Cluster.{name}")
-
     def __enter__(self) -> "Cluster":
         return self
 
@@ -161,7 +158,7 @@ class Cluster:
         """Block until ``count`` workers (default all; with groups, relays) are connected;
         local workers that were lost are replaced first. ClusterError after ``timeout``
         seconds."""
-        driver = self._outside("wait")
+        driver = self._driver.outside("Cluster.wait")
         count = self.roster.count(self.members if count is None else count)
         timeout = self.start_timeout if timeout is None else checks.seconds(timeout, "timeout")
         return result_of(driver.when_ready(count, timeout, lambda workers: workers))
@@ -184,7 +181,7 @@ class Cluster:
         ClusterBusy; closing: ClusterError). Works from any thread (a done-callback's too)
         and with ``concurrent.futures`` and ``asyncio.wrap_future``; ``future.cancel()``
         stops the job on its workers. The future keeps the cluster open until it ends."""
-        self._outside("submit")
+        self._driver.outside("Cluster.submit")
         if not self._slots.take(checks.flag(block, "block")):   # ClusterError once closed
             raise ClusterBusy(f"This cluster has {self.max_in_flight} jobs in flight "
                               f"(max_in_flight): wait for one, or submit with block=True.")
@@ -205,7 +202,7 @@ class Cluster:
         JobTimeout after timeout seconds, VerificationError when the output fails its
         check. The same as ``submit(...).result()``; Ctrl-C while it waits cancels every
         job in flight on the cluster."""
-        self._outside("run").callbacks.refuse("Cluster.run")
+        self._driver.outside("Cluster.run").callbacks.refuse("Cluster.run")
         try:
             return self.submit(code, *inputs, **options).result()
         except KeyboardInterrupt:
@@ -248,7 +245,7 @@ class Cluster:
         (default fresh randomness). assignment, allocate: as for ``run``, kept by every run
         on the data. A worker lost and replaced gets its share again before its next job
         (its timeline's ``reloaded`` bytes). ``unload`` (or closing) frees their memory."""
-        driver = self._outside("load")
+        driver = self._driver.outside("Cluster.load")
         options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
                           allocate=allocate)
         jobs.check_data(code, data, self.groups)
