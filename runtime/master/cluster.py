@@ -1,11 +1,12 @@
 """``ffcode.Cluster``: a master and its pool of workers, reused across jobs.
 
-It composes the parts: a transport (the socket, runtime/transport.py), an engine that starts
-the workers (runtime/engines.py: local processes or Ray actors) or waits for hand-started
-ones, a roster that admits and watches them (runtime/roster.py), the master's thread,
-alone on the socket (runtime/driver.py), and per job a plan (runtime/jobs.py), encoded in
-the caller's thread, that a job run carries out (runtime/jobrun.py), several in flight at
-once. Every wait is bounded, and closing (also on an exception, Ctrl-C, or garbage
+It composes the parts: a transport (the socket, runtime/shared/transport.py), an engine
+that starts the workers (runtime/master/engines.py: local processes or Ray actors) or
+waits for hand-started ones, a roster that admits and watches them
+(runtime/master/roster.py), the master's thread, alone on the socket
+(runtime/master/driver.py), and per job a plan (runtime/master/jobs.py), encoded in the
+caller's thread, that a job run carries out (runtime/master/jobrun.py), several in flight
+at once. Every wait is bounded, and closing (also on an exception, Ctrl-C, or garbage
 collection) kills every process the cluster started.
 
 Arguments are checked before any worker starts or any socket opens:
@@ -66,7 +67,7 @@ class Cluster:
     ``groups`` puts a relay between the master and each group of workers, local to it
     (``Cluster(12, groups=3)``: 3 relays of 4; a list gives the sizes; "nodes" on Ray: a
     relay per node): it runs a HierarchicalCode's inner code, or forwards an ordinary
-    code's packets that add rank (runtime/relay.py). ``wait``, ``live``, ``faults`` and
+    code's packets that add rank (runtime/worker/relay.py). ``wait``, ``live``, ``faults`` and
     ``adversaries`` are then about the relays."""
 
     # ffcode.constraints; the engine checks its settings, groups and n_workers' upper end.

@@ -1,5 +1,5 @@
 """A job as values: the ``Options`` it runs with, the ``Layout`` of its data on the workers,
-and the ``Plan``: each worker's ``Task`` (runtime/task.py) and the collector its packets go
+and the ``Plan``: each worker's ``Task`` (runtime/shared/task.py) and the collector its packets go
 to (ffcode.decoding.collectors).
 
 A worker may hold several shares (``assignment[i]``, code indices, ffcode.allocation): it

@@ -1,6 +1,6 @@
 """Coded MapReduce on a Cluster's workers (ffcode.mapreduce has the math): the master only
 places the files, starts the phases and gathers the outputs; the workers shuffle among
-themselves (runtime/shuffler.py).
+themselves (runtime/worker/shuffler.py).
 
 ``run(cluster, files, map, reduce, load=r)`` runs these steps as jobs of the cluster:
 

@@ -68,7 +68,7 @@ class RayWorker:
         """Serve the master until it says SHUTDOWN (0), goes away or refuses us (1), or
         does not answer within timeout seconds (2). server_public: the master's key for
         CURVE (None: plaintext, over ipc or when insecure). group: serve as a relay of
-        that many local worker processes on this node (runtime/relay.py)."""
+        that many local worker processes on this node (runtime/worker/relay.py)."""
         entry = importlib.import_module(ENTRY)
         entry.process.log_to_stderr(level)
         sys.setswitchinterval(5e-4)     # the serving thread answers a stop at once

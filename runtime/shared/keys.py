@@ -1,5 +1,5 @@
 """CURVE key files and sockets: the master accepts only workers whose public keys sit in its
-clients directory (the gate, runtime/gate.py, admits them), or session keys that never touch
+clients directory (the gate, runtime/shared/gate.py, admits them), or session keys that never touch
 a disk (the Ray engine's).
 
 Key files use pyzmq's certificate format (``zmq.auth.load_certificate`` reads them). A secret

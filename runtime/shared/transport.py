@@ -1,5 +1,5 @@
 """The master's socket and nothing else: it binds (ipc, or tcp with CURVE), lets the gate
-(runtime/gate.py) admit connections, reads whole messages checked for shape, kind and
+(runtime/shared/gate.py) admit connections, reads whole messages checked for shape, kind and
 session, and sends without ever blocking for long. What the messages mean is the roster's
 and the job runs' business; the transport only moves bytes and counts what it drops.
 

@@ -541,7 +541,7 @@ def run(endpoint: str, *, key: str | None = None, server_key: str | None = None,
     the master went away or refused us, 2 when no master answered within timeout seconds
     (None: wait forever; an error line). key and server_key: this worker's CURVE secret key
     file and the master's public one (both or neither). ``make`` builds the worker (a
-    relay's: runtime/relay.py) with Worker's arguments."""
+    relay's: runtime/worker/relay.py) with Worker's arguments."""
     sys.setswitchinterval(5e-4)     # the main thread answers a stop without waiting 5 ms
     if (key is None) != (server_key is None):
         raise InvalidParameterError(

@@ -1,4 +1,4 @@
-"""A worker's part of a coded MapReduce job (planned by runtime/mapreduce.py), as two
+"""A worker's part of a coded MapReduce job (planned by runtime/master/mapreduce.py), as two
 tasks from its master and the state kept between them.
 
 The map task carries the worker's files: it maps them with the user's function, prepares
