@@ -45,9 +45,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Optional, Union
 import numpy as np
 
 from ffcode.codes.base import Code, Encoding, Split
+from ffcode.errors import InvalidParameterError
 from ffcode.decoding import collectors
 from ffcode.field import PrimeField
 from ffcode.pieces import Packet, piece_packets
+from ffcode.registry import Registry
 
 if TYPE_CHECKING:
     from ffcode.sim import Model
@@ -71,7 +73,7 @@ class _Schemes(type):
         return len(_BUILT_IN)
 
     def __getitem__(cls, name: str) -> "Scheme":
-        for scheme in _REGISTRY.values():
+        for scheme in _REGISTRY.items():
             if scheme.name == name:
                 return scheme
         raise KeyError(name)
@@ -122,8 +124,8 @@ class Scheme(str, metaclass=_Schemes):
 
     def __new__(cls, value: str) -> "Scheme":
         if not (isinstance(value, str) and value.isidentifier() and value.islower()):
-            raise ValueError(f"A scheme's name must be a lower-case identifier, not "
-                             f"{value!r}.")
+            raise InvalidParameterError(f"A scheme's name must be a lower-case identifier, not "
+                                        f"{value!r}.")
         return super().__new__(cls, value)
 
     # -- the name: a str, as the Enum it was ----------------------------------------------------
@@ -167,8 +169,8 @@ class Scheme(str, metaclass=_Schemes):
             return value
         if isinstance(value, str) and value in _REGISTRY:
             return _REGISTRY[str.__str__(value)]
-        raise ValueError(f"Argument {name!r} must be one of {', '.join(names())}; not "
-                         f"{value!r}.")
+        raise InvalidParameterError(f"Argument {name!r} must be one of {', '.join(names())}; not "
+                                    f"{value!r}.")
 
     # -- the job -------------------------------------------------------------------------------
 
@@ -194,9 +196,10 @@ class Scheme(str, metaclass=_Schemes):
         without redundancy (not ``coded``) corrects none."""
         if adversaries and not self.coded:
             coded = [s.value for s in registered() if s.coded]
-            raise ValueError(f"Correcting wrong results (adversaries > 0) needs redundancy, "
-                             f"which scheme={self.value!r} has none of: use "
-                             f"{', '.join(coded[:-1])} or {coded[-1]}.")
+            raise InvalidParameterError(
+                f"Correcting wrong results (adversaries > 0) needs redundancy, "
+                f"which scheme={self.value!r} has none of: use "
+                f"{', '.join(coded[:-1])} or {coded[-1]}.")
 
     def encode_data(self, code: Code, data: Iterable[Any], m: int,
                seed: Any = None) -> Union[Encoding, Split]:
@@ -284,7 +287,8 @@ class Scheme(str, metaclass=_Schemes):
 
 def _coded(encoding: Union[Encoding, Split]) -> Encoding:
     if not isinstance(encoding, Encoding):
-        raise TypeError(f"A coded scheme collects an Encoding, not {type(encoding).__name__}.")
+        raise InvalidParameterError(
+            f"A coded scheme collects an Encoding, not {type(encoding).__name__}.")
     return encoding
 
 
@@ -333,8 +337,8 @@ class _Uncoded(_Whole):
 
 def _split(encoding: Union[Encoding, Split]) -> Split:
     if not isinstance(encoding, Split):
-        raise TypeError(f"The uncoded scheme collects slices (a Split), not "
-                        f"{type(encoding).__name__}.")
+        raise InvalidParameterError(f"The uncoded scheme collects slices (a Split), not "
+                                    f"{type(encoding).__name__}.")
     return encoding
 
 
@@ -379,7 +383,7 @@ class _CompFS(Scheme):
 
 _BUILT_IN: tuple[Scheme, ...] = (_Uncoded("uncoded"), _Classic("classic"),
                                  _Systematic("systematic"), _CFS("cfs"), _CompFS("compfs"))
-_REGISTRY: dict[str, Scheme] = {str.__str__(s): s for s in _BUILT_IN}
+_REGISTRY: Registry[Scheme] = Registry("scheme", {str.__str__(s): s for s in _BUILT_IN})
 Scheme.UNCODED, Scheme.CLASSIC, Scheme.SYSTEMATIC, Scheme.CFS, Scheme.COMPFS = _BUILT_IN
 # The built-in schemes' names, in order (``names()`` adds the registered ones).
 NAMES = tuple(s.value for s in _BUILT_IN)
@@ -388,39 +392,32 @@ NAMES = tuple(s.value for s in _BUILT_IN)
 def register(scheme: Scheme) -> Scheme:
     """Make ``scheme`` (an instance of a subclass of Scheme, made under its name) one of the
     schemes: ``Scheme.parse`` finds it by name, ``names()`` and ``registered()`` list it
-    after the built-in ones; returns it. ValueError for a name already taken."""
+    after the built-in ones; returns it. InvalidParameterError for a name already taken."""
     if not isinstance(scheme, Scheme):
-        raise TypeError(f"Argument 'scheme' must be a Scheme (an instance of a subclass, "
-                        f"made under its name), not {type(scheme).__name__}.")
+        raise InvalidParameterError(
+            f"Argument 'scheme' must be a Scheme (an instance of a subclass, made under its "
+            f"name), not {type(scheme).__name__}.")
     name = scheme.value
     if name in RESERVED:
-        raise ValueError(f"The name {name!r} is reserved (the simulator's lower bound).")
-    if name in _REGISTRY:
-        raise ValueError(f"There is a scheme named {name!r} already: give it another name "
-                         f"(or unregister that one first).")
-    _REGISTRY[name] = scheme
-    return scheme
+        raise InvalidParameterError(
+            f"The name {name!r} is reserved (the simulator's lower bound).")
+    return _REGISTRY.add(name, scheme)
 
 
 def unregister(name: str) -> None:
     """Remove the scheme registered under ``name`` (not a built-in one)."""
-    name = str(name)
-    if name in NAMES:
-        raise ValueError(f"The built-in scheme {name!r} cannot be unregistered.")
-    if name not in _REGISTRY:
-        raise ValueError(f"No scheme is registered as {name!r}.")
-    del _REGISTRY[name]
+    _REGISTRY.remove(str(name))
 
 
 def registered() -> tuple[Scheme, ...]:
     """Every scheme: the built-in ones in order, then the registered ones in the order they
     were registered."""
-    return tuple(_REGISTRY.values())
+    return _REGISTRY.items()
 
 
 def names() -> tuple[str, ...]:
     """The names of ``registered()``, each a plain str."""
-    return tuple(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def default(row_linear: bool = True) -> Scheme:
@@ -443,9 +440,10 @@ def path_of(scheme: Scheme) -> Optional[str]:
     names = [name for name, value in vars(sys.modules.get(module, object())).items()
              if value is scheme]
     if not names:
-        raise ValueError(f"The scheme {scheme.value!r} cannot be found by worker processes: "
-                         f"bind its object to a name at the top level of the module of its "
-                         f"class ({module}), e.g. HALVES = register(Halves('halves')).")
+        raise InvalidParameterError(
+            f"The scheme {scheme.value!r} cannot be found by worker processes: "
+            f"bind its object to a name at the top level of the module of its "
+            f"class ({module}), e.g. HALVES = register(Halves('halves')).")
     return f"{module}:{names[0]}"
 
 
@@ -455,16 +453,18 @@ def load(path: str, name: str) -> Scheme:
     otherwise."""
     module, _, attribute = path.partition(":") if isinstance(path, str) else ("", "", "")
     if not module or not attribute:
-        raise ValueError(f"A scheme's path looks like 'package.module:NAME', not {path!r}.")
+        raise InvalidParameterError(
+            f"A scheme's path looks like 'package.module:NAME', not {path!r}.")
     try:
         found: Any = importlib.import_module(module)
         for part in attribute.split("."):
             found = getattr(found, part)
     except (ImportError, AttributeError) as e:
-        raise ValueError(f"Cannot import {path!r}: {e}") from None
+        raise InvalidParameterError(f"Cannot import {path!r}: {e}") from None
     if not isinstance(found, Scheme) or found.value != name:
-        raise ValueError(f"{path!r} is not the scheme {name!r} (an ffcode.schemes.Scheme), "
-                         f"but {found!r}.")
+        raise InvalidParameterError(
+            f"{path!r} is not the scheme {name!r} (an ffcode.schemes.Scheme), "
+            f"but {found!r}.")
     return found
 
 

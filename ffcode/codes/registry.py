@@ -24,7 +24,6 @@ ffcode.errors.InvalidParameterError: Argument 'name' must be one of 'mds'; not '
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -39,6 +38,7 @@ from ffcode.codes.polynomial import PolynomialCode
 from ffcode.constraints import Callables, InstanceOf, Options, Spec, validate
 from ffcode.errors import InvalidParameterError
 from ffcode.field import PrimeField
+from ffcode.registry import Registry
 
 JOBS = ("matmul", "matvec", "lcc")
 
@@ -85,9 +85,7 @@ class CodeEntry:
         return int(self.threshold(**self.settings(params)))
 
 
-_REGISTRY: dict[str, CodeEntry] = {}
-_BUILT_IN: set[str] = set()
-_LOCK = threading.Lock()
+_CODES: Registry[CodeEntry] = Registry("code", {})
 _CONSTRAINTS: dict[str, Spec] = {"name": InstanceOf(str, what="a string"), "factory": Callables(
     "callable as factory(F, n_workers, **params)"), "description": InstanceOf(str, what="a "
     "string"), "job": Options(JOBS), "params": InstanceOf(Mapping, what="a mapping of "
@@ -107,23 +105,12 @@ def register_code(name: str, factory: Callable[..., Code], description: str, *,
         raise InvalidParameterError(f"A code's name must be a word (letters, digits, _), not "
                                     f"{name!r}.")
     entry = CodeEntry(**{**checked, "params": dict(checked["params"])})
-    with _LOCK:
-        if name in _BUILT_IN or name in _REGISTRY and not replace:
-            raise InvalidParameterError(f"A code named {name!r} is registered already"
-                                        + ("" if name in _BUILT_IN else
-                                           " (replace=True replaces it)") + ".")
-        _REGISTRY[name] = entry
-    return entry
+    return _CODES.add(name, entry, replace=replace)
 
 
 def unregister_code(name: str) -> None:
     """Remove a code one registered (the built-in ones stay)."""
-    with _LOCK:
-        if name in _BUILT_IN:
-            raise InvalidParameterError(f"The built-in code {name!r} cannot be unregistered.")
-        if name not in _REGISTRY:
-            raise InvalidParameterError(f"No code named {name!r} is registered.")
-        del _REGISTRY[name]
+    _CODES.remove(name)
 
 
 def code_names(job: Optional[str] = None) -> list[str]:
@@ -131,14 +118,14 @@ def code_names(job: Optional[str] = None) -> list[str]:
     were registered."""
     if job is not None:
         Options(JOBS).check(job, "job")
-    with _LOCK:
-        return [name for name, entry in _REGISTRY.items() if job in (None, entry.job)]
+    return [name for name, entry in zip(_CODES.names(), _CODES.items())
+            if job in (None, entry.job)]
 
 
 def code_entry(name: str, job: Optional[str] = None) -> CodeEntry:
     """The entry of the code registered as ``name`` (for ``job``, if given)."""
     Options(code_names(job)).check(name, "name")
-    return _REGISTRY[name]
+    return _CODES[name]
 
 
 def make_code(name: str, F: PrimeField, n_workers: int, **params: Any) -> Code:
@@ -199,5 +186,5 @@ for _args in (
                             "row_linear": False},
          lambda k, t, degree, **_: LCC.threshold_for(k, t, degree))):
     register_code(*_args[:3], job=_args[3], params=_args[4], threshold=_args[5])
-    _BUILT_IN.add(_args[0])
 del _args
+_CODES.keep()                           # the built-in codes stay

@@ -36,6 +36,7 @@ from typing import Any, Callable, ClassVar, Mapping, Optional, Sequence
 from ffcode import checks
 from ffcode.constraints import Boolean, InstanceOf, Interval, Spec, validate
 from ffcode.errors import ClusterError, InvalidParameterError
+from ffcode.registry import Registry
 from ffcode.runtime.master import pool, ray_pool
 from ffcode.runtime.shared import local
 from ffcode.runtime.shared.gate import Peer
@@ -321,9 +322,8 @@ def _local(endpoint: Optional[str] = None, key: Optional[str] = None,
     return LocalEngine()
 
 
-_BUILT_IN: dict[str, Callable[..., Engine]] = {
-    "local": _local, "ray": RayEngine, "remote": RemoteWorkers}
-_REGISTRY = dict(_BUILT_IN)
+_ENGINES: Registry[Callable[..., Engine]] = Registry(
+    "engine", {"local": _local, "ray": RayEngine, "remote": RemoteWorkers})
 
 
 def register_engine(name: str, factory: Callable[..., Engine]) -> Callable[..., Engine]:
@@ -337,26 +337,18 @@ def register_engine(name: str, factory: Callable[..., Engine]) -> Callable[..., 
         raise InvalidParameterError(f"Argument 'name' must be a word (letters, digits, _), "
                                     f"not {name!r}.")
     checks.function(factory, "factory")
-    if name in _REGISTRY:
-        raise InvalidParameterError(f"There is an engine named {name!r} already: give it "
-                                    f"another name (or unregister that one first).")
-    _REGISTRY[name] = factory
-    return factory
+    return _ENGINES.add(name, factory)
 
 
 def unregister_engine(name: str) -> None:
     """Remove the engine registered under ``name`` (not a built-in one)."""
-    if name in _BUILT_IN:
-        raise InvalidParameterError(f"The built-in engine {name!r} cannot be unregistered.")
-    if name not in _REGISTRY:
-        raise InvalidParameterError(f"No engine is registered as {name!r}.")
-    del _REGISTRY[name]
+    _ENGINES.remove(name)
 
 
 def engine_names() -> tuple:
     """The names a Cluster's ``engine=`` takes: the built-in ones, then the registered ones
     in the order they were registered (the command line's choices)."""
-    return tuple(_REGISTRY)
+    return _ENGINES.names()
 
 
 def choose(engine: Any, **given: Any) -> Engine:
@@ -384,7 +376,7 @@ def choose(engine: Any, **given: Any) -> Engine:
                                     f"{engine_names()} or an Engine "
                                     f"(ffcode.runtime.LocalEngine(), ...), not "
                                     f"{type(engine).__name__}.")
-    factory = _REGISTRY[checks.choice(engine, "engine", engine_names())]
+    factory = _ENGINES[checks.choice(engine, "engine", engine_names())]
     takes, needs = _parameters(factory)
     for name in given:
         if takes is not None and name not in takes or name in getattr(factory, "refuses", {}):
@@ -420,14 +412,14 @@ def _parameters(factory: Callable) -> tuple:
 
 def _takers(name: str) -> list:
     """The registered engines that take this Cluster setting."""
-    return [engine for engine, factory in _REGISTRY.items()
+    return [engine for engine, factory in zip(_ENGINES.names(), _ENGINES.items())
             if _parameters(factory)[0] is None or name in _parameters(factory)[0]
             and name not in getattr(factory, "refuses", {})]
 
 
 def _grouping(groups: str) -> Optional[tuple]:
     """A registered engine that knows this grouping, and what the grouping is, or None."""
-    for engine, factory in _REGISTRY.items():
+    for engine, factory in zip(_ENGINES.names(), _ENGINES.items()):
         if groups in getattr(factory, "groupings", {}):
             return engine, getattr(factory, "groupings")[groups]
     return None

@@ -102,12 +102,12 @@ def test_the_measured_sweep_with_a_registered_code(bounded, registered):
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: register_code("mds", halved, "again", job="matvec"), "registered already"),
+    (lambda: register_code("mds", halved, "again", job="matvec"), "named .mds. already"),
     (lambda: register_code("x", 3, "not callable"), "'factory' must be callable"),
     (lambda: register_code("x", halved, "wrong job", job="sort"), "'job' must be one of"),
     (lambda: register_code("two words", halved, "a name"), "must be a word"),
     (lambda: unregister_code("lcc"), "cannot be unregistered"),
-    (lambda: unregister_code("nothing"), "No code named 'nothing'"),
+    (lambda: unregister_code("nothing"), "No code is registered as .nothing."),
     (lambda: threshold("mds", a=2), r"takes the parameters k; not a"),
     (lambda: make_code("nothing", F, 5), "'name' must be one of")])
 def test_bad_registrations_and_names_are_refused(call, match):
@@ -116,7 +116,7 @@ def test_bad_registrations_and_names_are_refused(call, match):
 
 
 def test_a_code_registered_twice_is_replaced_only_when_asked(registered):
-    with pytest.raises(InvalidParameterError, match=r"replace=True replaces it"):
+    with pytest.raises(InvalidParameterError, match=r"named .* already"):
         register_code("square", square, "again", params={"a": 2})
     entry = register_code("square", square, "again", params={"a": 3}, replace=True)
     assert code_entry("square") is entry and threshold("square") is None
