@@ -61,6 +61,7 @@ import zmq
 from ffcode import checks, functions
 from ffcode.errors import ClusterError, InvalidParameterError, JobFailed, VerificationError
 from ffcode.field import GF
+from ffcode.decoding.collectors import WholeResults
 from ffcode.mapreduce import verify
 from ffcode.mapreduce.shuffle import Placement, Recovery
 from ffcode.runtime.master.options import check_remote_path
@@ -130,20 +131,18 @@ class MapReduceReport:
                 "distrusted": [list(p) for p in self.distrusted], "verify": self.verify}
 
 
-class Answers:
+class Answers(WholeResults):
     """The collector of a phase: from every worker, its answer (a JSON packet 0) and its
     output in chunks (packets 1, 2, ...); complete once every worker's whole answer is in,
     or once more workers than ``idle`` answered that they hold nothing of the job (the
     replacement of a lost worker: the others would wait for it in vain). Nothing a worker
     says is trusted: its announced size bounds what it may send, each chunk is checked
-    against it, and a bad packet changes nothing."""
-
-    pending = 0
-    buffer = None
-    wrong: list = []
+    against it, and a bad packet changes nothing. As every collector of whole results, it
+    has nothing to reduce and trusts its senders (``WholeResults``)."""
 
     def __init__(self, workers: int, idle: int = 0, chunk: int = CHUNK) -> None:
-        self.needed, self.idle, self.chunk = workers, idle, chunk
+        super().__init__(workers)
+        self.idle, self.chunk = idle, chunk
         self.meta: dict = {}
         self.chunks: dict = {w: {} for w in range(workers)}
         self.done: set = set()
@@ -188,15 +187,6 @@ class Answers:
                 len(self.chunks[w]) == math.ceil(self.meta[w]["bytes"] / self.chunk):
             self.done.add(w)
         return True
-
-    def eliminate(self, count: int = 1) -> int:
-        return 0
-
-    def counted(self, share: int, piece: int) -> bool:
-        return True
-
-    def exclude(self, share: int) -> None:
-        raise ValueError("a MapReduce phase trusts its workers' answers")
 
     def result(self) -> list:
         """(meta, output bytes) of every worker that answered."""
