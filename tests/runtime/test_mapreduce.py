@@ -538,8 +538,8 @@ def test_a_cluster_with_relays_is_refused(bounded):
 
 FAILING = [
     ("records", terasort.mapper, None,
-     (r"worker 3 failed: ValueError: the map function failed on file 3: ValueError: Records "
-      r"must be whole records of 100 bytes: 150 bytes is not a multiple of 100")),
+     (r"worker 3 failed: ValueError: the map function failed on file 3: InvalidParameterError: "
+      r"Records must be whole records of 100 bytes: 150 bytes is not a multiple of 100")),
     ("map raises", raising_map, None,
      (r"worker \d failed: ValueError: the map function failed on file \d: KeyError: 'no such "
       r"key in map'")),
