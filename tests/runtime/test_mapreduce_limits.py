@@ -88,7 +88,7 @@ def sleepy_map(data, k, ms):
 
 
 def sleepy_reduce(values):
-    time.sleep(6)
+    time.sleep(12)
     return values
 
 
@@ -260,14 +260,14 @@ def test_a_timeout_ends_the_call_in_time_and_the_runs_go(bounded, cluster, busy)
     user code returns."""
     assert no_runs(cluster, within=10)
     files = files_of(K, 30, seed=6)
-    timeout = 2.0
+    timeout = 1.0 if busy == "map" else 2.0     # the reduce comes after a map and a shuffle
     map_ms = 6000 if busy == "map" else 0
     began = time.monotonic()
     with pytest.raises(JobTimeout):
         run_mapreduce(cluster, files, sleepy_map, sleepy_reduce if busy == "reduce" else None,
                       load=1, args=[np.array([K]), np.array([map_ms])], timeout=timeout)
     took = time.monotonic() - began
-    assert took <= timeout + 2, f"{took:.1f} s for a timeout of {timeout} s"
+    assert took <= 5 * timeout, f"{took:.1f} s for a timeout of {timeout} s"
     assert no_runs(cluster, within=20), "a run stayed on the workers"
     assert exact(cluster, seed=7)
 

@@ -25,7 +25,7 @@ from ffcode.runtime.shared import wire
 from ffcode.errors import ClusterError, JobFailed, JobTimeout, WorkerError
 from ffcode.runtime.shared.wire import Header, Kind
 
-from helpers import alive, joined_dealer, reap, shared_cluster
+from helpers import alive, joined_dealer, process_state, reap, shared_cluster
 
 P31, P16, P61 = 2**31 - 1, 65521, 2**61 - 1
 SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
@@ -800,7 +800,8 @@ def test_hang_after_the_job_decoded(bounded):
                                 faults=Faults(hang_after={2: 0}), timeout=30)
         assert_exact(F, y, product(P31, A, x))
         before = pids(report)
-        time.sleep(0.3)                                 # the hang comes 0.2 s after the share
+        while (process_state(before[2]) or ("T",))[0] != "T":  # the hang: it stops itself
+            time.sleep(0.01)
         now = pids(rerun_uncoded(cluster, 3))
         assert now[2] != before[2] and now[:2] == before[:2]
 
