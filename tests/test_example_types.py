@@ -144,7 +144,8 @@ def example_modules() -> dict:
 
 def lay_out_package(target: pathlib.Path) -> None:
     """The package as installed: ffcode/, runtime/ as ffcode/runtime, ext's stubs as
-    ffcode/_ext (in the source tree they sit side by side, where mypy does not look)."""
+    ffcode/_ext (in the source tree they sit side by side, where mypy does not look); and
+    beside it the example modules the guide imports (docs/examples)."""
     ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.c", "*.pyx", "*.pxd", "*.h")
     shutil.copytree(ROOT / "ffcode", target / "ffcode", ignore=ignore)
     shutil.copytree(ROOT / "runtime", target / "ffcode" / "runtime", ignore=ignore)
@@ -152,6 +153,8 @@ def lay_out_package(target: pathlib.Path) -> None:
     ext.mkdir()
     for path in [*(ROOT / "ext").glob("*.py"), *(ROOT / "ext").glob("*.pyi")]:
         shutil.copy(path, ext)
+    for path in (ROOT / "docs" / "examples").glob("*.py"):    # modules the guide imports
+        shutil.copy(path, target)
 
 
 def test_the_extractor_reads_every_kind_of_block():

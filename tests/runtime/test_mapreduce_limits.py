@@ -88,6 +88,12 @@ def sleepy_map(data, k, ms):
 
 
 def sleepy_reduce(values):
+    time.sleep(6)
+    return values
+
+
+def sleepier_reduce(values):
+    """Longer than 5 times a 2 s timeout: a call that waited for it would show."""
     time.sleep(12)
     return values
 
@@ -264,7 +270,7 @@ def test_a_timeout_ends_the_call_in_time_and_the_runs_go(bounded, cluster, busy)
     map_ms = 6000 if busy == "map" else 0
     began = time.monotonic()
     with pytest.raises(JobTimeout):
-        run_mapreduce(cluster, files, sleepy_map, sleepy_reduce if busy == "reduce" else None,
+        run_mapreduce(cluster, files, sleepy_map, sleepier_reduce if busy == "reduce" else None,
                       load=1, args=[np.array([K]), np.array([map_ms])], timeout=timeout)
     took = time.monotonic() - began
     assert took <= 5 * timeout, f"{took:.1f} s for a timeout of {timeout} s"
