@@ -88,7 +88,9 @@ nitpick_ignore += [("py:class", "ffcode.runtime.master.roster.WorkerHandle"),
                    ("py:class", "ffcode.runtime.master.jobs.Layout"),
                    ("py:class", "ffcode.runtime.shared.task.FaultPlan"),
                    ("py:class", "ffcode.runtime.master.driver.Driver"),
-                   ("py:class", "ffcode.runtime.master.jobrun.JobRun")]
+                   ("py:class", "ffcode.runtime.master.jobrun.JobRun"),
+                   ("py:class", "ffcode.runtime.master.driver.Job"),
+                   ("py:class", "ffcode.runtime.shared.payloads.Coded")]
 
 # Sphinx renders an alias nested in a generic (Sequence[ArrayLike]) by the repr of its
 # placeholder, "TypeAliasForwardRef('ArrayLike')"; its name is what a reader should see.

@@ -119,7 +119,7 @@ class Scheme(str, metaclass=_Schemes):
     """Whether its packets are a result's plain row pieces (unit coefficient vectors), not
     random combinations of them."""
     measure: str = "rank"
-    """What the master's collector counts toward decoding: "rank" (of the packets'
+    """What the master's collector counts toward decoding, "rank" (of the packets'
     coefficients), or "results" when every worker's part is needed (uncoded)."""
 
     def __new__(cls, value: str) -> "Scheme":

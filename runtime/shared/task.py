@@ -22,7 +22,7 @@ piece j is packet k·m + j, which the master reads back with ``share_piece``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Tuple
+from typing import Any, Optional
 
 from ffcode.errors import ProtocolError
 from ffcode.runtime.shared import kinds, meta as check
@@ -53,7 +53,7 @@ class FaultPlan:
     factor, a pause before each piece of work (seconds), a corruption mode, a link rate
     (bytes per second), and the packet counts after which it crashes or hangs."""
     slowdown: float = 1.0
-    delays: Tuple[float, ...] = ()
+    delays: tuple[float, ...] = ()
     corrupt: Optional[str] = None
     link_rate: Optional[float] = None
     crash_after: Optional[int] = None
@@ -83,7 +83,7 @@ class Task:
     message part the master takes; priority: the job's (a worker runs the tasks of its
     highest priority first, in turn)."""
     payload: Any
-    counts: Tuple[int, ...] = ()
+    counts: tuple[int, ...] = ()
     data: Optional[int] = None
     faults: FaultPlan = field(default_factory=FaultPlan)
     max_message: int = 256 << 20
@@ -123,7 +123,7 @@ TASK_FIELDS = {"kind", "payload", "counts", "data", "faults", "max_message", "pr
 class Load:
     """Resident data for a worker to hold: its id and each share's number of arrays."""
     data: int
-    counts: Tuple[int, ...]
+    counts: tuple[int, ...]
 
     def to_meta(self) -> dict:
         return {"data": self.data, "counts": list(self.counts)}
