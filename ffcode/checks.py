@@ -17,6 +17,7 @@ ffcode.errors.InvalidParameterError: Argument 'k' must be at least 1, not 0.
 """
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 from typing import Any, Iterable, Optional
 
@@ -33,6 +34,9 @@ def integer(value: Any, name: str, low: Optional[int] = None,
             high: Optional[int] = None) -> int:
     """value as a Python int from low to high (either bound may be left out); bools, floats
     and anything non-integral are refused (numpy's integers taken)."""
+    if type(value) is int and (low is None or value >= low) and \
+            (high is None or value <= high):
+        return value                # the common case, on hot paths: no constraint to build
     return Interval(Integral, low, high).check(value, name)
 
 
@@ -44,6 +48,8 @@ def real(value: Any, name: str, what: str = "a number") -> float:
 
 def positive(value: Any, name: str, finite: bool = True, what: str = "a number") -> float:
     """value as a float > 0 (and finite unless told otherwise); NaN is refused."""
+    if type(value) is float and value > 0 and (value < math.inf or not finite):
+        return value                # the common case: no constraint to build
     return Interval(Real, 0, None, "neither" if finite else "right", what).check(value, name)
 
 
@@ -59,6 +65,8 @@ def non_negative(value: Any, name: str, what: str = "a number") -> float:
 
 def flag(value: Any, name: str) -> bool:
     """value, a bool (True or False, not 1 or "yes")."""
+    if type(value) is bool:
+        return value
     return Boolean().check(value, name)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, NoReturn
 
-from ffcode.runtime.master.group import Group
 from ffcode.runtime.worker import process, relay as relays
 
 
@@ -23,7 +22,10 @@ def prepare(level: int) -> None:
 def maker(group: int = 0) -> Callable[..., Any]:
     """The maker of a worker (Worker's arguments): a relay with a group of ``group`` local
     workers, started and connected first, or a plain worker (0)."""
-    return relays.maker(Group(group)) if group else process.Worker
+    if not group:
+        return process.Worker
+    from ffcode.runtime.master.group import Group   # a relay's only: workers start lean
+    return relays.maker(Group(group))
 
 
 def worker(endpoint: str, **options: Any) -> NoReturn:

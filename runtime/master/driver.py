@@ -288,9 +288,9 @@ class Job:
 
     def feed(self, event: Any) -> None:
         """One event, and the events its instructions answer with, in turn."""
-        events = deque([event])
-        while events:
-            for instruction in self.run.handle(events.popleft()):
+        events: deque = deque()
+        while True:
+            for instruction in self.run.handle(event):
                 try:
                     answer = self._carry(instruction)
                 except Exception as e:          # a progress callback's: the job's error,
@@ -298,6 +298,9 @@ class Job:
                     continue
                 if answer is not None:
                     events.append(answer)
+            if not events:
+                return
+            event = events.popleft()
 
     def _carry(self, instruction: Any) -> Any:
         """Carry out one instruction; the event that answers it, if any."""

@@ -55,6 +55,7 @@ from ffcode.runtime.shared.report import Report, WorkerTimeline, read_group
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.master import events as ev
 
+REDUCE_AT_ONCE = 8          # payloads a step of decoding reduces between looks at the clock
 STOP_GRACE = 0.25           # seconds to send the stops, and again to collect their acks
 STOP_PATIENCE = 0.1         # seconds a stop may wait for room at one worker
 TASK_PATIENCE = 2.0         # seconds a task may wait for room at one worker
@@ -295,7 +296,7 @@ class JobRun:
             if event.now > self.deadline:
                 raise self.ledger.failure(JobTimeout, "decodable, but its payloads were "
                                           "not reduced within the timeout", self)
-            collector.eliminate()
+            collector.eliminate(REDUCE_AT_ONCE)
         elif not self.decoded:
             if self.progress is not None:
                 self.out.append(ev.Progress(self.progress, collector.rank, self.plan.needed))

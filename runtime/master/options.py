@@ -10,6 +10,7 @@ ffcode.errors.InvalidParameterError: Argument 'timeout' must be positive, not 0.
 """
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ffcode.constraints import Callables, Constraint, InstanceOf, Interval, Refu
 from ffcode.constraints import Options as OneOf
 from ffcode.constraints import validate
 from ffcode.errors import InvalidParameterError
+from ffcode.pieces import pieces_count
 from ffcode.runtime.shared.faults import Faults
 from ffcode.schemes import Scheme, names
 
@@ -236,9 +238,14 @@ class Options:
         return allocation.dealt(allocation.proportional(code.n_workers, measured))
 
     def resolved(self, scheme: Scheme = Scheme.COMPFS, pieces: int = 4) -> "Options":
-        """These options with the scheme and pieces filled in where left out."""
-        return Options(**dict(vars(self), scheme=self.scheme or scheme,
-                              pieces=self.pieces or pieces))
+        """These options with the scheme and pieces filled in where left out (only those two
+        checked again: the rest were as these options were made)."""
+        if self.scheme is not None and self.pieces is not None:
+            return self
+        filled = copy.copy(self)
+        object.__setattr__(filled, "scheme", Scheme.parse(self.scheme or scheme))
+        object.__setattr__(filled, "pieces", pieces_count(self.pieces or pieces))
+        return filled
 
 
 def warn_privacy(code, assignment) -> None:

@@ -27,8 +27,7 @@ from typing import Any, Callable, ClassVar, Iterator, Optional, Protocol, Sequen
 from ffcode import functions
 from ffcode.decoding.collectors import Collector
 from ffcode.errors import InvalidParameterError, ProtocolError
-from ffcode.runtime.shared import local, phases
-from ffcode.runtime.shared.payloads import Coded, Forwarded, Relayed
+from ffcode.runtime.shared import local
 
 Steps = Callable[[Any, Callable, Any], Iterator[None]]   # (job, out, worker) -> turns
 
@@ -133,41 +132,57 @@ class JobKind:
 
 @dataclass(frozen=True)
 class Kind:
-    """A kind as a worker finds it: its payload's type, and its steps (an import path, for
-    a built-in kind: loaded on first use, so that a worker imports only what it runs)."""
+    """A kind as a worker finds it: its payload's type and its steps, each given itself or
+    by import path (a built-in kind's: loaded on first use, so that a worker imports only
+    what it runs)."""
     tag: str
-    payload: Any       # the payload's type: its from_meta checks a task's
-    where: Any          # "module:function", or the steps themselves
+    payload_at: Any     # the payload's type (its from_meta checks a task's), or its path
+    steps_at: Any       # the steps (job, out, worker) -> turns, or their path
+
+    @property
+    def payload(self) -> Any:
+        return _loaded(self.payload_at)
 
     @property
     def steps(self) -> Steps:
-        if isinstance(self.where, str):
-            module, _, name = self.where.partition(":")
-            return getattr(importlib.import_module(module), name)
-        return self.where
+        return _loaded(self.steps_at)
 
 
+def _loaded(where: Any) -> Any:
+    if isinstance(where, str):
+        module, _, name = where.partition(":")
+        return getattr(importlib.import_module(module), name)
+    return where
+
+
+_SHARED, _WORKER = "ffcode.runtime.shared", "ffcode.runtime.worker"
 _BUILT_IN = {kind.tag: kind for kind in (
-    Kind("coded", Coded, "ffcode.runtime.worker.coded:coded_steps"),
-    Kind("relay", Relayed, "ffcode.runtime.worker.relay:relayed_steps"),
-    Kind("forward", Forwarded, "ffcode.runtime.worker.relay:forwarded_steps"),
-    Kind("map", phases.Map, "ffcode.runtime.worker.shuffler:map_steps"),
-    Kind("shuffle", phases.Shuffle, "ffcode.runtime.worker.shuffler:shuffle_steps"),
-    Kind("check", phases.Check, "ffcode.runtime.worker.shuffler:check_steps"),
-    Kind("drop", phases.Drop, "ffcode.runtime.worker.shuffler:drop_steps"))}
-_BY_PAYLOAD: dict = {kind.payload: tag for tag, kind in _BUILT_IN.items()}
+    Kind("coded", f"{_SHARED}.payloads:Coded", f"{_WORKER}.coded:coded_steps"),
+    Kind("relay", f"{_SHARED}.payloads:Relayed", f"{_WORKER}.relay:relayed_steps"),
+    Kind("forward", f"{_SHARED}.payloads:Forwarded", f"{_WORKER}.relay:forwarded_steps"),
+    Kind("map", f"{_SHARED}.phases:Map", f"{_WORKER}.shuffler:map_steps"),
+    Kind("shuffle", f"{_SHARED}.phases:Shuffle", f"{_WORKER}.shuffler:shuffle_steps"),
+    Kind("check", f"{_SHARED}.phases:Check", f"{_WORKER}.shuffler:check_steps"),
+    Kind("drop", f"{_SHARED}.phases:Drop", f"{_WORKER}.shuffler:drop_steps"))}
+_BY_PAYLOAD: dict = {}      # a JobKind subclass's Payload -> its tag
 
 
 def tag_of(payload: Any) -> str:
     """The tag of the kind a payload (or its base class) belongs to; TypeError for a payload
     of none."""
     tag = next((_BY_PAYLOAD[cls] for cls in type(payload).__mro__ if cls in _BY_PAYLOAD),
-               None)
+               None) or _built_in_tag(type(payload))
     if tag is None:
         raise InvalidParameterError(
             f"{type(payload).__name__} is no job kind's payload: name it as a "
             f"ffcode.runtime.JobKind subclass's Payload.")
     return tag
+
+
+def _built_in_tag(cls: type) -> Optional[str]:
+    """The tag a built-in payload's class carries (KIND), if it is that kind's payload."""
+    tag = getattr(cls, "KIND", None)
+    return tag if tag in _BUILT_IN and _BUILT_IN[tag].payload is cls else None
 
 
 def find(tag: Any) -> Kind:

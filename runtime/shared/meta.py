@@ -11,6 +11,7 @@ ffcode.errors.ProtocolError: a task's pieces must be an integer from 0 to 429496
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable, Optional, TypeVar
 
@@ -22,7 +23,7 @@ T = TypeVar("T")
 
 def fields(meta: Any, what: str, cls: Any) -> dict:
     """meta as a dict with exactly the fields of the dataclass cls."""
-    names = set(cls.__dataclass_fields__)
+    names = {f.name for f in dataclasses.fields(cls)}     # a ClassVar (KIND) is none
     if not isinstance(meta, dict) or set(meta) != names:
         keys = sorted(meta) if isinstance(meta, dict) else type(meta).__name__
         raise ProtocolError(f"a {what} needs the fields {sorted(names)}, not {keys}")

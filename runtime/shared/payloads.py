@@ -20,7 +20,7 @@ forwards).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, ClassVar, Optional, Tuple
 
 from ffcode import schemes
 from ffcode.errors import ProtocolError
@@ -37,6 +37,7 @@ class Coded:
     shares: how many shares the worker works through; operand: the row-linear operand's
     place (piecewise schemes); seeds: each share's packet-coefficient seed (None when the
     scheme draws none)."""
+    KIND: ClassVar[str] = "coded"
     f: str
     p: int
     scheme: str
@@ -106,6 +107,7 @@ class Relayed:
     """A relay's part of a hierarchical code's job: its outer share's ``coded`` task,
     whose every piece of work its group computes as a job of the inner code (``code``: its
     ProductCode.description), with the group's injected faults (Faults.to_dict, or None)."""
+    KIND: ClassVar[str] = "relay"
     coded: Coded
     code: dict
     faults: Optional[dict] = None
@@ -128,6 +130,7 @@ class Forwarded:
     share, each share's decoding equation (``powers``: a unit vector per slice when
     uncoded), and whether it forwards only what adds rank (``filter``: not when the master
     corrects wrong senders, which needs their redundancy)."""
+    KIND: ClassVar[str] = "forward"
     coded: Coded
     members: Tuple[int, ...]
     scheme: str

@@ -5,7 +5,7 @@ job's field, memory budget and link delay, made alike at both ends."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 from urllib.parse import urlsplit
 
 from ffcode import checks
@@ -74,6 +74,7 @@ class Map:
     >>> Map.from_meta(task.to_meta()) == task, task.placement.mapped_by(1)
     (True, [0, 2])
     """
+    KIND: ClassVar[str] = "map"
     run: int
     f: str
     workers: int
@@ -136,6 +137,7 @@ class Shuffle:
     the workers lost since the map (the survivors then finish by a Recovery), the
     attempt's number (a message of an earlier one is dropped) and the (sender, receiver)
     pairs a check could not settle."""
+    KIND: ClassVar[str] = "shuffle"
     run: int
     endpoints: tuple
     network: str
@@ -179,6 +181,7 @@ class Shuffle:
 class Check:
     """A check task (ffcode.mapreduce.verify): the run, and the master's seed, drawn once
     every shuffle message had arrived."""
+    KIND: ClassVar[str] = "check"
     run: int
     seed: int
 
@@ -195,6 +198,7 @@ class Check:
 @dataclass(frozen=True)
 class Drop:
     """A drop task: the run whose values and socket a worker lets go of."""
+    KIND: ClassVar[str] = "drop"
     run: int
 
     def to_meta(self) -> dict:
