@@ -59,6 +59,7 @@ import numpy as np
 from ffcode import allocation, checks
 from ffcode._ext.rankbasis import RankBasis
 from ffcode._types import ArrayLike
+from ffcode.errors import InvalidParameterError
 from ffcode.schemes import Scheme, names
 
 IDEAL = "ideal"             # the simulator's own scheme: the lower bound of them all
@@ -96,7 +97,7 @@ class Replay:
     def draw(self, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
         n, m = shape
         if not self.times or any(len(t) == 0 for t in self.times):
-            raise ValueError("Replay needs at least one piece time for every worker.")
+            raise InvalidParameterError("Replay needs at least one piece time for every worker.")
         rows = [self.times[i % len(self.times)] for i in range(n)]
         return np.array([[row[j % len(row)] for j in range(m)] for row in rows], float)
 
@@ -175,8 +176,9 @@ class Model:
         elif np.ndim(shares) == 0 and not isinstance(shares, (str, bytes)):
             each = checks.integer(shares, "shares", low=1)
             if points % each:
-                raise ValueError(f"A code of {points} points cannot be dealt {each} shares "
-                                 f"per worker.")
+                raise InvalidParameterError(
+                    f"A code of {points} points cannot be dealt {each} shares "
+                    f"per worker.")
             n_workers = points // each
         else:                           # a count per worker (np.ndim says a sequence)
             n_workers = len(cast(Sequence[int], shares))
@@ -209,27 +211,29 @@ class Model:
         self.assignment = allocation.dealt(self.shares)
         self.n_shares = sum(self.shares)
         if self.recovery_threshold > self.n_shares:
-            raise ValueError(f"A model needs recovery_threshold <= its {self.n_shares} "
-                             f"shares (the code's points), not R = "
-                             f"{self.recovery_threshold}.")
+            raise InvalidParameterError(f"A model needs recovery_threshold <= its {self.n_shares} "
+                                        f"shares (the code's points), not R = "
+                                        f"{self.recovery_threshold}.")
         if not hasattr(self.piece_time, "draw"):
-            raise TypeError("Argument 'piece_time' must be a ShiftedExponential, Pareto or "
-                            "Replay.")
+            raise InvalidParameterError(
+                "Argument 'piece_time' must be a ShiftedExponential, Pareto or "
+                "Replay.")
         self.slowdown = self._per_worker(self.slowdown, "slowdown", 1.0)
         self.link_rate = self._per_worker(self.link_rate, "link_rate", math.inf)
         self.master_rate = checks.positive(self.master_rate, "master_rate", finite=False)
         self.piece_bytes = checks.positive(self.piece_bytes, "piece_bytes", finite=False)
         if (self.slowdown < 1).any() or not (self.link_rate > 0).all():
-            raise ValueError("Slowdowns must be >= 1 and link rates positive.")
+            raise InvalidParameterError("Slowdowns must be >= 1 and link rates positive.")
         if self.code is not None and (
                 getattr(self.code, "n_workers", None) != self.n_shares or
                 getattr(self.code, "recovery_threshold", None) != self.recovery_threshold):
-            raise ValueError(f"Argument 'code' must be a code with a point per share "
-                             f"({self.n_shares}) and the model's recovery_threshold "
-                             f"(Model.for_code takes them from it).")
+            raise InvalidParameterError(f"Argument 'code' must be a code with a point per share "
+                                        f"({self.n_shares}) and the model's recovery_threshold "
+                                        f"(Model.for_code takes them from it).")
         if self.pause is not None and not hasattr(self.pause, "draw"):
-            raise TypeError("Argument 'pause' must be a ShiftedExponential, Pareto, Replay "
-                            "or None.")
+            raise InvalidParameterError(
+                "Argument 'pause' must be a ShiftedExponential, Pareto, Replay "
+                "or None.")
         if self.uncoded_work is None:
             self.uncoded_work = self.recovery_threshold / self.n_workers
         self.uncoded_work = checks.positive(self.uncoded_work, "uncoded_work", finite=False)
@@ -242,7 +246,7 @@ class Model:
                        _draws(self.pause, np.random.default_rng([self.seed, 1]), self))
         for array in (self.compute, self.pauses):
             if (array[self.held] < 0).any() or not np.isfinite(array[self.held]).all():
-                raise ValueError("Piece times must be finite and non-negative.")
+                raise InvalidParameterError("Piece times must be finite and non-negative.")
         self.times = self.compute + self.pauses
         # (-1 past a worker's count)
         self.code_index = np.full((self.n_workers, max(self.shares)), -1)
@@ -254,14 +258,14 @@ class Model:
         if isinstance(value, Mapping):
             for worker, v in value.items():
                 if not 0 <= worker < self.n_workers:
-                    raise ValueError(f"{name} names worker {worker}, beyond 0.."
-                                     f"{self.n_workers - 1}.")
+                    raise InvalidParameterError(f"{name} names worker {worker}, beyond 0.."
+                                                f"{self.n_workers - 1}.")
                 out[worker] = float(v)
         elif np.ndim(value) == 0:
             out[:] = float(value)
         elif len(value) != self.n_workers:
-            raise ValueError(f"Argument {name!r} gives {len(value)} values for "
-                             f"{self.n_workers} workers.")
+            raise InvalidParameterError(f"Argument {name!r} gives {len(value)} values for "
+                                        f"{self.n_workers} workers.")
         else:
             out[:] = np.asarray(value, float)
         return out
@@ -275,19 +279,21 @@ def _share_counts(shares: Shares, n_workers: int) -> tuple[int, ...]:
         for worker, count in shares.items():
             worker = checks.integer(worker, "shares")
             if not 0 <= worker < n_workers:
-                raise ValueError(f"Argument 'shares' names worker {worker}, beyond 0.."
-                                 f"{n_workers - 1}.")
+                raise InvalidParameterError(f"Argument 'shares' names worker {worker}, beyond 0.."
+                                            f"{n_workers - 1}.")
             counts[worker] = count
     elif isinstance(shares, (str, bytes)):
-        raise TypeError(f"Argument 'shares' must be a count, a mapping of worker to count or "
-                        f"a count per worker, not {type(shares).__name__}.")
+        raise InvalidParameterError(
+            f"Argument 'shares' must be a count, a mapping of worker to count or "
+            f"a count per worker, not {type(shares).__name__}.")
     elif np.ndim(shares) == 0:
         counts = [cast(int, shares)] * n_workers
     else:                               # np.ndim says a sequence
         counts = list(cast(Sequence[int], shares))
         if len(counts) != n_workers:
-            raise ValueError(f"Argument 'shares' gives {len(counts)} counts for {n_workers} "
-                             f"workers.")
+            raise InvalidParameterError(
+                f"Argument 'shares' gives {len(counts)} counts for {n_workers} "
+                f"workers.")
     # every worker holds at least one share
     return tuple(checks.integer(c, "shares", low=1) for c in counts)
 
@@ -366,14 +372,15 @@ def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 
     enough shares is already near the bound either way; fewer shares also cost less
     encoding and shipping (``share_cost``)."""
     if model.code is not None:
-        raise ValueError("plan varies the code's number of points: give it a model without "
-                         "a code.")
+        raise InvalidParameterError(
+            "plan varies the code's number of points: give it a model without "
+            "a code.")
     scheme = Scheme.parse(scheme)
     seeds = checks.integer(seeds, "seeds", low=1)
     candidates = sorted({checks.integer(w, "shares", low=1) for w in shares})
     if not candidates:
-        raise ValueError("Argument 'shares' must give at least one count of shares per "
-                         "worker.")
+        raise InvalidParameterError("Argument 'shares' must give at least one count of shares per "
+                                    "worker.")
     N = model.n_workers
     means = _means(model.piece_time, N) * model.slowdown + (
         0.0 if model.pause is None else _means(model.pause, N))
@@ -390,8 +397,9 @@ def plan(model: Model, scheme: str = "compfs", shares: Iterable[int] = range(1, 
         allocations["uniform", w] = (w,) * N
         allocations["speed", w] = allocation.proportional(w * N, speeds)
     if not allocations:
-        raise ValueError(f"No candidate has the R = {model.recovery_threshold} shares the "
-                         f"code needs: give more shares per worker.")
+        raise InvalidParameterError(
+            f"No candidate has the R = {model.recovery_threshold} shares the "
+            f"code needs: give more shares per worker.")
     for counts in allocations.values():
         if counts not in expected:
             expected[counts] = mean(counts, scheme)

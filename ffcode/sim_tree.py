@@ -65,6 +65,7 @@ from ffcode import checks, sim
 from ffcode._ext.rankbasis import RankBasis
 from ffcode.codes import MDS
 from ffcode.decoding.decoder import Decoder
+from ffcode.errors import InvalidParameterError
 from ffcode.field import GF
 from ffcode.pieces import piece_packets
 from ffcode.sim import Distribution, PerWorker, ShiftedExponential
@@ -179,13 +180,15 @@ class Tree:
         self.outer_threshold = checks.integer(self.outer_threshold, "outer_threshold", low=1)
         self.inner_threshold = checks.integer(self.inner_threshold, "inner_threshold", low=1)
         if self.outer_threshold > G:
-            raise ValueError(f"A tree of {G} groups cannot have outer_threshold "
-                             f"{self.outer_threshold}: fewer groups than the outer code "
-                             f"needs.")
+            raise InvalidParameterError(
+                f"A tree of {G} groups cannot have outer_threshold "
+                f"{self.outer_threshold}: fewer groups than the outer code "
+                f"needs.")
         small = [g for g, size in enumerate(self.groups) if size < self.inner_threshold]
         if small:
-            raise ValueError(f"Group {small[0]} has {self.groups[small[0]]} workers, fewer "
-                             f"than inner_threshold {self.inner_threshold}.")
+            raise InvalidParameterError(
+                f"Group {small[0]} has {self.groups[small[0]]} workers, fewer "
+                f"than inner_threshold {self.inner_threshold}.")
         self.pieces = checks.integer(self.pieces, "pieces", low=1)
         self.outer_pieces = checks.integer(
             self.pieces if self.outer_pieces is None else self.outer_pieces,
@@ -231,21 +234,24 @@ def _group_sizes(groups: Union[int, Sequence[int]], n_workers: Optional[int]) ->
     """The size of every group: ``groups`` sizes (summing to n_workers, if given) or a count
     of equal groups of n_workers."""
     if isinstance(groups, (str, bytes)) or np.ndim(groups) > 1:
-        raise TypeError("Argument 'groups' must be a number of groups or a list of group "
-                        "sizes.")
+        raise InvalidParameterError(
+            "Argument 'groups' must be a number of groups or a list of group "
+            "sizes.")
     if np.ndim(groups) == 0:
         count = checks.integer(groups, "groups", low=1)
         if n_workers is None:
-            raise ValueError("A number of groups needs n_workers, to size them.")
+            raise InvalidParameterError("A number of groups needs n_workers, to size them.")
         n_workers = checks.integer(n_workers, "n_workers", low=1)
         if n_workers % count:
-            raise ValueError(f"{n_workers} workers cannot be split into {count} equal groups.")
+            raise InvalidParameterError(
+                f"{n_workers} workers cannot be split into {count} equal groups.")
         return (n_workers // count,) * count
     sizes = tuple(checks.integer(s, "groups", low=1) for s in cast(Sequence[int], groups))
     if not sizes:
-        raise ValueError("Argument 'groups' must list at least one group.")
+        raise InvalidParameterError("Argument 'groups' must list at least one group.")
     if n_workers is not None and checks.integer(n_workers, "n_workers") != sum(sizes):
-        raise ValueError(f"The groups hold {sum(sizes)} workers, not n_workers = {n_workers}.")
+        raise InvalidParameterError(
+            f"The groups hold {sum(sizes)} workers, not n_workers = {n_workers}.")
     return sizes
 
 
@@ -269,7 +275,7 @@ def simulate_tree(tree: Tree, exact: Optional[bool] = None) -> TreeResult:
     """The hierarchical run of the tree's job. ``exact`` (None: where m·R <= EXACT_UP_TO)
     decides decodability by rank tracking rather than by counting packets."""
     if not isinstance(tree, Tree):
-        raise TypeError(f"Argument 'tree' must be a Tree, not {type(tree).__name__}.")
+        raise InvalidParameterError(f"Argument 'tree' must be a Tree, not {type(tree).__name__}.")
     m, R_i, size = tree.pieces, tree.inner_threshold, tree.piece_bytes
     ready = tree.starts(flat=False)[:, None] + np.cumsum(tree.workers.times, axis=1)
     arrivals = sim.link_arrivals(ready, np.full(ready.shape, size), tree.workers.link_rate) + \
@@ -302,7 +308,7 @@ def simulate_flat(tree: Tree, exact: Optional[bool] = None) -> TreeResult:
     """The flat run of the same job on the same workers: a code of R = R_o·R_i, every
     packet over the worker's link and its group's shared uplink to the master."""
     if not isinstance(tree, Tree):
-        raise TypeError(f"Argument 'tree' must be a Tree, not {type(tree).__name__}.")
+        raise InvalidParameterError(f"Argument 'tree' must be a Tree, not {type(tree).__name__}.")
     m, size = tree.pieces, tree.piece_bytes
     R = tree.outer_threshold * tree.inner_threshold
     ready = tree.starts(flat=True)[:, None] + np.cumsum(tree.workers.times, axis=1)
@@ -379,12 +385,12 @@ def sweep_group_size(n_workers: int = 1000, sizes: Iterable[int] = (10, 20, 25, 
     for name, fraction in (("outer_fraction", outer_fraction),
                            ("inner_fraction", inner_fraction)):
         if not 0 < checks.real(fraction, name) <= 1:
-            raise ValueError(f"Argument {name!r} must be in (0, 1], not {fraction}.")
+            raise InvalidParameterError(f"Argument {name!r} must be in (0, 1], not {fraction}.")
     runs = {}
     for size in sizes:
         size = checks.integer(size, "sizes", low=1)
         if n_workers % size:
-            raise ValueError(f"Group size {size} does not divide {n_workers} workers.")
+            raise InvalidParameterError(f"Group size {size} does not divide {n_workers} workers.")
         groups = n_workers // size
         model = Tree(groups=groups, n_workers=n_workers,
                      outer_threshold=max(1, round(outer_fraction * groups)),

@@ -257,10 +257,10 @@ class _CodedGradientDescent(BaseEstimator):
         n_workers = own if n_workers is None else n_workers
         coding = checks.choice(self.coding, "coding", codings())
         if not isinstance(self.resident, (bool, np.bool_)):
-            raise TypeError(f"Argument 'resident' must be True or False, not "
-                            f"{self.resident!r}.")
+            raise InvalidParameterError(f"Argument 'resident' must be True or False, not "
+                                        f"{self.resident!r}.")
         if self.progress is not None and not callable(self.progress):
-            raise TypeError("Argument 'progress' must be callable as progress(step).")
+            raise InvalidParameterError("Argument 'progress' must be callable as progress(step).")
         s = Settings(
             coding=coding, scheme=_scheme(self.scheme, coding),
             pieces=pieces_count(self.pieces),
@@ -285,24 +285,27 @@ class _CodedGradientDescent(BaseEstimator):
         """t and the degree of the sigmoid's polynomial are LCC's, and only the logistic
         regression's polynomial has a degree to choose."""
         if not lagrange(s.coding) and (s.t, s.degree) != (1, 1):
-            raise ValueError("Arguments 't' (privacy) and 'degree' (the sigmoid's "
-                             "polynomial) are LCC's: coding='mds' keeps no worker from its "
-                             "coded rows and computes the exact sigmoid. Use coding='lcc'.")
+            raise InvalidParameterError(
+                "Arguments 't' (privacy) and 'degree' (the sigmoid's "
+                "polynomial) are LCC's: coding='mds' keeps no worker from its "
+                "coded rows and computes the exact sigmoid. Use coding='lcc'.")
         if not self._logistic and s.degree != 1:
-            raise ValueError(f"A linear regression's polynomial is z itself: 'degree' must "
-                             f"be 1, not {s.degree}.")
+            raise InvalidParameterError(
+                f"A linear regression's polynomial is z itself: 'degree' must "
+                f"be 1, not {s.degree}.")
 
     def _check_workers(self, s: Settings) -> None:
         """Refuse a code of more blocks than the cluster's shares can decode."""
         N, R, points = s.n_workers, s.recovery_threshold(s.k), s.n_points
         if R <= points:
             return
-        raise ValueError(f"{type(self).__name__} with coding={s.coding!r}, k={s.k}"
-                         + (f", t={s.t}, degree={s.degree}" if lagrange(s.coding) else "")
-                         + (f" needs results from R = {R} workers, but the cluster has "
-                            f"{N}." if s.shares == 1 else
-                            f", shares={s.shares} needs results from R = {R} shares, "
-                            f"but the cluster's {N} workers hold {points}."))
+        raise InvalidParameterError(
+            f"{type(self).__name__} with coding={s.coding!r}, k={s.k}"
+            + (f", t={s.t}, degree={s.degree}" if lagrange(s.coding) else "")
+            + (f" needs results from R = {R} workers, but the cluster has "
+            f"{N}." if s.shares == 1 else
+            f", shares={s.shares} needs results from R = {R} shares, "
+            f"but the cluster's {N} workers hold {points}."))
 
     # -- fitting ----------------------------------------------------------------------------
 
@@ -365,8 +368,8 @@ class _CodedGradientDescent(BaseEstimator):
         try:
             Xq = s.F.from_real(rows, 2.0 ** s.precision)
         except ValueError as e:
-            raise ValueError(f"The standardized X does not fit GF({s.F.p}) at "
-                             f"precision={s.precision}: {e}") from None
+            raise InvalidParameterError(f"The standardized X does not fit GF({s.F.p}) at "
+                                        f"precision={s.precision}: {e}") from None
         if not lagrange(s.coding):
             return _MDSGradient(s, Xq, functools.partial(self._residual, y=data.y),
                                 data.weights)
@@ -479,11 +482,12 @@ class _LogLoss(_CodedGradientDescent):
 
     def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
         if lagrange(s.coding) and weights is not None:
-            raise ValueError("Argument 'sample_weight' must give every sample the same "
-                             "weight (or 0, leaving it out) with coding='lcc': its workers "
-                             "compute the sigmoid's polynomial of X~ w on the coded rows, "
-                             "which no scaling of a row weighs exactly. Use coding='mds', "
-                             "which weighs the residual on the master.")
+            raise InvalidParameterError(
+                "Argument 'sample_weight' must give every sample the same "
+                "weight (or 0, leaving it out) with coding='lcc': its workers "
+                "compute the sigmoid's polynomial of X~ w on the coded rows, "
+                "which no scaling of a row weighs exactly. Use coding='mds', "
+                "which weighs the residual on the master.")
 
     def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return _sigmoid(z) - y
@@ -560,10 +564,11 @@ class LogisticRegression(ClassifierMixin, _LogLoss):
         classes = np.unique(y[kept])
         if kind != "binary" or classes.shape[0] != 2:
             among = "" if kept.all() else " among the samples of positive weight"
-            raise ValueError(f"Only binary classification is supported: argument 'y' must "
-                             f"hold two classes for a logistic regression, not "
-                             f"{classes.shape[0]} ({_few(classes)}){among} (a {kind} "
-                             f"target).")
+            raise InvalidParameterError(
+                f"Only binary classification is supported: argument 'y' must "
+                f"hold two classes for a logistic regression, not "
+                f"{classes.shape[0]} ({_few(classes)}){among} (a {kind} "
+                f"target).")
         return (y[kept] == classes[1]).astype(np.float64), {"classes_": classes}
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -593,7 +598,7 @@ def _samples(X: Any, sample_weight: Any) -> tuple:
                                    ensure_non_negative=True)
     kept = weights > 0
     if not kept.any():                  # an older scikit-learn lets all-zero weights by
-        raise ValueError("Sample weights must contain at least one non-zero number.")
+        raise InvalidParameterError("Sample weights must contain at least one non-zero number.")
     weights = weights[kept]
     return X, kept, None if np.all(weights == weights[0]) else weights  # equal: unweighted
 
@@ -640,8 +645,9 @@ def _workers_of(cluster: Any) -> int:
     """The cluster's workers, once it is checked to be one."""
     if not (hasattr(cluster, "n_workers") and all(
             callable(getattr(cluster, method, None)) for method in ("load", "run", "unload"))):
-        raise TypeError(f"Argument 'cluster' must be an ffcode.Cluster (n_workers, load, "
-                        f"run and unload), not {type(cluster).__name__}.")
+        raise InvalidParameterError(
+            f"Argument 'cluster' must be an ffcode.Cluster (n_workers, load, "
+            f"run and unload), not {type(cluster).__name__}.")
     return checks.integer(cluster.n_workers, "cluster.n_workers")
 
 
@@ -650,10 +656,11 @@ def _scheme(scheme: Optional[str], coding: str) -> Scheme:
     lcc = lagrange(coding)
     scheme = default(not lcc) if scheme is None else Scheme.parse(scheme)
     if lcc and scheme.piecewise:
-        raise ValueError(f"coding='lcc' cannot use scheme={scheme.value!r}: a worker's "
-                         f"X~^T poly(X~ w) is not linear in the rows of its share, which "
-                         f"computation at full speed needs. Use one of "
-                         f"{', '.join(s for s in registered() if not s.piecewise)}.")
+        raise InvalidParameterError(
+            f"coding='lcc' cannot use scheme={scheme.value!r}: a worker's "
+            f"X~^T poly(X~ w) is not linear in the rows of its share, which "
+            f"computation at full speed needs. Use one of "
+            f"{', '.join(s for s in registered() if not s.piecewise)}.")
     return scheme
 
 
@@ -662,7 +669,7 @@ def _faults(faults: Any, n_workers: int) -> Any:
     workers), or None."""
     if faults is not None:
         if not callable(getattr(faults, "check_workers", None)):
-            raise TypeError(f"Argument 'faults' must be an ffcode.Faults, not "
-                            f"{type(faults).__name__}.")
+            raise InvalidParameterError(f"Argument 'faults' must be an ffcode.Faults, not "
+                                        f"{type(faults).__name__}.")
         faults.check_workers(n_workers)
     return faults

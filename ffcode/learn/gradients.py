@@ -35,6 +35,7 @@ from ffcode import checks
 from ffcode.field import PrimeField
 from ffcode.codes import HierarchicalCode, MatDot
 from ffcode.codes.registry import make_code
+from ffcode.errors import InvalidParameterError
 
 SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
 
@@ -279,9 +280,10 @@ class _Together:
     def cluster(self, cluster: Any) -> None:
         together = len(self.parts) > 1
         if together and not callable(getattr(cluster, "submit", None)):
-            raise TypeError(f"Tasks with their own data sets run their jobs together: the "
-                            f"cluster must have submit (an ffcode.Cluster), not "
-                            f"{type(cluster).__name__}.")
+            raise InvalidParameterError(
+                f"Tasks with their own data sets run their jobs together: the "
+                f"cluster must have submit (an ffcode.Cluster), not "
+                f"{type(cluster).__name__}.")
         for part in self.parts:
             part.cluster, part.together = cluster, together
         self._cluster = cluster

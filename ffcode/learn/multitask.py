@@ -35,6 +35,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ffcode import checks
+from ffcode.errors import InvalidParameterError
 from ffcode.learn.estimators import (Settings, _CodedGradientDescent, _Data, _LeastSquares,
                                      _LogLoss, _design, _few, _largest_eigenvalue,
                                      _samples, _standardization, _total)
@@ -206,16 +207,18 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
             # (of the same length, they are the rows of Y, as list-of-lists input gives)
             if isinstance(y, (list, tuple)) and len(y) and np.ndim(y[0]) == 1 and \
                     len(y) != _rows(X):
-                raise TypeError("Argument 'X' must be a list of the tasks' data sets when "
-                                "'y' is a list of their targets, not "
-                                f"{type(X).__name__}.")
+                raise InvalidParameterError(
+                    "Argument 'X' must be a list of the tasks' data sets when "
+                    "'y' is a list of their targets, not "
+                    f"{type(X).__name__}.")
             return super()._parts(X, y, sample_weight)
         Xs, ys = list(X), _tasks_list(y, "y", len(X))
         weights = [None] * len(Xs) if sample_weight is None else \
             _tasks_list(sample_weight, "sample_weight", len(Xs))
         if len(Xs) < 2:
-            raise ValueError(f"Argument 'X' must hold the data sets of two or more tasks, "
-                             f"not {len(Xs)}: for one task use LinearRegression.")
+            raise InvalidParameterError(
+                f"Argument 'X' must hold the data sets of two or more tasks, "
+                f"not {len(Xs)}: for one task use LinearRegression.")
         samples = []
         for t, (X_t, y_t, w_t) in enumerate(zip(Xs, ys, weights)):
             try:
@@ -223,7 +226,7 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
                                          dtype="numeric", ensure_min_samples=2,
                                          y_numeric=True, reset=t == 0)
             except ValueError as error:
-                raise ValueError(f"Task {t}'s data set: {error}") from None
+                raise InvalidParameterError(f"Task {t}'s data set: {error}") from None
             X_t, kept, w_t = _samples(X_t, w_t)
             samples.append((X_t[kept], y_t[kept][:, None], w_t))
         targets, fitted = self._task_targets([Y for _, Y, _ in samples],
@@ -233,9 +236,10 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
     def _task_targets(self, ys: list, weights: list) -> tuple:
         ys = [np.asarray(Y, dtype=np.float64) for Y in ys]
         if ys[0].ndim == 1:
-            raise ValueError("Argument 'y' must be a matrix Y (n, T) with a column per "
-                             "task, not a 1-D y (for one task use LinearRegression, or Y "
-                             "of one column).")
+            raise InvalidParameterError(
+                "Argument 'y' must be a matrix Y (n, T) with a column per "
+                "task, not a 1-D y (for one task use LinearRegression, or Y "
+                "of one column).")
         means = [np.average(Y, axis=0, weights=w) for Y, w in zip(ys, weights)]
         variances = np.concatenate([np.average((Y - m) ** 2, axis=0, weights=w)
                                     for Y, m, w in zip(ys, means, weights)])
@@ -297,9 +301,10 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
 
     def _parts(self, X: Any, y: Any, sample_weight: Any) -> tuple:
         if _data_sets(X):
-            raise TypeError("MultiTaskLogisticRegression trains tasks on shared features: "
-                            "argument 'X' must be one (n, d) array, not a list of data "
-                            "sets.")
+            raise InvalidParameterError(
+                "MultiTaskLogisticRegression trains tasks on shared features: "
+                "argument 'X' must be one (n, d) array, not a list of data "
+                "sets.")
         return super()._parts(X, y, sample_weight)
 
     def _task_targets(self, ys: list, weights: list) -> tuple:
@@ -311,17 +316,19 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
         if kind == "multilabel-indicator":
             values = np.unique(y)
             if not np.isin(values, [0, 1]).all():   # scikit-learn takes any two values
-                raise ValueError(f"Argument 'y' as a matrix must be a 0/1 indicator matrix "
-                                 f"(a column per task), not one of values {_few(values)}.")
+                raise InvalidParameterError(
+                    f"Argument 'y' as a matrix must be a 0/1 indicator matrix "
+                    f"(a column per task), not one of values {_few(values)}.")
             return [y.astype(np.float64)], {"classes_": np.arange(y.shape[1]),
                                             "multilabel_": True}
         classes = np.unique(y)
         if kind not in ("binary", "multiclass") or classes.shape[0] < 2:
-            raise ValueError(f"Argument 'y' must hold two or more classes (one-vs-rest, a "
-                             f"task per class, one task for two) or be an (n, T) 0/1 "
-                             f"indicator matrix with T >= 2, not a {kind} target"
-                             + (f" of one class ({_few(classes)})" if kind == "binary"
-                                else "") + ".")
+            raise InvalidParameterError(
+                f"Argument 'y' must hold two or more classes (one-vs-rest, a "
+                f"task per class, one task for two) or be an (n, T) 0/1 "
+                f"indicator matrix with T >= 2, not a {kind} target"
+                + (f" of one class ({_few(classes)})" if kind == "binary"
+                else "") + ".")
         tasks = classes[1:] if classes.shape[0] == 2 else classes
         return [(y[:, None] == tasks).astype(np.float64)], {"classes_": classes,
                                                              "multilabel_": False}
@@ -374,9 +381,11 @@ def _rows(X: Any) -> int:
 def _tasks_list(values: Any, name: str, tasks: int) -> list:
     """values as a list of one entry per task, checked to hold ``tasks``."""
     if not isinstance(values, (list, tuple)):
-        raise TypeError(f"Argument {name!r} must be a list of the {tasks} tasks' "
-                        f"{'targets' if name == 'y' else name}, not {type(values).__name__}.")
+        raise InvalidParameterError(
+            f"Argument {name!r} must be a list of the {tasks} tasks' "
+            f"{'targets' if name == 'y' else name}, not {type(values).__name__}.")
     if len(values) != tasks:
-        raise ValueError(f"Argument {name!r} must hold one entry per task: {tasks} tasks, "
-                         f"but {len(values)} entries.")
+        raise InvalidParameterError(
+            f"Argument {name!r} must hold one entry per task: {tasks} tasks, "
+            f"but {len(values)} entries.")
     return list(values)
