@@ -51,7 +51,7 @@ from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
 from ffcode.runtime.worker.outbox import TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send, Wait
 from ffcode.runtime.worker.taskqueue import (ENDED, FAILED, MORE, STOPPED, UNABLE, Fail,
-                                             Release, TaskQueue, Turn)
+                                             Inline, Release, TaskQueue, Turn)
 
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
@@ -181,7 +181,8 @@ class Tasks:
         thread looks again; the instructions it gives that are not carried out here."""
         with self.ready:
             instructions = getattr(self.queue, event)(*arguments, **options)
-            self.ready.notify()
+            if not any(isinstance(i, Inline) for i in instructions):
+                self.ready.notify()         # (a job run here at once needs no wake-up)
         for instruction in instructions:
             if isinstance(instruction, Release):
                 instruction.job.shares = None   # a job not started on them has none
