@@ -76,6 +76,7 @@ def test_ffcode_run_with_a_registered_code(bounded, registered, capsys):
 
 @pytest.mark.bounded(120)
 def test_learning_with_a_registered_code(bounded, registered):
+    pytest.importorskip("sklearn")      # the learning extra (the core's quick runs lack it)
     from ffcode.learn import LinearRegression
     from ffcode.learn.estimators import codings, settings
     assert codings() == ["mds", "halved", "lcc"]
