@@ -118,6 +118,24 @@ class Constraint:
         return f"<{type(self).__name__}: {self}>"
 
 
+class Default(Constraint):
+    """None (an option left to its default), or what ``inner`` takes: a refusal is inner's
+    own, as None is not an option one chooses."""
+
+    def __init__(self, inner: Constraint) -> None:
+        self.inner = inner
+        self.separator = inner.separator
+
+    def refusal(self, value: Any) -> Optional[Refusal]:
+        return None if value is None else self.inner.refusal(value)
+
+    def convert(self, value: Any) -> Any:
+        return None if value is None else self.inner.convert(value)
+
+    def __str__(self) -> str:
+        return str(self.inner)
+
+
 class Interval(Constraint):
     """An integer (``kind`` numbers.Integral) or a real number (numbers.Real) from low to
     high; ``closed`` says which ends belong to it ("both", "left", "right" or "neither"),

@@ -92,8 +92,10 @@ class ForwardPlan(KindPlan):
         self.F, self.faults, self.scheme = job.F, job.faults, job.scheme
         collector = Forwarder(job.F, job.powers, m, job.forward, payload.filter)
         tasks: list = []
+        held: list = []             # each worker's shares, in the relay's order
         at = 0
         for worker, count in enumerate(payload.members):
+            held.append(list(range(at, at + count)))
             tasks.append(None if not count else (dataclasses.replace(
                 task, payload=dataclasses.replace(
                     coded, shares=count,
@@ -104,8 +106,7 @@ class ForwardPlan(KindPlan):
             at += count
         super().__init__(tasks, collector, name=repr(job), label=job.scheme.value,
                          every_worker=False, options=options, dtype=job.F.dtype)
-        self.held = [list(range(start, start + count)) for start, count in
-                     zip(_starts(payload.members), payload.members)]
+        self.held = held
         self.pieces, self.work_per_packet = m, payload.work / m
         self.filter = payload.filter
 
@@ -117,12 +118,3 @@ class ForwardPlan(KindPlan):
         return {"code": self.name, "p": self.F.p, "scheme": self.scheme.value,
                 "pieces": self.pieces, "faults": self.faults.to_dict(),
                 "assignment": [list(held) for held in self.held], "filter": self.filter}
-
-
-def _starts(counts: Any) -> list:
-    """Where each worker's shares start in the relay's order."""
-    starts, at = [], 0
-    for count in counts:
-        starts.append(at)
-        at += count
-    return starts

@@ -19,7 +19,8 @@ from typing import Any, Callable, ClassVar, Optional, Union
 
 from ffcode import allocation, checks, functions
 from ffcode.codes.base import Code
-from ffcode.constraints import Callables, Constraint, InstanceOf, Interval, Refusal, Spec
+from ffcode.constraints import (Callables, Constraint, Default, InstanceOf, Interval, Refusal,
+                                Spec)
 from ffcode.constraints import Options as OneOf
 from ffcode.constraints import validate
 from ffcode.errors import InvalidParameterError
@@ -31,24 +32,6 @@ ALLOCATE = ("uniform", "speed")
 MAX_PRIORITY = 1 << 31
 
 log = logging.getLogger(__name__)
-
-
-class Default(Constraint):
-    """None (an option left to its default), or what ``inner`` takes: a refusal is inner's
-    own, as None is not an option one chooses."""
-
-    def __init__(self, inner: Constraint) -> None:
-        self.inner = inner
-        self.separator = inner.separator
-
-    def refusal(self, value: Any) -> Optional[Refusal]:
-        return None if value is None else self.inner.refusal(value)
-
-    def convert(self, value: Any) -> Any:
-        return None if value is None else self.inner.convert(value)
-
-    def __str__(self) -> str:
-        return str(self.inner)
 
 
 class SchemeName(Constraint):

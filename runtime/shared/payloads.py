@@ -84,12 +84,11 @@ def _scheme(name: str, path: Optional[str]) -> Scheme:
     import path of its object (imported here, as a job's function is); ProtocolError
     otherwise."""
     if path is None:
-        built_in = next((s for s in Scheme if s.value == name), None)
-        if built_in is None:
+        if name not in schemes.NAMES:
             raise ProtocolError(f"a task's scheme must be one of {', '.join(schemes.NAMES)} "
                                 f"or come with the import path of its object "
                                 f"(scheme_path), not {str(name)[:200]!r}")
-        return built_in
+        return Scheme.parse(name)
     if name in schemes.NAMES:
         raise ProtocolError(f"a task's scheme {name!r} is a built-in one: it comes without "
                             f"a scheme_path, not with {path[:200]!r}")

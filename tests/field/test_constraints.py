@@ -256,3 +256,13 @@ def test_the_core_raises_it_for_bad_arguments():
                  lambda: allocation.proportional(3, [1, -1, 1])):
         with pytest.raises(InvalidParameterError):
             call()
+
+
+def test_default_takes_none_and_refuses_as_its_inner_constraint():
+    """None leaves an option to its default; a refusal names only what one may choose."""
+    from ffcode.constraints import Default
+    pieces = Default(Interval(Integral, 1, None))
+    assert pieces.check(None, "pieces") is None and pieces.check(np.int64(3), "pieces") == 3
+    with pytest.raises(InvalidParameterError, match=r"^Argument 'pieces' must be at least 1, "
+                                                    r"not 0\.$"):
+        pieces.check(0, "pieces")
