@@ -360,6 +360,8 @@ def check(spec: Spec, value: Any, name: str) -> Any:
     InvalidParameterError. A value refused by all of them is told what the one constraint
     that takes its type needs (the most precise message); a value of no type they take,
     all that it may be."""
+    if isinstance(spec, Constraint):        # one constraint: the common case, at once
+        return spec.check(value, name)
     options = tuple(spec) if isinstance(spec, Sequence) else (spec,)
     if value is None and any(c is None for c in options):
         return None

@@ -149,10 +149,16 @@ class Kind:
 
 
 def _loaded(where: Any) -> Any:
-    if isinstance(where, str):
+    if not isinstance(where, str):
+        return where
+    found = _LOADED.get(where)
+    if found is None:
         module, _, name = where.partition(":")
-        return getattr(importlib.import_module(module), name)
-    return where
+        found = _LOADED[where] = getattr(importlib.import_module(module), name)
+    return found
+
+
+_LOADED: dict = {}      # import path -> what a built-in kind loaded from it (once)
 
 
 _SHARED, _WORKER = "ffcode.runtime.shared", "ffcode.runtime.worker"
@@ -177,6 +183,11 @@ def tag_of(payload: Any) -> str:
             f"{type(payload).__name__} is no job kind's payload: name it as a "
             f"ffcode.runtime.JobKind subclass's Payload.")
     return tag
+
+
+def built_in(payload: Any) -> bool:
+    """Whether a payload is a built-in kind's."""
+    return _built_in_tag(type(payload)) is not None
 
 
 def _built_in_tag(cls: type) -> Optional[str]:

@@ -23,11 +23,16 @@ T = TypeVar("T")
 
 def fields(meta: Any, what: str, cls: Any) -> dict:
     """meta as a dict with exactly the fields of the dataclass cls."""
-    names = {f.name for f in dataclasses.fields(cls)}     # a ClassVar (KIND) is none
-    if not isinstance(meta, dict) or set(meta) != names:
+    names = _FIELDS.get(cls)
+    if names is None:                   # a ClassVar (KIND) is none
+        names = _FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    if not isinstance(meta, dict) or meta.keys() != names:
         keys = sorted(meta) if isinstance(meta, dict) else type(meta).__name__
         raise ProtocolError(f"a {what} needs the fields {sorted(names)}, not {keys}")
     return meta
+
+
+_FIELDS: dict = {}      # a dataclass -> its fields' names
 
 
 def count(value: Any, name: str, high: int = MAX_COUNT, low: int = 0) -> int:
