@@ -288,15 +288,17 @@ class Job:
 
     def feed(self, event: Any) -> None:
         """One event, and the events its instructions answer with, in turn."""
-        events: deque = deque()
+        events: Optional[deque] = None
         while True:
             for instruction in self.run.handle(event):
                 try:
                     answer = self._carry(instruction)
                 except Exception as e:          # a progress callback's: the job's error,
+                    events = deque() if events is None else events
                     events.appendleft(ev.Abort(e, time.monotonic()))    # before the rest
                     continue
                 if answer is not None:
+                    events = deque() if events is None else events
                     events.append(answer)
             if not events:
                 return
@@ -330,17 +332,24 @@ class Job:
         return None
 
     def _send(self, send: ev.Send) -> ev.Sent:
-        """A send to a worker not given up on (resident data shipped first where it is
-        not held for that place), and its outcome."""
-        handle, reloaded = self.workers[send.place], 0
-        if handle.lost is None:
-            if send.load is not None and handle.resident.get(send.load.ident) != send.place:
-                reloaded = self.roster.give(handle, send.load, send.place)
-            self.roster.send(handle, list(send.frames), patience=send.patience)
-        now = time.monotonic()
-        answers = handle.lost is None and (not send.ack or now - handle.last_seen <
-                                           WATCH_EVERY or not handle.gone())
-        return ev.Sent(send.place, now, handle.lost, reloaded, answers)
+        """Each message of a send to its worker, if not given up on (resident data shipped
+        first where it is not held for that place), and their outcomes."""
+        deliveries: list[ev.Delivery] = []
+        for place, frames in send.messages:
+            patience = send.wait_at(time.monotonic())
+            if patience is None:
+                return ev.Sent(tuple(deliveries), time.monotonic(), late=True)
+            handle, reloaded = self.workers[place], 0
+            if handle.lost is None:
+                if send.load is not None and \
+                        handle.resident.get(send.load.ident) != place:
+                    reloaded = self.roster.give(handle, send.load, place)
+                self.roster.send(handle, list(frames), patience=patience)
+            now = time.monotonic()
+            answers = handle.lost is None and (not send.ack or now - handle.last_seen <
+                                               WATCH_EVERY or not handle.gone())
+            deliveries.append(ev.Delivery(place, now, handle.lost, reloaded, answers))
+        return ev.Sent(tuple(deliveries), time.monotonic())
 
 
 def settle(future: Future, outcome: Any, error: Optional[BaseException]) -> None:

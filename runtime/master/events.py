@@ -3,7 +3,9 @@ values. A job run (runtime/master/jobrun.py) is a state machine without I/O: it 
 event at a time, the time passed in with it, and returns the instructions that the
 master's thread (runtime/master/driver.py) carries out against the roster, the transport
 and the job's future. A send's outcome comes back as a ``Sent`` event, a ``Resume`` as a
-``Work`` event with the time: so the clock is read between any two steps of work.
+``Work`` event with the time: so the clock is read between any two steps of work (the
+messages of one send each wait for room as long as the send allows at the time of their
+turn: ``Send.wait_at``).
 
 >>> from ffcode.runtime.shared.wire import Header, Kind
 >>> event = message(2, Header(Kind.DONE, 7, 1, worker=2), [], now=3.5)
@@ -30,14 +32,19 @@ class Start:
     wall: float
 
 
-@dataclass(frozen=True)
 class Message:
     """A message of the job's epoch from a worker: ``place`` is the worker's place in the
-    job (None: no worker of the job sent it), ``header`` and ``frames`` as received."""
-    place: Optional[int]
-    header: Header
-    frames: list
-    now: float
+    job (None: no worker of the job sent it), ``header`` and ``frames`` as received.
+    (One is made for every message: a class of slots, cheaper to make than a frozen
+    dataclass.)"""
+    __slots__ = ("place", "header", "frames", "now")
+
+    def __init__(self, place: Optional[int], header: Header, frames: list,
+                 now: float) -> None:
+        self.place, self.header, self.frames, self.now = place, header, frames, now
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(place={self.place}, now={self.now})"
 
 
 class Packet(Message):
@@ -74,15 +81,25 @@ class Lost:
 
 
 @dataclass(frozen=True)
-class Sent:
-    """A ``Send`` carried out: ``failed`` says why the worker could not take it (it is
-    lost), ``reloaded`` the bytes of resident data shipped to it first, ``answers`` whether
-    the worker can still acknowledge (heard from lately, or its process runs)."""
+class Delivery:
+    """One message of a ``Send`` carried out at ``now``, to the worker at ``place``:
+    ``failed`` says why the worker could not take it (it is lost), ``reloaded`` the bytes
+    of resident data shipped to it first, ``answers`` whether the worker can still
+    acknowledge (heard from lately, or its process runs)."""
     place: int
     now: float
     failed: Optional[str] = None
     reloaded: int = 0
     answers: bool = True
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A ``Send`` carried out: each message's ``Delivery``, in turn; ``late``: the turn of
+    the next one came past the send's ``until`` and the rest were not sent (tasks)."""
+    deliveries: tuple
+    now: float
+    late: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,18 +134,27 @@ class Abort:
 
 @dataclass(frozen=True)
 class Send:
-    """Send ``frames`` to the worker at ``place``, waiting no longer than ``patience``
-    seconds for room; ``load`` (resident data) shipped first unless it holds it for that
-    place; ``ack``: a stop, to be acknowledged. Answer with ``Sent``."""
-    place: int
-    frames: tuple
-    patience: float
+    """Send each of ``messages`` ((place, frames) pairs) in turn, each waiting for room as
+    long as ``wait_at`` says at its turn; ``load`` (resident data) shipped first to a
+    place whose worker does not hold it for that place; ``ack``: stops, to be
+    acknowledged. Answer with one ``Sent``."""
+    messages: tuple
+    patience: float         # seconds a message may wait for room at most,
+    until: float            # and never past this time (monotonic)
     load: Any = None
     ack: bool = False
 
+    def wait_at(self, now: float) -> Optional[float]:
+        """Seconds the message whose turn comes at ``now`` may wait for room; None when it
+        comes past ``until`` and is not sent (a task; a stop is, without waiting)."""
+        left = self.until - now
+        if left < 0 and not self.ack:
+            return None
+        return max(0.0, min(self.patience, left))
+
     @property
     def kind(self) -> Kind:
-        return Header.unpack(self.frames[0]).kind
+        return Header.unpack(self.messages[0][1][0]).kind
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ needs), and answers its events with instructions:
 
 >>> from ffcode import GF, MDS
 >>> from ffcode.runtime.master.jobs import Options, Plan
->>> from ffcode.runtime.master.events import Sent, Start, Tick
+>>> from ffcode.runtime.master.events import Delivery, Sent, Start, Tick
 >>> F = GF(65521)
 >>> plan = Plan(MDS(F, 2, 3), (F.random((4, 3), seed=1), F.random(3, seed=2)),
 ...             Options(scheme="classic", timeout=5), assignment=((0,), (1,), (2,)))
@@ -29,12 +29,12 @@ needs), and answers its events with instructions:
 ('classic', 2, 'waiting')
 >>> class Worker: host, pid, node = "here", 1, None
 >>> send, = run.handle(Start((Worker(),) * 3, now=0.0, wall=0.0))
->>> send.place, send.kind.name, send.patience
-(0, 'JOB', 2.0)
->>> [[i.place for i in run.handle(Sent(place, now=0.1))] for place in range(3)]
-[[1], [2], []]
+>>> [place for place, frames in send.messages], send.kind.name, send.wait_at(4.0)
+([0, 1, 2], 'JOB', 1.0)
+>>> run.handle(Sent(tuple(Delivery(place, now=0.1) for place in range(3)), now=0.1))
+[]
 >>> stop, = run.handle(Tick(now=9.0))         # past the timeout: the stops go out first
->>> out = [run.handle(Sent(place, now=9.0)) for place in range(3)][-1]
+>>> out = run.handle(Sent(tuple(Delivery(place, now=9.0) for place in range(3)), now=9.0))
 >>> stop.kind.name, [type(i).__name__ for i in out]
 ('STOP', ['Ended', 'Fail'])
 >>> print(out[-1].error)
@@ -42,7 +42,7 @@ rank 0/2 no output within the timeout; workers 0, 1 and 2 still running
 """
 import logging
 import math
-from collections import Counter, deque
+from collections import Counter
 from typing import Any, Callable, Optional
 
 from ffcode import allocation
@@ -52,6 +52,7 @@ from ffcode.pieces import Packet
 from ffcode.runtime.shared import wire
 from ffcode.runtime.shared.kinds import JobPlan
 from ffcode.runtime.shared.report import Report, WorkerTimeline, read_group
+from ffcode.runtime.shared.task import job_message
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.master import events as ev
 
@@ -96,10 +97,9 @@ class JobRun:
         self.deadline = math.inf            # of the job, once its tasks are sent
         self.drained = math.inf             # when collecting acknowledgements ends
         self.waiting: set[int] = set()      # decoding, draining: acknowledgements due
-        self.outbox: deque = deque()        # (place, kind): sends left, one at a time
-        self.then: Optional[Callable[[float], None]] = None     # once the outbox is empty
-        self.stop_until = math.inf          # the stops' grace
-        self.shipping = 0                   # bytes of the task being sent
+        self.sending: Optional[Kind] = None     # JOB or STOP: a send is being carried out
+        self.then: Optional[Callable[[float], None]] = None     # once it is
+        self.shipping: dict[int, int] = {}  # place -> bytes of its task
         self.last_rank = -1
         self.output: Any = None
         self.decoded = False
@@ -136,9 +136,9 @@ class JobRun:
     # -- the events ---------------------------------------------------------------------
 
     def _start(self, event: ev.Start) -> None:
-        """Send every worker its task (an idle one is finished at once), one at a time,
-        each waiting for room no longer than the time left; the job's clock starts here,
-        its timeout counting the encoding too."""
+        """Send every worker its task (an idle one is finished at once), in one send, each
+        waiting for room no longer than the time left; the job's clock starts here, its
+        timeout counting the encoding too."""
         plan = self.plan
         self.state = RUNNING
         self.started = event.now
@@ -146,50 +146,50 @@ class JobRun:
         self.places = len(event.workers)
         self.ledger.begin(event.workers, event.wall)
         log.info("job %d: %s on %d workers", self.epoch, plan.label, self.places)
+        messages = []
         for i, task in enumerate(plan.tasks):
             if task is None:
                 self.finished.add(i)
-            else:
-                self.outbox.append((i, Kind.JOB))
-        self.then = lambda now: self._progress(sent=now)
-        self._next(event.now)
+                continue
+            frames = job_message(_header(Kind.JOB, self.session, self.epoch, i), *task)
+            self.shipping[i] = sum(memoryview(f).nbytes for f in frames)
+            messages.append((i, tuple(frames)))
+        self._send(Kind.JOB, ev.Send(tuple(messages), TASK_PATIENCE, self.deadline,
+                                     load=plan.resident),
+                   event.now, then=lambda now: self._progress(sent=now))
 
-    def _next(self, now: float) -> None:
-        """The next send of the outbox; once it is empty, what comes after it."""
-        if self.outbox:
-            i, kind = self.outbox[0]
-            if kind == Kind.STOP:
-                patience = max(0.0, min(STOP_PATIENCE, self.stop_until - now))
-                frames = [_header(Kind.STOP, self.session, self.epoch, i).pack()]
-                self.out.append(ev.Send(i, tuple(frames), patience, ack=True))
-                return
-            left = self.deadline - now
-            if left < 0:
-                raise self.ledger.failure(JobTimeout, "no output within the timeout "
-                                          "(sending the tasks)", self)
-            task, arrays = self.plan.tasks[i]
-            frames = wire.control(_header(Kind.JOB, self.session, self.epoch, i),
-                                  task.to_meta(), arrays)
-            self.shipping = sum(memoryview(f).nbytes for f in frames)
-            self.out.append(ev.Send(i, tuple(frames), min(TASK_PATIENCE, left),
-                                    load=self.plan.resident))
-            return
-        then, self.then = self.then, None
-        if then is not None:
+    def _send(self, kind: Kind, send: ev.Send, now: float,
+              then: Callable[[float], None]) -> None:
+        """Carry out ``send`` (of tasks or stops), then ``then`` (at once if it sends
+        nothing)."""
+        if not send.messages:
             then(now)
+            return
+        self.sending, self.then = kind, then
+        self.out.append(send)
 
     def _sent(self, event: ev.Sent) -> None:
-        """A send carried out: a task's counts in the report, a worker that could not take
-        one is lost; a stop is acknowledged by the workers that can still answer."""
-        i, kind = self.outbox.popleft()
-        if kind == Kind.JOB:
-            self.ledger.shipped(i, event, self.shipping, self.started)
-            if event.failed is not None and i not in self.finished:
-                self.ledger.timelines[i].lost = event.failed
-                self.finished.add(i)
-        elif event.failed is None and event.answers:
-            self.waiting.add(i)
-        self._next(event.now)
+        """A send carried out: each task's counts in the report, a worker that could not
+        take one is lost (JobTimeout if the time was up before every task went out); a
+        stop is acknowledged by the workers that can still answer."""
+        if self.state == ENDED:         # ended meanwhile (its progress callback raised)
+            return
+        kind, self.sending = self.sending, None
+        then, self.then = self.then, None
+        for delivery in event.deliveries:
+            i = delivery.place
+            if kind == Kind.JOB:
+                self.ledger.shipped(i, delivery, self.shipping[i], self.started)
+                if delivery.failed is not None and i not in self.finished:
+                    self.ledger.timelines[i].lost = delivery.failed
+                    self.finished.add(i)
+            elif delivery.failed is None and delivery.answers:
+                self.waiting.add(i)
+        if event.late:
+            raise self.ledger.failure(JobTimeout, "no output within the timeout "
+                                      "(sending the tasks)", self)
+        if then is not None:
+            then(event.now)
 
     def _message(self, event: ev.Message) -> None:
         """One message of this job's epoch from one of the master's workers."""
@@ -268,7 +268,7 @@ class JobRun:
             if now >= self.drained:
                 self._finish(now)
             return
-        if self.state != RUNNING or self.outbox:
+        if self.state != RUNNING or self.sending:
             return
         if now > self.deadline:
             raise self.ledger.failure(JobTimeout, "no output within the timeout", self)
@@ -289,7 +289,7 @@ class JobRun:
             collector.eliminate()
             self._progress()
             return
-        if self.state != DECODING or self.outbox:
+        if self.state != DECODING or self.sending:
             return
         self.out.append(ev.Resume())
         if collector.pending:
@@ -348,7 +348,7 @@ class JobRun:
         if self.state == RUNNING and stop:
             self._stop_all(now, then=lambda now: self._end(error))
         else:
-            self.outbox.clear()
+            self.sending = self.then = None
             self._end(error)
 
     # -- inside ---------------------------------------------------------------------------
@@ -407,13 +407,12 @@ class JobRun:
         """Tell every worker still at the job (given a task, not lost, not done) to stop,
         all within STOP_GRACE: a worker that has no room for a stop then is given up on
         (it is not reading its socket); ``then`` once they are sent."""
-        self.outbox.clear()
-        self.stop_until = now + STOP_GRACE
-        self.outbox.extend((i, Kind.STOP) for i, t in enumerate(self.ledger.timelines)
-                           if t.lost is None and self.plan.tasks[i] is not None and
-                           t.done is None)
-        self.then = then
-        self._next(now)
+        messages = tuple(
+            (i, (_header(Kind.STOP, self.session, self.epoch, i).pack(),))
+            for i, t in enumerate(self.ledger.timelines)
+            if t.lost is None and self.plan.tasks[i] is not None and t.done is None)
+        self._send(Kind.STOP, ev.Send(messages, STOP_PATIENCE, now + STOP_GRACE, ack=True),
+                   now, then)
 
 
 
@@ -444,7 +443,7 @@ class Ledger:
         self.rejected[reason] += 1
         return ev.Reject(reason)
 
-    def shipped(self, i: int, sent: ev.Sent, nbytes: int, started: float) -> None:
+    def shipped(self, i: int, sent: ev.Delivery, nbytes: int, started: float) -> None:
         timeline = self.timelines[i]
         timeline.reloaded = sent.reloaded
         if sent.failed is None:

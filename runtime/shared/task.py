@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ffcode.errors import ProtocolError
-from ffcode.runtime.shared import kinds, meta as check
+from ffcode.runtime.shared import kinds, meta as check, wire
 
 CORRUPTIONS = ("random", "piece", "shape")
 
@@ -147,6 +147,63 @@ class Unload:
     @classmethod
     def from_meta(cls, meta: Any) -> "Unload":
         return cls(check.count(check.fields(meta, "unload", cls)["data"], "data"))
+
+
+def job_message(header: Any, task: Task, arrays: Any) -> list:
+    """A JOB message's frames: ``header`` (a wire.Header), the task's meta and its arrays.
+    A built-in kind's task is encoded once for each distinct task and layout of its arrays
+    (a job's tasks on resident data are the same job after job); any other kind's each
+    time, as its payload's equality need not mean equal meta (``_kept``)."""
+    arrays = wire.contiguous(arrays)
+    key = (task, tuple((a.dtype.str, a.shape) for a in arrays)) if _kept(task) else None
+    frame = None if key is None else _ENCODED.get(key)
+    if frame is None:
+        frame = wire.meta_frame(task.to_meta(), arrays)
+        if key is not None:
+            _remember(_ENCODED, key, frame)
+    return [header.pack(), frame] + arrays
+
+
+def read_task(frames: list) -> tuple[Task, kinds.Kind, list]:
+    """(task, its kind, its arrays) of a JOB message's frames after the header;
+    ProtocolError naming what is wrong. A meta frame read before is not parsed again (a
+    worker on resident data is sent the same one job after job): the same bytes make the
+    same task."""
+    if not frames:
+        raise ProtocolError("a task needs a meta frame")
+    raw = wire.raw(frames[0])
+    parsed = _PARSED.get(raw)
+    if parsed is None:
+        meta, layout = wire.read_meta(raw)
+        task = Task.from_meta(meta)
+        parsed = (task, kinds.find(meta["kind"]), layout)
+        if _kept(task):
+            _remember(_PARSED, raw, parsed)
+    task, kind, layout = parsed
+    return task, kind, wire.read_arrays(layout, frames[1:])
+
+
+REMEMBERED = 64             # tasks' meta frames kept, encoded (master) or parsed (worker)
+_ENCODED: dict = {}         # (task, its arrays' layout) -> its meta frame
+_PARSED: dict = {}          # a meta frame -> (task, kind, layout)
+
+
+def _kept(task: Task) -> bool:
+    """Whether a task is remembered: a built-in kind's whose payload is immutable
+    (hashable: not a relay's, which holds a dict)."""
+    if not kinds.built_in(task.payload):
+        return False
+    try:
+        hash(task)
+    except TypeError:
+        return False
+    return True
+
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= REMEMBERED:
+        cache.clear()               # (a clear is one step: threads may share the cache)
+    cache[key] = value
 
 
 def _mode(value: Any, name: str) -> str:

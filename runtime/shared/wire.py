@@ -170,16 +170,38 @@ EMPTY_META = json.dumps({"arrays": []}).encode()     # a control message with no
 
 def control(header: Header, meta=None, arrays=()) -> list:
     """A message with a JSON meta frame and array frames (their dtypes and shapes in meta)."""
-    arrays = [_contiguous(a) for a in arrays]
-    meta = dict(meta or {}, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
-    return [header.pack(), json.dumps(meta).encode()] + arrays
+    arrays = contiguous(arrays)
+    return [header.pack(), meta_frame(meta, arrays)] + arrays
+
+
+def contiguous(arrays) -> list:
+    """The arrays as a message's frames carry them: C-contiguous, with their shapes."""
+    return [_contiguous(a) for a in arrays]
+
+
+def meta_frame(meta, arrays: list) -> bytes:
+    """The JSON meta frame of a control message: ``meta`` and the arrays' dtypes and
+    shapes."""
+    described = [[a.dtype.str, list(a.shape)] for a in arrays]
+    return json.dumps(dict(meta or {}, arrays=described)).encode()
 
 
 def read_control(frames: list) -> tuple[dict, list]:
     """(meta, arrays) of a control message; the arrays are read-only views of the frames."""
     if not frames:
         return {}, []
-    raw = frames[0].bytes if hasattr(frames[0], "bytes") else bytes(frames[0])
+    meta, layout = read_meta(raw(frames[0]))
+    return meta, read_arrays(layout, frames[1:])
+
+
+def raw(frame) -> bytes:
+    """A frame's bytes (a zmq frame's, or any buffer's)."""
+    return frame.bytes if hasattr(frame, "bytes") else bytes(frame)
+
+
+def read_meta(raw: bytes) -> tuple[dict, tuple]:
+    """(meta, layout) of a control message's meta frame: the layout is each array's
+    (dtype, shape), checked; ProtocolError if the frame is malformed."""
     if len(raw) > MAX_META_BYTES:
         raise ProtocolError("oversized meta frame")
     try:
@@ -187,18 +209,30 @@ def read_control(frames: list) -> tuple[dict, list]:
         if not isinstance(meta, dict):
             raise ValueError("meta is not an object")
         described = meta.pop("arrays")
-        if not isinstance(described, list) or len(described) != len(frames) - 1:
+        if not isinstance(described, list):
             raise ValueError("array count")
-        arrays = []
-        for (dtype, shape), frame in zip(described, frames[1:]):
+        layout = []
+        for dtype, shape in described:
             dtype = np.dtype(dtype)
             if dtype.kind not in "iu":
                 raise ValueError("non-integer array")
             if not isinstance(shape, list) or not all(type(s) is int and s >= 0
                                                       for s in shape):
                 raise ValueError(f"array shape {shape!r}")
-            buffer = memoryview(frame.buffer if hasattr(frame, "buffer") else frame)
-            arrays.append(np.frombuffer(buffer, dtype).reshape(shape))
+            layout.append((dtype, tuple(shape)))
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
         raise ProtocolError(f"malformed control message: {e}") from None
-    return meta, arrays
+    return meta, tuple(layout)
+
+
+def read_arrays(layout: tuple, frames: list) -> list:
+    """The arrays of a control message's frames after its meta, as its ``layout`` says
+    (read_meta): read-only views of the frames; ProtocolError if they do not fit it."""
+    if len(layout) != len(frames):
+        raise ProtocolError("malformed control message: array count")
+    try:
+        return [np.frombuffer(memoryview(frame.buffer if hasattr(frame, "buffer") else
+                                         frame), dtype).reshape(shape)
+                for (dtype, shape), frame in zip(layout, frames)]
+    except (ValueError, TypeError) as e:
+        raise ProtocolError(f"malformed control message: {e}") from None

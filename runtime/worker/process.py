@@ -43,9 +43,9 @@ from ffcode import logs
 from ffcode.errors import InvalidParameterError, NoMaster
 from ffcode.field import GF
 from ffcode.pieces import piece_packets
-from ffcode.runtime.shared import keys, kinds, wire
+from ffcode.runtime.shared import keys, wire
 from ffcode.runtime.shared.payloads import Coded
-from ffcode.runtime.shared.task import Load, Task, Unload
+from ffcode.runtime.shared.task import Load, Unload, read_task
 from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, dial
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
@@ -65,14 +65,14 @@ log = logging.getLogger(__name__)
 
 
 class Job:
-    """A task: its kind (runtime/shared/kinds.py) and payload, and its shares' arrays, which
-    come with it or, for resident data, from ``store``. ``coded``: the coded part of a coded
+    """A task (runtime/shared/task.py's read_task: the task, its kind and its arrays): its
+    payload, and its shares' arrays, which come with it or, for resident data, from
+    ``store``. ``coded``: the coded part of a coded
     job's or a relay's payload (None for other kinds)."""
 
-    def __init__(self, header, meta, arrays, store):
+    def __init__(self, header, task, kind, arrays, store):
         self.session, self.epoch, self.worker = header.session, header.epoch, header.worker
-        self.task = task = Task.from_meta(meta)
-        self.kind = kinds.find(meta["kind"])
+        self.task, self.kind = task, kind
         self.payload = payload = task.payload
         inner = payload if isinstance(payload, Coded) else getattr(payload, "coded", None)
         self.coded: Coded | None = inner if isinstance(inner, Coded) else None
@@ -430,7 +430,7 @@ class Worker:
         more than the work), or, when its task does not check out, refused with FAILED
         saying why (the master need not wait for it)."""
         try:
-            job = Job(header, *wire.read_control(frames[1:]), self.store)
+            job = Job(header, *read_task(frames[1:]), self.store)
         except (wire.ProtocolError, KeyError, TypeError, ValueError) as e:
             log.warning("refused a bad task from the master: %s", e)
             failed = Header(Kind.FAILED, header.session, header.epoch, header.worker)

@@ -45,7 +45,7 @@ class Worker:
 class Harness:
     """One job run, its clock (``now``, seconds) and every instruction it gave (``log``).
     ``feed`` answers each Send with a Sent at the clock's time (``slow``: seconds each
-    send takes; ``failing``: place -> why it cannot take a message; ``silent``: places
+    message takes; ``failing``: place -> why it cannot take a message; ``silent``: places
     that cannot acknowledge a stop) and each Resume with a Work, and returns the other
     instructions; ``sends`` keeps (place, kind, patience) of every send."""
 
@@ -86,11 +86,19 @@ class Harness:
         return out
 
     def _answer(self, send):
-        self.now += self.slow
-        self.sends.append((send.place, send.kind, send.patience))
-        failed = self.failing.get(send.place)
-        return ev.Sent(send.place, self.now, failed,
-                       answers=failed is None and send.place not in self.silent)
+        """Each message in turn, as the shell sends it: waiting at most what the send
+        allows at its turn (none sent once a task's turn comes too late)."""
+        deliveries = []
+        for place, frames in send.messages:
+            patience = send.wait_at(self.now)
+            if patience is None:
+                return ev.Sent(tuple(deliveries), self.now, late=True)
+            self.now += self.slow
+            self.sends.append((place, send.kind, patience))
+            failed = self.failing.get(place)
+            deliveries.append(ev.Delivery(place, self.now, failed, answers=failed is None
+                                          and place not in self.silent))
+        return ev.Sent(tuple(deliveries), self.now)
 
     def start(self):
         return self.feed(ev.Start(self.workers, self.now, WALL))

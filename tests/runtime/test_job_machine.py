@@ -20,7 +20,7 @@ def started(**plan):
     return job
 
 
-def test_tasks_go_out_one_at_a_time_with_the_time_left():
+def test_tasks_go_out_in_turn_with_the_time_left():
     job = Harness(coded_plan(timeout=3.0), encode=0.5)
     job.slow = 1.0                              # each send takes a second
     assert job.start() == []
@@ -338,8 +338,8 @@ def test_a_replacements_reload_counts_in_what_it_was_shipped():
     job = Harness(coded_plan())
     send, = job.run.handle(ev.Start(job.workers, 0.0, 0.0))
     assert send.load is None                        # shipped data: nothing to reload
-    task_bytes = sum(memoryview(f).nbytes for f in send.frames)
-    job.run.handle(ev.Sent(0, 0.5, reloaded=4096))
+    task_bytes = sum(memoryview(f).nbytes for f in send.messages[0][1])
+    job.run.handle(ev.Sent((ev.Delivery(0, 0.5, reloaded=4096),), 0.5))
     timeline = job.run.report.workers[0]
     assert (timeline.reloaded, timeline.shipped, timeline.share_sent) == \
         (4096, 4096 + task_bytes, 0.5)

@@ -12,7 +12,7 @@ from ffcode import LCC, MDS, PolynomialCode
 from ffcode.runtime import Cluster, ClusterError, Faults
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.shared.payloads import Coded
-from ffcode.runtime.shared.task import Task
+from ffcode.runtime.shared.task import Task, job_message, read_task
 from ffcode.runtime.worker.coded import compute
 from ffcode.runtime.worker.process import Job
 
@@ -198,16 +198,17 @@ def test_worker_without_the_data_fails_the_job():
     reports it as the job's WorkerError), unless it was stopped before it started: the
     master unloads after its last job, whose stop may reach a worker first."""
     header = Header(Kind.JOB, 1, 1, 0)
-    meta = Task(Coded(f="ffcode.functions:matmul", p=F.p, scheme="classic", pieces=1,
+    task = Task(Coded(f="ffcode.functions:matmul", p=F.p, scheme="classic", pieces=1,
                       shares=1),
-                data=3, faults=Faults().for_worker(0, 1), max_message=1 << 20).to_meta()
-    job = Job(header, meta, [xs(1)[0]], store={})
+                data=3, faults=Faults().for_worker(0, 1), max_message=1 << 20)
+    frames = job_message(header, task, [xs(1)[0]])[1:]
+    job = Job(header, *read_task(frames), store={})
     with pytest.raises(ValueError, match="holds no resident data 3"):
         compute(job, lambda header, frames: None)
-    stopped = Job(header, meta, [xs(1)[0]], store={})
+    stopped = Job(header, *read_task(frames), store={})
     stopped.stop.set()                  # stopped, then its data unloaded, before it started
     compute(stopped, lambda header, frames: pytest.fail("a stopped job sent a message"))
-    held = Job(header, meta, [xs(1)[0]], store={3: [[A]]})
+    held = Job(header, *read_task(frames), store={3: [[A]]})
     sent = []
     compute(held, lambda header, frames: sent.append(frames))
     assert np.array_equal(sent[0][1], F.matmul(A, xs(1)[0]))

@@ -21,6 +21,7 @@ from ffcode.runtime.master import mapreduce
 from ffcode.runtime.shared import wire
 from ffcode.runtime.master.jobs import Options, Plan
 from ffcode.runtime.shared.wire import Header, Kind
+from ffcode.runtime.shared.task import job_message, read_task
 from ffcode.runtime.worker.process import Job, Worker
 
 from helpers import alive, reap, shared_cluster
@@ -91,8 +92,8 @@ def main_thread_job(name, blocks):
     as the master's JOB message carries it."""
     plan = Plan(code(name), (blocks,), Options(scheme="classic"),
                 assignment=((0,), (1,), (2,)))
-    task, arrays = plan.tasks[0]
-    return Job(Header(Kind.JOB, 1, 1, 0), task.to_meta(), arrays, {})
+    header = Header(Kind.JOB, 1, 1, 0)
+    return Job(header, *read_task(job_message(header, *plan.tasks[0])[1:]), {})
 
 
 @pytest.mark.bounded(20)
