@@ -9,7 +9,11 @@ import pytest
 from ffcode import GF, MDS, Faults, PolynomialCode
 from ffcode.errors import ProtocolError
 from ffcode.runtime.master.jobs import Options, Plan
-from ffcode.runtime.shared.task import FaultPlan, Load, Task, Unload, packet_index, share_piece
+from ffcode.runtime.shared import kinds
+from ffcode.runtime.shared.payloads import Relayed
+from ffcode.runtime.shared.task import (FaultPlan, Load, Task, Unload, job_message, packet_index,
+                                        read_task, share_piece)
+from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.schemes import Scheme
 
 F = GF(65521)
@@ -114,6 +118,47 @@ def test_missing_or_extra_fields_are_refused():
         Task.from_meta(meta)
     with pytest.raises(ProtocolError, match="fields"):
         FaultPlan.from_meta([])
+
+
+def test_job_messages_cross_the_wire_and_repeat_from_memory():
+    """A JOB message's task and arrays come back as sent; the same task again is the same
+    meta frame (encoded once), and that frame read again the same task (parsed once),
+    its arrays still read from each message's own frames and checked against them."""
+    task, arrays = plan(Scheme.COMPFS, seed=3).tasks[1]
+    header = Header(Kind.JOB, 7, 1, 1)
+    frames = job_message(header, task, arrays)
+    again = job_message(Header(Kind.JOB, 7, 2, 1), Task.from_meta(task.to_meta()), arrays)
+    assert frames[1] is again[1]                        # encoded once
+    read, kind, back = read_task(frames[1:])
+    assert read == task and kind is kinds.find("coded")
+    assert all(np.array_equal(a, b) for a, b in zip(back, arrays))
+    fresh = [a + 1 for a in arrays]
+    second = read_task([bytes(again[1])] + job_message(header, task, fresh)[2:])
+    assert second[0] is read                            # parsed once
+    assert all(np.array_equal(a, b) for a, b in zip(second[2], fresh))
+    with pytest.raises(ProtocolError, match="array count"):
+        read_task(frames[1:-1])                         # remembered, yet checked
+    with pytest.raises(ProtocolError, match="malformed"):
+        read_task([frames[1]] + [np.zeros(3, np.uint8)] * (len(frames) - 2))
+    with pytest.raises(ProtocolError, match="meta frame"):
+        read_task([])
+
+
+def test_only_immutable_built_in_tasks_are_remembered():
+    """A relay's task holds a dict (not hashable): encoded and parsed each time, as is
+    a malformed frame (refused every time)."""
+    coded, arrays = plan(Scheme.CLASSIC).tasks[0]
+    relayed = Task(Relayed(coded.payload, {"name": "MDS"}, None), coded.counts)
+    header = Header(Kind.JOB, 7, 1, 0)
+    frames = job_message(header, relayed, arrays)
+    assert job_message(header, relayed, arrays)[1] is not frames[1]
+    assert read_task(frames[1:])[0] == relayed
+    assert read_task(frames[1:])[0] is not read_task(frames[1:])[0]    # parsed each time
+    bad = json.loads(frames[1])
+    bad["priority"] = "high"
+    for _ in range(2):
+        with pytest.raises(ProtocolError, match="priority"):
+            read_task([json.dumps(bad).encode()] + frames[2:])
 
 
 def test_packet_numbering_round_trips():
