@@ -24,7 +24,10 @@ followed by a shifted-exponential pause (``Faults(delay=...)``), the compute its
    after 10 warm-up jobs, min and median per job. Every output is checked against
    F.matmul(A, x). Beside them, interleaved, the raw pyzmq floor: a ROUTER sending 8
    plain responder processes a task's frames and waiting for their answers (a compfs
-   share's frames), no decoding or checks: what any design on 8 processes pays.
+   share's frames), no decoding or checks: what any design on 8 processes pays. With them,
+   the CPU each way costs per job, every thread as the scheduler counts it: this process
+   (the master; for the floor, the ROUTER) and each of the 8 others (the workers; the
+   responders), and in all against the floor's.
 4. Multi-task learning (bench/bench_multitask.py): one-vs-rest on load_digits, 10 tasks
    as one coded product per step against 10 separate fits one after another.
 Targets: 1. in flight ≥ 1.5x faster (each scheme); 2. ≥ 0.95x; 3. a tiny job ≤ 3 ms median one at a
@@ -125,6 +128,7 @@ def raw_floor(n_workers: int):
             for _ in idents:
                 router.recv_multipart()
             return time.perf_counter() - t0
+        once.pids = [sender.pid for sender in senders]     # type: ignore[attr-defined]
         yield once
         benchlib.release(router, idents, senders)
     finally:
@@ -134,9 +138,11 @@ def raw_floor(n_workers: int):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def tiny_jobs(cluster, count, floor) -> dict:
+def tiny_jobs(cluster, pids, count, floor) -> tuple:
     """Per-job seconds of tiny jobs on resident data, one at a time and 8 in flight, and
-    of the raw transport floor (``floor()``), interleaved."""
+    of the raw transport floor (``floor()``), interleaved; and their CPU seconds per job
+    in all, this process's (the master's, or the floor's ROUTER) and the workers' (``pids``,
+    or the floor's responders)."""
     F = ffcode.GF(2**61 - 1)
     code = MDS(F, 6, TINY_WORKERS)
     A, x = F.random((TINY, TINY), seed=2), F.random(TINY, seed=3)
@@ -151,24 +157,49 @@ def tiny_jobs(cluster, count, floor) -> dict:
         return [f.result()[0] for f in [cluster.submit(resident, x) for _ in range(8)]]
 
     out: dict = {}
+    cpu: dict = {}                  # key -> [jobs, this process's seconds, the others']
+
+    def timed(key, run, others, rnd):
+        before, mine = benchlib.cpu_seconds(others), time.process_time()
+        t0 = time.perf_counter()
+        outputs = run()
+        seconds = (time.perf_counter() - t0) / len(outputs)
+        mine, after = time.process_time() - mine, benchlib.cpu_seconds(others)
+        if rnd >= 10:
+            out.setdefault(key, []).append(seconds)
+            spent = cpu.setdefault(key, [0, 0.0, 0.0])
+            spent[0] += len(outputs)
+            spent[1] += mine
+            spent[2] = None if None in (before, after, spent[2]) else \
+                spent[2] + after - before
+        return outputs
+
     try:
         for rnd in range(count + 10):                   # the first 10 warm up
             for scheme, resident in data.items():
                 for name, way in (("one at a time", alone), ("8 in flight", eight)):
-                    t0 = time.perf_counter()
-                    outputs = way(resident)
-                    seconds = (time.perf_counter() - t0) / len(outputs)
+                    outputs = timed((scheme, name), lambda: way(resident), pids, rnd)
                     if not all(np.array_equal(o, expected) for o in outputs):
                         raise SystemExit(f"ABORT: the tiny {scheme} job's output differs")
-                    if rnd >= 10:
-                        out.setdefault((scheme, name), []).append(seconds)
-            seconds = floor()
-            if rnd >= 10:
-                out.setdefault("floor", []).append(seconds)
+            timed("floor", lambda: [floor()], floor.pids, rnd)
     finally:
         for resident in data.values():
             cluster.unload(resident)
-    return out
+    per_job = {key: (mine / jobs, None if others is None else others / jobs)
+               for key, (jobs, mine, others) in cpu.items()}
+    return out, per_job
+
+
+def cpu_line(label, per_job, floor) -> str:
+    """A way's CPU per job: this process's and each of the 8 others', and in all against
+    the floor's."""
+    mine, others = per_job
+    if others is None or floor[1] is None:
+        return f"{label}: master {mine * 1e3:.2f} ms (workers' CPU not readable here)"
+    total, floor_total = mine + others, floor[0] + floor[1]
+    return (f"{label}: master {mine * 1e3:.2f} ms, each worker "
+            f"{others / TINY_WORKERS * 1e3:.2f} ms, in all {total * 1e3:.2f} ms = "
+            f"{total / floor_total:.2f}x the floor's {floor_total * 1e3:.2f} ms")
 
 
 def summary(times, unit="s") -> str:
@@ -202,8 +233,8 @@ def main(argv=None) -> None:
             results.append(benchlib.check(f"{label}: in flight vs one by one (medians)",
                                           ratio, target))
     with ffcode.Cluster(TINY_WORKERS) as cluster, raw_floor(TINY_WORKERS) as floor:
-        cluster.wait()
-        tiny = tiny_jobs(cluster, args.tiny or (20 if args.quick else 200), floor)
+        pids = [handle.pid for handle in cluster.wait()]
+        tiny, cpu = tiny_jobs(cluster, pids, args.tiny or (20 if args.quick else 200), floor)
     print(f"raw pyzmq floor of a tiny job (a task out to {TINY_WORKERS} processes, their "
           f"answers back): {summary(tiny['floor'], 'ms')}")
     for scheme in ("compfs", "classic"):
@@ -212,6 +243,16 @@ def main(argv=None) -> None:
         print(f"tiny {scheme} job on resident data, {TINY_WORKERS} workers: one at a time "
               f"{summary(alone, 'ms')} ({over:.2f}x the floor's median); 8 in flight "
               f"{summary(eight, 'ms')} per job")
+    print("CPU per tiny job (every thread of each process, as the scheduler counts it):")
+    router, responders = cpu["floor"]
+    print(f"  floor: ROUTER {router * 1e3:.2f} ms, each responder " +
+          ("not readable here" if responders is None else
+           f"{responders / TINY_WORKERS * 1e3:.2f} ms"))
+    for scheme in ("compfs", "classic"):
+        for name in ("one at a time", "8 in flight"):
+            print("  " + cpu_line(f"{scheme}, {name}", cpu[(scheme, name)], cpu["floor"]))
+    for scheme in ("compfs", "classic"):
+        alone, eight = tiny[(scheme, "one at a time")], tiny[(scheme, "8 in flight")]
         results.append(benchlib.at_most(f"tiny {scheme} job, one at a time (median)",
                                         statistics.median(alone) * 1e3, 3.0, " ms"))
         results.append(benchlib.check(f"tiny {scheme} jobs, 8 in flight vs one at a time "

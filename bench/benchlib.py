@@ -178,6 +178,49 @@ def cpu_flags() -> str:
     return " ".join(have) + missing
 
 
+def cpu_seconds(pids) -> Optional[float]:
+    """The CPU seconds the processes ``pids`` have spent, every thread of them: the
+    scheduler's nanoseconds (/proc/PID/task/TID/schedstat) where the kernel keeps them,
+    else user and system clock ticks (/proc/PID/stat: sum differences over many jobs).
+    None where there is no /proc, or a process is gone."""
+    total = 0.0
+    for pid in pids:
+        seconds = _scheduled(pid)
+        if seconds is None:
+            seconds = _ticks(pid)
+        if seconds is None:
+            return None
+        total += seconds
+    return total
+
+
+def _scheduled(pid) -> Optional[float]:
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    total, found = 0, False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+            found = True
+        except FileNotFoundError:       # the thread ended, or no schedstat in this kernel
+            continue
+        except (OSError, IndexError, ValueError):
+            return None
+    return total / 1e9 if found else None
+
+
+def _ticks(pid) -> Optional[float]:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def ffcode_kernels() -> str:
     """Which of ffcode's compiled kernels contain 256-bit (ymm: AVX/AVX2) or 512-bit (zmm:
     AVX-512) instructions, as objdump disassembles them. setup.py compiles them with
