@@ -38,6 +38,7 @@ RCVHWM = 8                  # packets queued per worker inside zmq at the master
 COPY_BELOW = 256 << 10      # bytes: smaller frames are copied, cheaper than zero-copy's
                             # hand-back through pyzmq's garbage-collector thread
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+POLLIN, POLLOUT = int(zmq.POLLIN), int(zmq.POLLOUT)     # plain ints: a flag's & costs 20x
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class Transport:
             except BlockingIOError:
                 pass
         # EVENTS is an int option (pyzmq types every option int | bytes); cheaper than poll(0)
-        while cast(int, self.router.get(zmq.EVENTS)) & zmq.POLLIN:
+        while cast(int, self.router.get(zmq.EVENTS)) & POLLIN:
             self._check_open()
             frames = _whole_message(self.router)
             ident = frames[0].bytes

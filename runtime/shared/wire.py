@@ -50,6 +50,8 @@ class Kind(IntEnum):
     UNLOAD = 20         # master -> worker: drop held shares (meta: task.Unload)
 
 
+_KINDS = {int(kind): kind for kind in Kind}     # a header's number -> its kind, at once
+
 # A worker's messages to the master, by the data frames after their header. A worker sends
 # the messages it has ready together, up to MAX_TOGETHER in one multipart message.
 TO_MASTER = {Kind.HELLO: 1, Kind.HEARTBEAT: 0, Kind.PACKET: 2, Kind.DONE: 1, Kind.STOPPED: 1,
@@ -89,9 +91,10 @@ class Header:
          ndim, *dims) = _HEADER.unpack(data)
         if magic != MAGIC or version != VERSION:
             raise ProtocolError("not an ffcode message (bad magic or version)")
-        if kind not in Kind._value2member_map_ or ndim > MAX_DIMS:
+        member = _KINDS.get(kind)
+        if member is None or ndim > MAX_DIMS:
             raise ProtocolError(f"unknown message kind {kind} or {ndim} dimensions")
-        return cls(Kind(kind), session, epoch, worker, index, rows, sent, compute, itemsize,
+        return cls(member, session, epoch, worker, index, rows, sent, compute, itemsize,
                    dims[:ndim])
 
 

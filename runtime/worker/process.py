@@ -46,7 +46,7 @@ from ffcode.pieces import piece_packets
 from ffcode.runtime.shared import keys, wire
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import Load, Unload, read_task
-from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, dial
+from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, POLLIN, POLLOUT, dial
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
 from ffcode.runtime.worker.outbox import TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send, Wait
@@ -368,25 +368,24 @@ class Worker:
             step = self.outbox.tick(now)
             if isinstance(step, Wait):
                 wait = min(wait, step.until - now)
-            poller.register(self.dealer, zmq.POLLIN |
-                            (zmq.POLLOUT if isinstance(step, Send) else 0))
-            poller.register(self.pipe, zmq.POLLIN if self.outbox.queued < self.buffer else 0)
+            poller.register(self.dealer, POLLIN | (POLLOUT if isinstance(step, Send) else 0))
+            poller.register(self.pipe, POLLIN if self.outbox.queued < self.buffer else 0)
             events = dict(poller.poll(int(max(wait, 0) * 1000)))
             event = recv_monitor_message(self.monitor)["event"] if self.monitor in events \
                 else None
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:      # said before the messages it
                 event, connected = None, True               # lets in (a job may come with it)
                 log.info("connected to the master at %s", self.endpoint)
-            if events.get(self.dealer, 0) & zmq.POLLIN and not self._control():
+            if events.get(self.dealer, 0) & POLLIN and not self._control():
                 log.info("the master said shut down: exiting")
                 return 0                # SHUTDOWN (read before a disconnect that follows it)
             if event is not None:
                 log.error("the master %s: exiting", "refused this worker (CURVE keys)"
                           if event & HANDSHAKE_REFUSED else "went away")
                 return 1
-            if events.get(self.pipe, 0) & zmq.POLLIN:
+            if events.get(self.pipe, 0) & POLLIN:
                 self._take()
-            if events.get(self.dealer, 0) & zmq.POLLOUT:
+            if events.get(self.dealer, 0) & POLLOUT:
                 self._send_head()
 
     def interrupt(self, signum, frame) -> NoReturn:
