@@ -66,6 +66,34 @@ def piece_results(compute: Callable[..., np.ndarray], share: PieceShare) -> Iter
         yield Packet(share.worker, j, share.coeffs[j], compute(*share.operands(j)))
 
 
+def stacked_results(compute: Callable[..., np.ndarray],
+                    share: PieceShare) -> Iterator[Packet]:
+    """The packets of ``piece_results``, all computed in one product: compute on the m
+    blocks stacked in a row, whose result holds block j's in rows j·b to (j + 1)·b (b
+    rows a block), as f is row-linear (f(G X) = G f(X), with G picking a block's rows).
+    For a share computed whole in one go anyway (its packets leave together): one call
+    instead of m. ValueError if the result has not the stacked rows.
+
+    >>> from ffcode import GF
+    >>> F = GF(7)
+    >>> X = F.asarray([[[1, 2]], [[3, 4]]])          # two blocks of one row each
+    >>> share = PieceShare(0, F.asarray([[1, 0], [0, 1]]), X, (F.asarray([1, 1]),))
+    >>> [p.payload.tolist() for p in stacked_results(F.matmul, share)]
+    [[3], [0]]
+    """
+    blocks = share.blocks
+    m, b = blocks.shape[:2]
+    stacked = blocks.reshape((m * b,) + blocks.shape[2:])
+    o = share.operand
+    result = compute(*share.rest[:o], stacked, *share.rest[o:])
+    if np.ndim(result) < 1 or np.shape(result)[0] != m * b:
+        raise ValueError(f"f of {m} stacked blocks of {b} rows gave "
+                         f"{np.shape(result)[:1] or 'no'} rows, not {m * b}: it is not "
+                         f"row-linear")
+    for j in range(m):
+        yield Packet(share.worker, j, share.coeffs[j], result[j * b:(j + 1) * b])
+
+
 def pieces_count(pieces: Int) -> int:
     """The number m of row pieces a local result is split into, checked: at least 1."""
     return checks.integer(pieces, "pieces", low=1)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ffcode import functions
 from ffcode.field import GF
-from ffcode.pieces import PieceShare, piece_results
+from ffcode.pieces import PieceShare, piece_results, stacked_results
 from ffcode.runtime.shared import local, wire
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import packet_index
@@ -118,10 +118,10 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
         blocks, G, *rest = share
         piece_share = PieceShare(job.worker, G, blocks, (*rest, *job.args),
                                  job.coded.operand)
-        computed = iter(scheme.packets_of(F, piece_results(op, piece_share), work,
-                                          job.worker, seed))
+        results = (stacked_results if job.together else piece_results)(op, piece_share)
+        computed = iter(scheme.packets_of(F, results, work, job.worker, seed))
         for j in range(m):
-            packet, spent, cpu = _timed(next, computed)
+            packet, spent, cpu = _timed(next, computed, slowed=slowdown != 1)
             if paused(job, (slowdown - 1) * cpu + delays[j]):
                 return False
             header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
@@ -129,7 +129,7 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
                                            tamper(F, packet.payload, j, corrupt, rng)))
         yield
         return True
-    y, spent, cpu = _timed(op, *share, *job.args)      # the whole result, then packets
+    y, spent, cpu = _timed(op, *share, *job.args, slowed=slowdown != 1)  # then packets
     if paused(job, (slowdown - 1) * cpu + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
@@ -144,11 +144,13 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
     return True
 
 
-def _timed(function, *args) -> tuple:
-    """(function(*args), its wall seconds, its CPU seconds in this thread)."""
-    start, cpu = time.perf_counter(), time.thread_time()
+def _timed(function, *args, slowed: bool = True) -> tuple:
+    """(function(*args), its wall seconds, its CPU seconds in this thread: 0 unless
+    ``slowed``, as only a slowdown needs them)."""
+    start, cpu = time.perf_counter(), time.thread_time() if slowed else 0.0
     result = function(*args)
-    return result, time.perf_counter() - start, time.thread_time() - cpu
+    return (result, time.perf_counter() - start,
+            time.thread_time() - cpu if slowed else 0.0)
 
 
 def paused(job, seconds) -> bool:

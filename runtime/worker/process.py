@@ -87,6 +87,8 @@ class Job:
         self.stop = threading.Event()
         self.steps = None               # the compute thread's generator, once started
         self.spent = 0.0                # seconds its steps took so far (wall: f may wait)
+        self.together = False           # run at once in the main thread: its packets
+        #                                 leave together, so its pieces come in one product
         self.group: list | None = None  # a relay's: its group's jobs so far, in brief
         self.in_group: Any = None       # a relay's: its group's job in flight (a JobFuture)
 
@@ -455,6 +457,7 @@ class Worker:
         if self.tasks.tell("arrived", job, job.priority, size=job.size, inline=inline,
                            data=job.data,
                            name=job.task.kind if coded is None else coded.f):
+            job.together = True
             while self._turn(job, self._queue):
                 pass
 

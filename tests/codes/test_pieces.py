@@ -7,7 +7,7 @@ import pytest
 
 import ffcode
 from ffcode import LCC, MDS, MatDot, Packet, PieceShare, PolynomialCode, piece_packets
-from ffcode.pieces import piece_results
+from ffcode.pieces import piece_results, stacked_results
 
 from helpers import as_objects, assert_field_array, prime_id, rand, row_pieces
 
@@ -238,6 +238,32 @@ def test_compute_pieces(name, p, m):
             assert (packet.worker, packet.index) == (i, j)
             assert_field_array(F, packet.coeffs, shares[i].coeffs[j])
             assert_field_array(F, packet.payload, combination(p, packet.coeffs, pieces))
+
+
+@pytest.mark.parametrize("p", PIECE_PRIMES, ids=prime_id)
+@pytest.mark.parametrize("operand", [0, 1])
+def test_stacked_results_are_the_piece_results_in_one_call(p, operand):
+    """For a row-linear f, stacked_results(compute, share) yields piece_results's packets
+    exactly (the same worker, index, coefficients and payload), from one call of f on the
+    stacked blocks; an f whose result has not the stacked rows is refused."""
+    F = ffcode.GF(p)
+    coeffs, blocks = F.random((3, 3), 1), rand(p, (3, 2, 4), 2)
+    other, W = rand(p, (5, 2), 3), rand(p, (4, 6), 4)
+    calls = []
+
+    def compute(*operands):                 # X @ W, X the row-linear operand
+        calls.append(operands[operand].shape)
+        return F.matmul(operands[operand], W)
+
+    share = PieceShare(7, coeffs, blocks, (other,), operand=operand)
+    one, each = list(stacked_results(compute, share)), list(piece_results(compute, share))
+    assert calls[0] == (6, 4) and len(calls) == 4 and len(one) == len(each) == 3
+    for packet, expected in zip(one, each):
+        assert (packet.worker, packet.index) == (expected.worker, expected.index)
+        assert_field_array(F, packet.coeffs, expected.coeffs)
+        assert_field_array(F, packet.payload, expected.payload)
+    with pytest.raises(ValueError, match="not row-linear"):
+        list(stacked_results(lambda *operands: F.matmul(W, W.T), share))    # 4 rows
 
 
 def test_piece_results_puts_the_block_in_its_operand():
