@@ -387,8 +387,8 @@ class Worker:
                 return 1
             if events.get(self.pipe, 0) & POLLIN:
                 self._take()
-            if events.get(self.dealer, 0) & POLLOUT:
-                self._send_head()
+            if events:                  # what is due leaves now (a job run here at once has
+                self._send_head()       # its packets ready): no poll round for the room
 
     def interrupt(self, signum, frame) -> NoReturn:
         """SIGINT's handler: KeyboardInterrupt, known to be a real one (not f's), so that
