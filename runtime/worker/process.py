@@ -194,11 +194,20 @@ class Tasks:
         """The job of the compute thread's next turn (holding none while it waits)."""
         with self.ready:
             while True:
-                for instruction in self.queue.next():
-                    if isinstance(instruction, Turn):
-                        return instruction.job
-                    instruction.job.steps = None    # Drop: its generator and shares go
+                job = self._take_turn()
+                if job is not None:
+                    return job
                 self.ready.wait()
+
+    def _take_turn(self) -> Job | None:
+        """The job whose turn it is, if any; a stopped job the queue drops lets go of its
+        generator and its shares (no reference to it outlives this call, so the wait that
+        follows holds none: an unload frees the memory at once)."""
+        for instruction in self.queue.next():
+            if isinstance(instruction, Turn):
+                return instruction.job
+            instruction.job.steps = instruction.job.shares = None   # Drop: no more work
+        return None
 
     def finished(self, job, outcome: str, spent: float, detail: str) -> list:
         with self.ready:

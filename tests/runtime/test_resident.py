@@ -257,6 +257,36 @@ def _rss(pid) -> int:
         return next(int(line.split()[1]) << 10 for line in f if line.startswith("VmRSS"))
 
 
+@pytest.mark.bounded(20)
+def test_a_dropped_job_is_let_go_while_the_compute_thread_waits(bounded):
+    """A job stopped before its turn is dropped at the compute thread's next look, and
+    nothing of it stays referenced while that thread waits for work: its shares go with
+    an unload at once (a reference left in the wait kept 64 MiB until the next job)."""
+    import threading
+    import weakref
+
+    from ffcode.runtime.worker.process import Tasks
+
+    class Stopped:
+        shares = steps = None
+
+    tasks, job = Tasks(), Stopped()
+    job.shares = [[np.zeros(8, np.uint64)]]
+    share = weakref.ref(job.shares[0][0])
+    tasks.tell("arrived", job, 0, data=3)
+    tasks.tell("stop", job, False)
+    del job
+    waiting = threading.Thread(target=tasks.next, daemon=True)
+    waiting.start()                     # drops the job, then waits: no turn to take
+    deadline = time.monotonic() + 10
+    while share() is not None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert share() is None and waiting.is_alive()
+    tasks.tell("arrived", Stopped(), 0)     # a turn for it: next() returns
+    waiting.join(10)
+    assert not waiting.is_alive()
+
+
 @pytest.mark.bounded(60)
 def test_unload_frees_the_workers_memory(bounded):
     """After a job on resident data, unload gives the workers' memory back at once (the
