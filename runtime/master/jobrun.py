@@ -97,7 +97,7 @@ class JobRun:
         self.deadline = math.inf            # of the job, once its tasks are sent
         self.drained = math.inf             # when collecting acknowledgements ends
         self.waiting: set[int] = set()      # decoding, draining: acknowledgements due
-        self.sending: Optional[Kind] = None     # JOB or STOP: a send is being carried out
+        self.sending: Optional[ev.Send] = None  # the send being carried out (ack: stops)
         self.then: Optional[Callable[[float], None]] = None     # once it is
         self.shipping: dict[int, int] = {}  # place -> bytes of its task
         self.last_rank = -1
@@ -154,18 +154,17 @@ class JobRun:
             frames = job_message(_header(Kind.JOB, self.session, self.epoch, i), *task)
             self.shipping[i] = sum(memoryview(f).nbytes for f in frames)
             messages.append((i, tuple(frames)))
-        self._send(Kind.JOB, ev.Send(tuple(messages), TASK_PATIENCE, self.deadline,
-                                     load=plan.resident),
+        self._send(ev.Send(tuple(messages), TASK_PATIENCE, self.deadline,
+                           load=plan.resident),
                    event.now, then=lambda now: self._progress(sent=now))
 
-    def _send(self, kind: Kind, send: ev.Send, now: float,
-              then: Callable[[float], None]) -> None:
+    def _send(self, send: ev.Send, now: float, then: Callable[[float], None]) -> None:
         """Carry out ``send`` (of tasks or stops), then ``then`` (at once if it sends
         nothing)."""
         if not send.messages:
             then(now)
             return
-        self.sending, self.then = kind, then
+        self.sending, self.then = send, then
         self.out.append(send)
 
     def _sent(self, event: ev.Sent) -> None:
@@ -174,11 +173,11 @@ class JobRun:
         stop is acknowledged by the workers that can still answer."""
         if self.state == ENDED:         # ended meanwhile (its progress callback raised)
             return
-        kind, self.sending = self.sending, None
+        send, self.sending = self.sending, None
         then, self.then = self.then, None
         for delivery in event.deliveries:
             i = delivery.place
-            if kind == Kind.JOB:
+            if send is not None and not send.ack:     # tasks
                 self.ledger.shipped(i, delivery, self.shipping[i], self.started)
                 if delivery.failed is not None and i not in self.finished:
                     self.ledger.timelines[i].lost = delivery.failed
@@ -411,8 +410,7 @@ class JobRun:
             (i, (_header(Kind.STOP, self.session, self.epoch, i).pack(),))
             for i, t in enumerate(self.ledger.timelines)
             if t.lost is None and self.plan.tasks[i] is not None and t.done is None)
-        self._send(Kind.STOP, ev.Send(messages, STOP_PATIENCE, now + STOP_GRACE, ack=True),
-                   now, then)
+        self._send(ev.Send(messages, STOP_PATIENCE, now + STOP_GRACE, ack=True), now, then)
 
 
 
