@@ -42,6 +42,7 @@ from ffcode.runtime.master.roster import Roster, WorkerHandle
 
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
 MAX_IN_FLIGHT = 16          # jobs a master holds at once, by default
+_DEFAULTS = Options()       # a job's options when none are given (frozen: made once)
 
 log = logging.getLogger(__name__)
 
@@ -221,7 +222,9 @@ class Cluster:
         resident = isinstance(code, Resident)
         if resident:
             self.residents.check(code)
-        plan, inputs, check = jobs.prepare(code, inputs, Options(**options), self.members,
+        plan, inputs, check = jobs.prepare(code, inputs,
+                                           Options(**options) if options else _DEFAULTS,
+                                           self.members,
                                            self.speeds(), not self.local, self._buffers,
                                            self.max_message, resident, self.groups)
         self.roster.count(len(plan.tasks))

@@ -6,8 +6,9 @@ wait as soon as their workers are connected (lost workers replaced first, once f
 jobs), watches the workers, looks at each job's clock, and reduces payloads while the
 socket is idle, taking the jobs in turn. Other threads never touch the socket: they ``post``
 requests (load, unload, exclude, cancel), which this thread runs between messages, and a
-``wake`` ends its wait for them at once. A job's future is resolved in a thread of its own
-(``Callbacks``), so that its done-callbacks never hold up the master's thread.
+``wake`` ends its wait for them at once. A job's future with done-callbacks is resolved
+in a thread of its own (``Callbacks``), so that they never hold up the master's thread;
+one without is resolved here, at once.
 
 A job's run (runtime/master/jobrun.py) does no I/O: this thread is its shell (``Job``),
 feeding it events (runtime/master/events.py) with the time and carrying out the
@@ -63,12 +64,23 @@ class JobFuture(Future[Outcome]):
     master holds for it (its report then says ``cancelled``); False once it has ended.
     Its done-callbacks run in the cluster's callback thread, in the order the jobs end;
     they may submit jobs to the cluster (not wait for one: chain them with callbacks).
-    While in flight it keeps its cluster open (``owner``), and lets go as it resolves."""
+    While in flight it keeps its cluster open (``owner``), and lets go as it resolves.
+    (A future without done-callbacks is resolved in the master's thread at once: nothing
+    of the caller's runs there, and the hand-over to the callback thread is saved.)"""
 
     def __init__(self, driver: "Driver", job: "Job", owner: Any = None) -> None:
         super().__init__()
         self._driver, self._job, self._owner = driver, job, owner
-        self.add_done_callback(_let_go)         # first: before the user's callbacks
+        self.watch = threading.Lock()           # held while it is resolved at once
+        self.watched = False                    # a done-callback was added
+        super().add_done_callback(_let_go)      # first: before the user's callbacks
+
+    def add_done_callback(self, fn: Callable[[Future], object]) -> None:
+        """As Future's; the callback runs in the cluster's callback thread (or at once in
+        this thread when the job has ended)."""
+        with self.watch:
+            self.watched = True
+        super().add_done_callback(fn)
 
     @property
     def report(self) -> Report:
@@ -154,7 +166,14 @@ class Callbacks:
                                f"another thread.")
 
     def settle(self, future: Future, outcome: Any, error: Optional[BaseException]) -> None:
-        """``settle(future, outcome, error)``, in the thread."""
+        """``settle(future, outcome, error)``, in the thread; a JobFuture without
+        done-callbacks at once, here (one added meanwhile waits, then runs at once in the
+        thread that adds it, as for any future that is done)."""
+        if isinstance(future, JobFuture):
+            with future.watch:
+                if not future.watched:
+                    settle(future, outcome, error)
+                    return
         self.queue.put((future, outcome, error))
 
     def close(self) -> None:
@@ -323,6 +342,11 @@ class Job:
             report = instruction.report
             rejected, report.stale = self.transport.take_rejected()
             report.rejected = dict(Counter(rejected) + Counter(report.rejected))
+            if self.run.once:                   # sent no stop: one that died is seen here
+                for handle in self.at_work():
+                    gone = handle.gone()
+                    if gone:
+                        self.roster.lose(handle, gone)
             self.driver._ended(self)
         elif kind is ev.Resolve:
             self.driver.callbacks.settle(self.future, (instruction.output,

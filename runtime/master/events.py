@@ -51,6 +51,10 @@ class Packet(Message):
     """A packet of results."""
 
 
+class Answer(Message):
+    """Every packet of the worker's task at once (a small job's), then done."""
+
+
 class Done(Message):
     """The worker sent every packet of the job."""
 
@@ -63,12 +67,13 @@ class Failed(Message):
     """The worker's computation failed (its error in the meta frame)."""
 
 
-_MESSAGES = {Kind.PACKET: Packet, Kind.DONE: Done, Kind.STOPPED: Stopped, Kind.FAILED: Failed}
+_MESSAGES = {Kind.PACKET: Packet, Kind.ANSWER: Answer, Kind.DONE: Done, Kind.STOPPED: Stopped,
+             Kind.FAILED: Failed}
 
 
 def message(place: Optional[int], header: Header, frames: list, now: float) -> Message:
-    """The event of a worker's message, by its header's kind (PACKET, DONE, STOPPED or
-    FAILED: the roster answers the others itself)."""
+    """The event of a worker's message, by its header's kind (PACKET, ANSWER, DONE,
+    STOPPED or FAILED: the roster answers the others itself)."""
     return _MESSAGES.get(header.kind, Message)(place, header, frames, now)
 
 

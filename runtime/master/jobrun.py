@@ -83,6 +83,7 @@ class JobRun:
         self.plan: JobPlan = plan
         self.epoch, self.session = epoch, session
         self.progress = plan.progress
+        self.once = getattr(plan, "once", False)    # (a plan of an older kind may not say)
         self.count = len(plan.tasks)                # the workers it needs
         self.check, self.buffers = check, buffers
         self.state = WAITING
@@ -202,16 +203,18 @@ class JobRun:
             self.out.append(self.ledger.reject("unknown worker"))
             return
         timeline = self.ledger.timelines[i]
-        if isinstance(event, ev.Packet):
-            self._packet(i, event)
+        if isinstance(event, (ev.Packet, ev.Answer)):
+            self._packets(i, event)
             if not self.plan.collector.complete:
                 self._progress()
                 return
-            # decodable: stop everyone at once, then reduce, decode, collect the acks
+            # decodable: stop everyone at once (unless each answers once, and is done once
+            # it has), then reduce, decode, collect the acks
             self.decodable = event.now
             self.report.compute = self.decodable - self.sent
             self.state = DECODING
-            self._stop_all(event.now, then=lambda now: self.out.append(ev.Resume()))
+            self._stop_all(event.now, then=lambda now: self.out.append(ev.Resume()),
+                           anyone=not self.once)
         elif isinstance(event, ev.Done):
             timeline.done = event.now - self.started
             self.finished.add(i)
@@ -231,27 +234,48 @@ class JobRun:
             self.ledger.failed[i] = str(meta.get("error"))   # unusable: as if wrong
             self._unusable(i)
 
-    def _packet(self, i: int, event: ev.Message) -> None:
+    def _packets(self, i: int, event: ev.Message) -> None:
+        """A packet of worker i's, or its ANSWER: every packet of its task at once, in
+        order (a small job's), after which it is done. An answer is malformed from a job
+        whose workers do not answer once, and invalid when it does not hold each of the
+        worker's packets; when correcting, an invalid packet names its worker wrong."""
+        header, answer = event.header, isinstance(event, ev.Answer)
+        if answer:
+            if not self.once:
+                self.out.append(self.ledger.reject("malformed"))
+                return
+            self.ledger.timelines[i].done = event.now - self.started
+            self.finished.add(i)
         if i in self.unusable:                      # nothing more of its counts: not read
             self.out.append(self.ledger.reject("wrong worker"))
             return
-        header = event.header
-        filed: Optional[tuple[int, int]] = self.plan.share_of(i, header.index)
         try:
-            if filed is None:
-                raise ValueError(f"worker {i} has no packet {header.index}")
-            coeffs, payload = wire.read_packet(header, event.frames, self.plan.dtype)
-            innovative = self.plan.collector.add(Packet(*filed, coeffs, payload,
-                                                        header.rows or None))
+            if answer:
+                coeffs, payloads = wire.read_answer(header, event.frames, self.plan.dtype)
+                indices: Any = range(len(coeffs))
+            else:
+                coeff, payload = wire.read_packet(header, event.frames, self.plan.dtype)
+                coeffs, payloads, indices = (coeff,), (payload,), (header.index,)
         except ProtocolError:
             self.out.append(self.ledger.reject("malformed"))
             return
+        compute, received = header.compute, event.now - self.started
+        try:
+            if answer and len(indices) != len(self.plan.held[i]) * self.plan.pieces:
+                raise ValueError(f"worker {i} answered with {len(indices)} packets")
+            for index, coeff, payload in zip(indices, coeffs, payloads):
+                filed: Optional[tuple[int, int]] = self.plan.share_of(i, index)
+                if filed is None:
+                    raise ValueError(f"worker {i} has no packet {index}")
+                innovative = self.plan.collector.add(Packet(*filed, coeff, payload,
+                                                            header.rows or None))
+                self.ledger.packet(i, index, header.sent, compute, filed, received,
+                                   innovative)
+                compute = 0.0               # an answer's compute is its first packet's
         except (ValueError, TypeError):
             self.out.append(self.ledger.reject("invalid packet"))
             if self.plan.adversaries:       # well-formed but not a result: a wrong worker
                 self._unusable(i)
-            return
-        self.ledger.packet(i, header, filed, event.now - self.started, innovative)
 
     def _lost(self, event: ev.Lost) -> None:
         """A worker the master gave up on is finished for the job."""
@@ -402,14 +426,18 @@ class JobRun:
             self.last_rank = rank
             self.out.append(ev.Progress(self.progress, rank, self.plan.needed))
 
-    def _stop_all(self, now: float, then: Callable[[float], None]) -> None:
+    def _stop_all(self, now: float, then: Callable[[float], None],
+                  anyone: bool = True) -> None:
         """Tell every worker still at the job (given a task, not lost, not done) to stop,
         all within STOP_GRACE: a worker that has no room for a stop then is given up on
-        (it is not reading its socket); ``then`` once they are sent."""
+        (it is not reading its socket); ``then`` once they are sent. Not ``anyone``: none
+        is told (each answers once, a small job soon done: its answer comes too late to
+        be read)."""
         messages = tuple(
             (i, (_header(Kind.STOP, self.session, self.epoch, i).pack(),))
             for i, t in enumerate(self.ledger.timelines)
-            if t.lost is None and self.plan.tasks[i] is not None and t.done is None)
+            if anyone and t.lost is None and self.plan.tasks[i] is not None and
+            t.done is None)
         self._send(ev.Send(messages, STOP_PATIENCE, now + STOP_GRACE, ack=True), now, then)
 
 
@@ -448,14 +476,13 @@ class Ledger:
             timeline.share_sent = sent.now - started
             timeline.shipped = timeline.reloaded + nbytes
 
-    def packet(self, i: int, header: Header, filed: tuple, received: float,
-               innovative: Any) -> None:
+    def packet(self, i: int, index: int, sent: float, compute: float, filed: tuple,
+               received: float, innovative: Any) -> None:
         timeline = self.timelines[i]
-        timeline.packets.append({"index": header.index, "share": filed[0],
-                                 "piece": filed[1], "sent": header.sent - self.wall,
-                                 "received": received, "compute": header.compute,
-                                 "innovative": bool(innovative)})
-        timeline.compute += header.compute
+        timeline.packets.append({"index": index, "share": filed[0], "piece": filed[1],
+                                 "sent": sent - self.wall, "received": received,
+                                 "compute": compute, "innovative": bool(innovative)})
+        timeline.compute += compute
 
     def notes(self, i: int, frames: list) -> list:
         """What a worker's DONE or STOPPED tells: a relay's group's jobs, in brief
@@ -545,7 +572,8 @@ def _workers(indices) -> str:
 _HANDLERS: dict = {
     ev.Start: JobRun._start, ev.Sent: JobRun._sent, ev.Lost: JobRun._lost,
     ev.Tick: JobRun._tick, ev.Work: JobRun._work,
-    ev.Message: JobRun._message, ev.Packet: JobRun._message, ev.Done: JobRun._message,
+    ev.Message: JobRun._message, ev.Packet: JobRun._message, ev.Answer: JobRun._message,
+    ev.Done: JobRun._message,
     ev.Stopped: JobRun._message, ev.Failed: JobRun._message,
     ev.Cancel: lambda run, event: run._end_with(None, event.now),
     ev.Abort: lambda run, event: run._end_with(event.error, event.now, event.stop)}

@@ -16,8 +16,9 @@ master files each packet under its share, every share being its own sender.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
-import secrets
+import random
 import time
 from typing import Any, Callable, Optional, Sequence
 
@@ -30,6 +31,7 @@ from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
 from ffcode.errors import InvalidParameterError, VerificationError
 from ffcode.runtime.master.options import Options, check_importable, warn_privacy
+from ffcode.runtime.shared.faults import Faults
 from ffcode.runtime.shared.report import Report
 from ffcode.runtime.shared.kinds import JobKind
 from ffcode.runtime.shared.payloads import Coded, Forwarded, Relayed
@@ -38,6 +40,16 @@ from ffcode.schemes import Scheme
 
 
 log = logging.getLogger(__name__)
+
+ONCE_BYTES = 64 << 10       # a worker's operands at most this big: it answers in one message
+KEPT_TASKS = 16             # a resident layout keeps its jobs' tasks for this many variants
+_SEEDS = random.Random()    # coefficient seeds (seeded from the OS once: a draw is cheap)
+_FAULTS = tuple(f.name for f in dataclasses.fields(Faults) if f.name != "seed")
+
+
+def _injects(faults: Faults) -> bool:
+    """Whether the faults inject anything (a seed alone does not)."""
+    return any(getattr(faults, name) for name in _FAULTS)
 
 
 class Layout:
@@ -59,6 +71,7 @@ class Layout:
             _check_rows(np.shape(a) for share in shares for a in share)
         self.shares = shares + [None] * (code.n_workers - len(shares))
         self.nbytes = sum(a.nbytes for share in shares for a in share)
+        self.tasks: dict = {}       # resident data: its jobs' tasks, kept (Plan._tasks)
 
     def serves(self, scheme: Scheme) -> bool:
         return scheme.holds == self.holds
@@ -78,15 +91,16 @@ class Plan:
     (``wrong_shares``). ``relayed``: for a cluster of relays, relayed(plan, relay, held,
     coded) is the payload of a relay's task, held being the code indices of its shares with
     work and coded its coded part (``through_relays``, where the code is then the outer
-    code, and ``forwarded``)."""
+    code, and ``forwarded``). ``once``: whether each worker answers in one message and is
+    sent no stop (None: where the job is small and nothing watches it piece by piece)."""
 
     every_worker = False        # a lost worker's shares are made up by the others'
 
     def __init__(self, code: Code, inputs: Sequence[Any], options: Options,
                  assignment: tuple, resident: Any = None, buffer: Any = None,
                  max_message: int = 256 << 20,
-                 relayed: Optional[Callable[["Plan", int, list, Coded], Any]] = None
-                 ) -> None:
+                 relayed: Optional[Callable[["Plan", int, list, Coded], Any]] = None,
+                 once: Optional[bool] = None) -> None:
         if not isinstance(code, Code):
             raise InvalidParameterError(f"Argument 'code' must be an ffcode code, not "
                                         f"{type(code).__name__}.")
@@ -116,13 +130,10 @@ class Plan:
         self.layout, args = self._layout(code, inputs, scheme, options.seed)
         self.arguments = args           # the job's arguments, as every task carries them
         # The packets' random coefficients (cfs): a fresh seed per job unless one is given.
-        self.coefficient_seed = secrets.randbits(63) if options.seed is None else options.seed
-        self.held, self.tasks = [], []      # held: each worker's shares with work, in order
-        for worker in range(len(assignment)):
-            held = self.layout.held(worker)
-            self.held.append([k for k, _ in held])
-            self.tasks.append(self._task(path, worker, held, args, max_message)
-                              if held else None)
+        self.coefficient_seed = _SEEDS.getrandbits(63) if options.seed is None else \
+            options.seed
+        # held: each worker's shares with work, in order
+        self.held, self.tasks, self.once = self._tasks(path, args, max_message, once)
         # enough packets for any A wrong workers (m·R when nobody may be wrong)
         encoding = self.layout.encoding
         self.collector: collectors.Collector = scheme.collector(
@@ -151,7 +162,47 @@ class Plan:
                                             f"pieces={layout.pieces}, not {self.pieces}.")
         return layout, [np.asarray(a) for a in code.arguments(layout.encoding, *inputs)]
 
-    def _task(self, path, worker, held, args, max_message) -> tuple:
+    def _tasks(self, path: str, args: list, max_message: int, once: Optional[bool]) -> tuple:
+        """(held, tasks, once): each worker's shares with work, its task with the arrays it
+        carries (None: idle), and whether every worker answers once. On resident data, a
+        job's tasks that draw no coefficient seeds and inject no faults are the same job
+        after job but for the arguments: they are kept on the layout, by what they depend
+        on, and reused."""
+        key = None
+        if self.resident is not None and self.relayed is None and \
+                not _injects(self.options.faults) and \
+                self.scheme.coefficient_seeds(self.coefficient_seed, [0]) is None:
+            key = (path, self.scheme_path, self.scheme.value, self.pieces, max_message,
+                   self.options.priority, self.progress is None, self.adversaries, once,
+                   tuple((a.dtype.str, a.shape) for a in args))
+            kept = self.layout.tasks.get(key)
+            if kept is not None:
+                held, tasks, once = kept
+                return held, [None if t is None else (t, list(args)) for t in tasks], once
+        helds = [self.layout.held(worker) for worker in range(len(self.assignment))]
+        once = self._small(helds, args) if once is None else once
+        tasks = [self._task(path, worker, held, args, max_message, once) if held else None
+                 for worker, held in enumerate(helds)]
+        held = [[k for k, _ in shares] for shares in helds]
+        if key is not None:
+            if len(self.layout.tasks) >= KEPT_TASKS:
+                self.layout.tasks.clear()
+            self.layout.tasks[key] = (held, [t and t[0] for t in tasks], once)
+        return held, tasks, once
+
+    def _small(self, helds: list, args: list) -> bool:
+        """Whether every worker answers in one message (ANSWER, done implied) and is sent no
+        stop: a job on small operands (at most ONCE_BYTES per worker) that nothing watches
+        piece by piece: no faults, no progress callback, no wrong workers to correct, no
+        relays. (A check of the decoded output reads no packet: it does not matter.)"""
+        if self.relayed is not None or self.progress is not None or self.adversaries or \
+                _injects(self.options.faults):
+            return False
+        extra = sum(a.nbytes for a in args)
+        return all(extra + sum(a.nbytes for _, share in held for a in share) <= ONCE_BYTES
+                   for held in helds)
+
+    def _task(self, path, worker, held, args, max_message, once) -> tuple:
         """(Task, the arrays it carries) of a worker holding shares ``held``."""
         resident, scheme = self.resident, self.scheme
         coded = Coded(f=path, p=self.F.p, scheme=scheme.value, pieces=self.pieces,
@@ -159,7 +210,7 @@ class Plan:
                       operand=self.layout.encoding[0].operand if scheme.piecewise else None,
                       seeds=scheme.coefficient_seeds(self.coefficient_seed,
                                                      [k for k, _ in held]),
-                      scheme_path=self.scheme_path)
+                      scheme_path=self.scheme_path, once=once)
         task = Task(coded if self.relayed is None else
                     self.relayed(self, worker, [k for k, _ in held], coded),
                     counts=() if resident else tuple(len(share) for _, share in held),

@@ -32,6 +32,7 @@ class KindPlan:
     pieces = 1                  # a packet per share: worker i's packet k is piece k
     work_per_packet = 1.0
     measure = "results"         # each worker's answer is one of those needed
+    once = False                # its workers send packets, then DONE
 
     def __init__(self, tasks: Sequence[Optional[tuple]], collector: Collector, *,
                  name: str, label: str = "", every_worker: bool = True,

@@ -42,7 +42,8 @@ class JobPlan(Protocol):
     its code; ``pieces``, packets
     per share; ``work_per_packet``, pieces of work a packet took (a worker's speed);
     ``dtype``, the packets' payloads'; ``every_worker``, whether a lost worker fails the
-    job; ``adversaries``, how many wrong workers the collector corrects; ``timeout`` and
+    job; ``once``, whether each worker answers in one ANSWER (every packet of its shares,
+    done implied) and is sent no stop (a plan without it: False); ``adversaries``, how many wrong workers the collector corrects; ``timeout`` and
     ``progress`` (rank, needed); ``resident``, the resident data it runs on (None:
     shipped); ``settings``, what its report says it was; ``release(buffers)``, its payload
     storage handed on to the next job."""
@@ -78,6 +79,9 @@ class JobPlan(Protocol):
 
     @property
     def every_worker(self) -> bool: ...
+
+    @property
+    def once(self) -> bool: ...
 
     @property
     def adversaries(self) -> int: ...

@@ -36,7 +36,8 @@ class Coded:
     object when it is not a built-in one (None otherwise); pieces: packets per share;
     shares: how many shares the worker works through; operand: the row-linear operand's
     place (piecewise schemes); seeds: each share's packet-coefficient seed (None when the
-    scheme draws none)."""
+    scheme draws none); once: the worker answers with every packet of its shares in one
+    ANSWER, done implied (a small job: the master sends it no stop)."""
     KIND: ClassVar[str] = "coded"
     f: str
     p: int
@@ -46,6 +47,7 @@ class Coded:
     operand: Optional[int] = None
     seeds: Optional[Tuple[Tuple[int, ...], ...]] = None
     scheme_path: Optional[str] = None
+    once: bool = False
 
     @property
     def work(self) -> int:
@@ -76,7 +78,7 @@ class Coded:
                    scheme=scheme, pieces=check.count(meta["pieces"], "pieces", low=1),
                    shares=shares, operand=check.optional(meta["operand"], "operand",
                                                          check.count),
-                   seeds=seeds, scheme_path=path)
+                   seeds=seeds, scheme_path=path, once=check.flag(meta["once"], "once"))
 
 
 def _scheme(name: str, path: Optional[str]) -> Scheme:

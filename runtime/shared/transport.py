@@ -162,7 +162,7 @@ class Transport:
         deadline = time.monotonic() + patience
         while True:
             try:
-                self.router.send_multipart([ident] + frames, flags=zmq.NOBLOCK, copy=False)
+                send_now(self.router, [ident, *frames])
                 return None
             except zmq.Again:
                 if time.monotonic() > deadline:
@@ -226,6 +226,20 @@ def dial(context: zmq.Context, endpoint: str, curve: Optional[tuple] = None,
         socket.close(linger=0)
         raise
     return Dial(socket, monitor)
+
+
+def send_now(socket: zmq.Socket, frames: list) -> None:
+    """Send a multipart message without waiting (zmq.Again when there is no room: then
+    nothing was sent; zmq takes a message's parts whole or not at all), zero-copy above
+    the socket's copy_threshold; as ``send_multipart`` does, with the flags as plain
+    numbers (its flags are enums, and combining them costs more than sending a small
+    frame)."""
+    last = len(frames) - 1
+    for at, frame in enumerate(frames):
+        socket.send(frame, _NOW if at == last else _NOW_MORE, copy=False)
+
+
+_NOW, _NOW_MORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE)
 
 
 def _whole_message(socket) -> list:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 6        # 6: relays forward ordinary codes; group notes have rank
+MAGIC, VERSION = b"FC", 7        # 7: a worker may answer a small job in one ANSWER
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 
@@ -43,6 +43,7 @@ class Kind(IntEnum):
     DONE = 4            # worker -> master: sent every packet of the job
     STOPPED = 5         # worker -> master: acknowledges STOP
     FAILED = 6          # worker -> master: the computation raised (meta: error)
+    ANSWER = 7          # worker -> master: every packet of its task at once, then done
     JOB = 16            # master -> worker: a task (meta: task.Task; arrays: shares, arguments)
     STOP = 17           # master -> worker: the job is decoded, stop now
     SHUTDOWN = 18       # master -> worker: exit
@@ -55,7 +56,7 @@ _KINDS = {int(kind): kind for kind in Kind}     # a header's number -> its kind,
 # A worker's messages to the master, by the data frames after their header. A worker sends
 # the messages it has ready together, up to MAX_TOGETHER in one multipart message.
 TO_MASTER = {Kind.HELLO: 1, Kind.HEARTBEAT: 0, Kind.PACKET: 2, Kind.DONE: 1, Kind.STOPPED: 1,
-             Kind.FAILED: 1}
+             Kind.FAILED: 1, Kind.ANSWER: 2}
 MAX_TOGETHER = 32
 MAX_PARTS = MAX_TOGETHER * 3        # frames of the longest multipart message a worker sends
 
@@ -166,6 +167,40 @@ def read_packet(header: Header, frames: list, dtype: np.dtype):
     coeffs, payload = np.frombuffer(coeff_bytes, dtype), np.frombuffer(payload_bytes, dtype)
     coeffs.flags.writeable = payload.flags.writeable = False    # views of zmq's buffers
     return coeffs, payload.reshape(header.shape)
+
+
+def answer_arrays(header: Header, coeffs: list, payloads: list) -> list:
+    """The array frames of an ANSWER: its packets' coefficients, one row each, and their
+    payloads stacked (one shape), the header describing the stack; ValueError when the
+    packets differ in coefficient count or payload shape, or the stack has more than
+    MAX_DIMS dimensions (then they go one by one).
+
+    >>> header = Header(Kind.ANSWER, 7, 3, 1)
+    >>> frames = answer_arrays(header, [np.ones(2, np.uint64)] * 3, [np.zeros((2, 5))] * 3)
+    >>> header.shape, frames[0].shape
+    ((3, 2, 5), (3, 2))
+    >>> [a.tolist() for a in read_answer(header, frames, np.dtype(np.uint64))[0]][0]
+    [1, 1]
+    """
+    if not coeffs or len(coeffs) != len(payloads):
+        raise ValueError("an answer needs one payload per coefficient vector, and some")
+    if len({np.shape(c) for c in coeffs}) > 1 or len({np.shape(p) for p in payloads}) > 1:
+        raise ValueError("an answer's packets must have one coefficient count and one "
+                         "payload shape")
+    if np.ndim(payloads[0]) >= MAX_DIMS:
+        raise ValueError(f"an answer's payloads have at most {MAX_DIMS - 1} dimensions")
+    return packet_arrays(header, np.stack(coeffs), np.stack(payloads))
+
+
+def read_answer(header: Header, frames: list, dtype: np.dtype):
+    """(coeffs, payloads) of an ANSWER: a row of coefficients and a payload per packet, as
+    read-only arrays over the received frames; ProtocolError if they do not fit."""
+    if not header.shape or header.shape[0] < 1:
+        raise ProtocolError(f"an answer of shape {header.shape}: no packets")
+    coeffs, payloads = read_packet(header, frames, dtype)
+    if coeffs.size % header.shape[0] or not coeffs.size:
+        raise ProtocolError(f"{coeffs.size} coefficients for {header.shape[0]} packets")
+    return coeffs.reshape(header.shape[0], -1), payloads
 
 
 EMPTY_META = json.dumps({"arrays": []}).encode()     # a control message with nothing to say

@@ -97,12 +97,38 @@ def steps(job, out, computation):
     corrupt = job.faults.corrupt
     rng = np.random.default_rng() if corrupt else None     # fresh entropy costs 30 us
     seeds = job.coded.seeds or [None] * shares
+    kept: list = []                     # answering once: every packet, until the last
+    once = job.coded.once
+    send = (lambda header, frames: kept.append((header, frames))) if once else out
     for k, share in enumerate(held):
         finished = yield from share_steps(job, F, op, share, k,
-                                          delays[k * work:(k + 1) * work], seeds[k], rng, out)
+                                          delays[k * work:(k + 1) * work], seeds[k], rng, send)
         if not finished:
             return
+    if kept and answer(job, kept, out):
+        return
+    for header, frames in kept:         # packets that do not make one answer: one by one
+        out(header, frames)
     out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
+
+
+def answer(job, packets: list, out) -> bool:
+    """Send a task's packets (header, [coeffs, payload]) as one ANSWER, done implied: all
+    of them, numbered 0, 1, ... as the master numbers them (share k's piece j is packet
+    k·m + j); False, nothing sent, when they are not (a scheme's send step numbering them
+    otherwise) or do not stack (results of different rows or shapes)."""
+    if [header.index for header, _ in packets] != list(range(len(packets))) or \
+            len({header.rows for header, _ in packets}) > 1:
+        return False
+    header = job.header(Kind.ANSWER, 0, packets[0][0].rows,
+                        sum(header.compute for header, _ in packets))
+    try:
+        frames = wire.answer_arrays(header, [parts[0] for _, parts in packets],
+                                    [parts[1] for _, parts in packets])
+    except ValueError:
+        return False
+    out(header, frames)
+    return True
 
 
 def share_steps(job, F, op, share, k, delays, seed, rng, out):

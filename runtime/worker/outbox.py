@@ -62,7 +62,8 @@ class FaultPoint:
 
 @dataclass(frozen=True)
 class Ended:
-    """The job's DONE or FAILED (``kind``) left after ``packets`` packets: it is over."""
+    """The job's DONE, FAILED or ANSWER (``kind``) left after ``packets`` packets: it is
+    over."""
     job: Any
     kind: Kind
     packets: int
@@ -173,7 +174,7 @@ class Outbox:
                 self.link.sent(send.due)
                 flow.sent += 1
                 out += flow.point(item.job)
-            elif item.kind in (Kind.DONE, Kind.FAILED):
+            elif item.kind in (Kind.DONE, Kind.FAILED, Kind.ANSWER):
                 del self.flows[item.job]    # a stop for it now finds nothing to stop
                 out.append(Ended(item.job, item.kind, flow.sent))
         if self.items:

@@ -46,7 +46,8 @@ from ffcode.pieces import piece_packets
 from ffcode.runtime.shared import keys, wire
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import Load, Unload, read_task
-from ffcode.runtime.shared.transport import HANDSHAKE_REFUSED, POLLIN, POLLOUT, dial
+from ffcode.runtime.shared.transport import (HANDSHAKE_REFUSED, POLLIN, POLLOUT, dial,
+                                             send_now)
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
 from ffcode.runtime.worker.outbox import TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send, Wait
@@ -509,7 +510,7 @@ class Worker:
                     frames.append(header.pack())
                 frames.extend(parts)
             try:
-                self.dealer.send_multipart(frames, copy=False, flags=zmq.NOBLOCK)
+                send_now(self.dealer, frames)
             except zmq.Again:
                 return
             for instruction in self.outbox.sent(send, time.monotonic()):
@@ -525,8 +526,11 @@ class Worker:
             os.kill(os.getpid(), signal.SIGSTOP)
         elif isinstance(instruction, Ended):
             job, epoch = instruction.job, instruction.job.epoch
-            log.info("job %d %s: %d packets sent", epoch, instruction.kind.name.lower(),
-                     instruction.packets)
+            if instruction.kind == Kind.ANSWER:
+                log.info("job %d done: every packet sent in one answer", epoch)
+            else:
+                log.info("job %d %s: %d packets sent", epoch, instruction.kind.name.lower(),
+                         instruction.packets)
             if self.jobs.get(epoch) is job:
                 del self.jobs[epoch]        # a stop for it now finds nothing to stop
 

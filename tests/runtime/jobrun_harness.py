@@ -24,11 +24,14 @@ A, X = F.random((4, 3), seed=1), F.random(3, seed=2)
 SESSION, EPOCH, WALL = 7, 1, 1_000_000.0
 
 
-def coded_plan(n=3, k=2, adversaries=0, timeout=5.0, progress=None, scheme="classic"):
-    """An MDS(k, n) job of A (4 x 3) times x, worker i holding share i."""
+def coded_plan(n=3, k=2, adversaries=0, timeout=5.0, progress=None, scheme="classic",
+               once=False):
+    """An MDS(k, n) job of A (4 x 3) times x, worker i holding share i; ``once``: each
+    worker answers in one message (None: as the plan decides for so small a job)."""
     options = Options(scheme=scheme, timeout=timeout, adversaries=adversaries,
                       progress=progress)
-    return Plan(MDS(F, k, n), (A, X), options, assignment=tuple((i,) for i in range(n)))
+    return Plan(MDS(F, k, n), (A, X), options, assignment=tuple((i,) for i in range(n)),
+                once=once)
 
 
 class Worker:
@@ -134,6 +137,21 @@ class Harness:
                              compute=0.01)
         frames = wire.packet_arrays(header, np.asarray(packet.coeffs, self.plan.dtype),
                                     np.asarray(payload, self.plan.dtype))
+        return self.message(place, header, frames)
+
+    def answer(self, place, count=None, corrupt=False):
+        """Worker ``place``'s ANSWER: every packet of its result at once (``count``: only
+        the first so many; ``corrupt``: one element of the first off), as a worker sends
+        it."""
+        y = self.result(place)
+        packets = list(piece_packets(F, y, self.plan.pieces, place, systematic=True))
+        payloads = [np.asarray(p.payload, self.plan.dtype) for p in packets][:count]
+        if corrupt:
+            payloads[0] = payloads[0].copy()
+            payloads[0].flat[0] = F.add(payloads[0].flat[0], 1)
+        header = self.header(Kind.ANSWER, place, rows=y.shape[0], compute=0.01)
+        frames = wire.answer_arrays(header, [np.asarray(p.coeffs, self.plan.dtype)
+                                             for p in packets][:count], payloads)
         return self.message(place, header, frames)
 
     def done(self, place):

@@ -140,6 +140,24 @@ def test_a_slow_done_callback_loses_no_worker(bounded):
 
 
 @pytest.mark.bounded(60)
+def test_done_callbacks_run_in_the_callback_thread_or_at_once_when_done(bounded, cluster):
+    """A callback added while the job runs runs in the cluster's callback thread; one added
+    once it has ended runs at once, in the thread that adds it (a future nobody watches is
+    resolved in the master's thread, which runs no callback of the caller's)."""
+    names: list = []
+    running = cluster.submit(MDS(F, 2, 2), A, XS[3], faults=Faults(delay=(0.2, 0)),
+                             timeout=30)
+    running.add_done_callback(lambda f: names.append(threading.current_thread().name))
+    assert exact(running.result(timeout=30)[0], XS[3])
+    assert until(lambda: names == ["ffcode-callbacks"]), names
+    for x in XS[:3]:
+        future = cluster.submit(MDS(F, 2, 2), A, x, timeout=30)
+        assert exact(future.result(timeout=30)[0], x)
+        future.add_done_callback(lambda f: names.append(threading.current_thread().name))
+        assert names[-1] == threading.current_thread().name
+
+
+@pytest.mark.bounded(60)
 def test_done_callbacks_chain_three_jobs(bounded):
     """Each job's done-callback submits the next (one slot: the ended job's is free),
     three in all, each exact; the callbacks run in order, not in the master's thread."""

@@ -343,3 +343,63 @@ def test_a_replacements_reload_counts_in_what_it_was_shipped():
     timeline = job.run.report.workers[0]
     assert (timeline.reloaded, timeline.shipped, timeline.share_sent) == \
         (4096, 4096 + task_bytes, 0.5)
+
+
+# -- a small job whose workers answer once (one ANSWER each, done implied, no stops) ----
+
+
+def test_a_small_job_is_answered_once_by_every_worker():
+    plan = coded_plan(once=None)            # as the plan decides: 4 x 3, nothing watched
+    assert plan.once and all(task.payload.once for task, _ in plan.tasks)
+    assert not coded_plan(once=None, progress=lambda rank, needed: None).once
+    assert not coded_plan(once=None, adversaries=1, n=5).once
+
+
+def test_answers_decode_at_once_without_stops_or_acks():
+    job = started(once=True)
+    assert job.feed(job.at(0.5).answer(2)) == []
+    assert job.run.report.workers[2].done == 0.5 and 2 in job.run.finished
+    out = job.feed(job.at(0.7).answer(0))
+    assert kinds(out) == ["RecordSpeeds", "Ended", "Resolve"]   # decoded: resolved now
+    assert job.stops() == [] and np.array_equal(out[-1].output, F.matmul(A, X))
+    report = out[-1].report
+    assert report.compute == 0.7 and report.rank == 2 and report.stop_latency == []
+    assert [len(t.packets) for t in report.workers] == [1, 0, 1]
+    assert report.workers[0].packets[0]["compute"] == 0.01
+
+
+def test_an_answer_after_the_output_is_not_read():
+    job = started(once=True)
+    job.feed(job.at(0.5).answer(0), job.answer(1))
+    assert job.run.state == ENDED
+    assert job.feed(job.answer(2)) == []
+
+
+def test_answers_of_too_few_or_too_many_packets_are_invalid():
+    job = started(once=True, scheme="systematic")      # 4 packets a worker
+    assert job.feed(job.answer(0, count=3)) == [ev.Reject("invalid packet")]
+    assert 0 in job.run.finished and job.run.plan.collector.rank == 0
+    out = job.feed(job.answer(1, corrupt=True), job.answer(2))   # no adversaries: kept
+    assert kinds(out) == ["RecordSpeeds", "Ended", "Resolve"]
+    assert not np.array_equal(out[-1].output, F.matmul(A, X))   # as a packet would be
+
+
+def test_an_answer_to_a_job_that_streams_is_malformed():
+    job = started()
+    assert job.feed(job.answer(0)) == [ev.Reject("malformed")]
+    assert 0 not in job.run.finished
+
+
+def test_a_garbled_answer_is_malformed_and_its_worker_done():
+    job = started(once=True)
+    header = job.header(Kind.ANSWER, 1, itemsize=4, shape=(1, 2))   # 2 elements, not 3
+    out = job.feed(job.message(1, header, [np.ones(3, np.uint32), np.ones(3, np.uint32)]))
+    assert out == [ev.Reject("malformed")] and 1 in job.run.finished
+
+
+def test_a_job_answered_once_still_stops_its_workers_on_a_timeout():
+    job = started(once=True)
+    job.feed(job.at(0.5).answer(0))
+    out = job.tick(6.0)
+    assert job.stops() == [1, 2] and kinds(out) == ["Ended", "Fail"]
+    assert isinstance(out[-1].error, JobTimeout)

@@ -91,13 +91,13 @@ def test_header_bad_magic(magic):
         Header.unpack(raw_header(magic=magic))
 
 
-@pytest.mark.parametrize("version", [0, 1, 5, 7, 255], ids=str)
+@pytest.mark.parametrize("version", [0, 1, 6, 8, 255], ids=str)
 def test_header_bad_version(version):
     with pytest.raises(ProtocolError, match="bad magic or version"):
         Header.unpack(raw_header(version=version))
 
 
-@pytest.mark.parametrize("kind", [0, 7, 15, 21, 255], ids=str)
+@pytest.mark.parametrize("kind", [0, 8, 15, 21, 255], ids=str)
 def test_header_unknown_kind(kind):
     with pytest.raises(ProtocolError, match=f"unknown message kind {kind}"):
         Header.unpack(raw_header(kind=kind))
@@ -117,7 +117,7 @@ def test_protocol_error_is_a_cluster_error():
 
 def test_kinds_for_the_master():
     assert set(wire.TO_MASTER) == {Kind.HELLO, Kind.HEARTBEAT, Kind.PACKET, Kind.DONE,
-                                   Kind.STOPPED, Kind.FAILED}
+                                   Kind.STOPPED, Kind.FAILED, Kind.ANSWER}
     assert not {Kind.JOB, Kind.STOP, Kind.SHUTDOWN} & set(wire.TO_MASTER)
 
 
@@ -287,6 +287,49 @@ def test_read_packet_coeffs_not_whole_elements(extra):
     header, (coeffs, payload) = _packet_frames()
     with pytest.raises(ProtocolError):
         wire.read_packet(header, [coeffs + b"\0" * extra, payload], np.dtype(np.uint32))
+
+
+# -- answers: every packet of a task at once -----------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 5), (2, 1, 3)])
+def test_answer_round_trip(dtype, shape):
+    rng = np.random.default_rng(3)
+    coeffs = [rng.integers(0, 7, 4).astype(dtype) for _ in range(3)]
+    payloads = [rng.integers(0, 7, shape).astype(dtype) for _ in range(3)]
+    header = Header(Kind.ANSWER, 7, 3, 1, rows=9)
+    arrays = wire.answer_arrays(header, coeffs, payloads)
+    back = Header.unpack(header.pack())
+    assert back.shape == (3, *shape) and back.rows == 9
+    c, y = wire.read_answer(back, [bytes(memoryview(a)) for a in arrays], np.dtype(dtype))
+    assert np.array_equal(c, np.stack(coeffs)) and np.array_equal(y, np.stack(payloads))
+    assert not c.flags.writeable and not y.flags.writeable
+
+
+def test_answer_arrays_refuse_what_does_not_stack():
+    one = np.ones(2, np.uint64)
+    for coeffs, payloads in (([], []), ([one], [one, one]), ([one, one], [one, np.ones(3)]),
+                             ([one, np.ones(3, np.uint64)], [one, one]),
+                             ([one], [np.ones((1, 1, 1, 1), np.uint64)])):
+        with pytest.raises(ValueError):
+            wire.answer_arrays(Header(Kind.ANSWER, 7, 3), coeffs, payloads)
+
+
+@pytest.mark.parametrize("shape,coefficients", [((), 4), ((0, 2), 0), ((2, 3), 3),
+                                                ((2, 3), 0)])
+def test_read_answer_refuses_what_is_not_an_answer(shape, coefficients):
+    header = Header(Kind.ANSWER, 7, 3, itemsize=4, shape=shape)
+    payload = np.zeros(shape, np.uint32)
+    with pytest.raises(ProtocolError):
+        wire.read_answer(header, [np.zeros(coefficients, np.uint32), payload],
+                         np.dtype(np.uint32))
+
+
+def test_split_reads_an_answer():
+    header = Header(Kind.ANSWER, 7, 3, 1)
+    arrays = wire.answer_arrays(header, [np.ones(2, np.uint64)], [np.ones(3, np.uint64)])
+    (back, data), = wire.split([header.pack(), *arrays])
+    assert back.kind == Kind.ANSWER and len(data) == 2
 
 
 # -- control messages --------------------------------------------------------------------------
