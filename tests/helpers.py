@@ -328,3 +328,15 @@ def default_ctrl_c():
     shell gives a program in the foreground. A test started as a background job (pytest &,
     nohup) has SIGINT ignored, and its children would inherit that."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def scheme_registered(scheme):
+    """A scheme defined in a test, registered for the block (ffcode.schemes.register) and
+    unregistered after it."""
+    from ffcode.schemes import register, unregister
+
+    try:
+        yield register(scheme)
+    finally:
+        unregister(scheme.value)

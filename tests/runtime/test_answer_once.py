@@ -17,9 +17,9 @@ from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.pieces import piece_packets
 from ffcode.runtime.worker.coded import answer, compute
 from ffcode.runtime.worker.process import Job
-from ffcode.schemes import Scheme, register, unregister
+from ffcode.schemes import Scheme
 
-from helpers import shared_cluster
+from helpers import scheme_registered, shared_cluster
 
 F = GF(2**61 - 1)
 A, B = F.random((8, 6), seed=1), F.random((6, 4), seed=2)
@@ -76,11 +76,8 @@ BACKWARDS = Backwards("backwards")
 
 @pytest.fixture
 def backwards():
-    scheme = register(BACKWARDS)
-    try:
+    with scheme_registered(BACKWARDS) as scheme:
         yield scheme
-    finally:
-        unregister("backwards")
 
 
 def test_packets_numbered_otherwise_leave_one_by_one(backwards):
@@ -180,3 +177,23 @@ def test_a_job_with_faults_still_streams_and_stops(bounded, cluster):
                                  faults=Faults(delay={3: (2.0, 0.0)}))
     assert np.array_equal(output, F.matmul(A, x))
     assert report.workers[3].stopped is not None        # stopped in its first pause
+
+
+@pytest.mark.bounded(90)
+def test_small_jobs_queued_behind_a_long_one_answer_once_exactly(bounded, cluster):
+    """Small jobs submitted while a long job holds every worker's compute thread wait for
+    their turns there, then answer once each: all exact, the long one too; one of them
+    cancelled while it waits sends nothing and the rest go on."""
+    code = MDS(F, 2, 4)
+    long_job = cluster.submit(code, A, F.random(6, seed=1), scheme="compfs", pieces=4,
+                              timeout=60, faults=Faults(delay=(0.3, 0)))
+    xs = [F.random(6, seed=10 + i) for i in range(4)]
+    small = [cluster.submit(code, A, x, scheme="classic", timeout=60) for x in xs]
+    assert small[1].cancel()
+    for i, (future, x) in enumerate(zip(small, xs)):
+        if i != 1:
+            output, report = future.result(timeout=60)
+            assert np.array_equal(output, F.matmul(A, x)) and report.stop_latency == []
+    output, _ = long_job.result(timeout=60)
+    assert np.array_equal(output, F.matmul(A, F.random(6, seed=1)))
+    assert small[1].cancelled() and small[1].report.cancelled

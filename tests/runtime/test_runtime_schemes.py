@@ -16,6 +16,8 @@ from ffcode.runtime.master.jobs import Options, Plan
 from ffcode.runtime.shared.task import Task
 from ffcode.schemes import Scheme, path_of, register, unregister
 
+from helpers import scheme_registered
+
 F = GF(65521)
 
 
@@ -35,11 +37,8 @@ THIRDS = Thirds("thirds")
 
 @pytest.fixture
 def thirds():
-    scheme = register(THIRDS)
-    try:
+    with scheme_registered(THIRDS) as scheme:
         yield scheme
-    finally:
-        unregister("thirds")
 
 
 def data(seed=1):

@@ -16,6 +16,8 @@ from ffcode.decoding import collectors
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
 from ffcode.schemes import (NAMES, Scheme, default, names, register, registered,
                             unregister)
+
+from helpers import scheme_registered
 from ffcode.sim import Model, ShiftedExponential, compare, simulate
 
 F = GF(65521)
@@ -45,11 +47,8 @@ class Halves(Scheme):
 
 @pytest.fixture
 def halves():
-    scheme = register(Halves("halves"))
-    try:
+    with scheme_registered(Halves("halves")) as scheme:
         yield scheme
-    finally:
-        unregister("halves")
 
 
 # -- a scheme is its name ------------------------------------------------------------------
