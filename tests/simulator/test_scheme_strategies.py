@@ -16,9 +16,9 @@ from ffcode.decoding import collectors
 from ffcode.pieces import Packet, PieceShare, piece_packets, piece_results
 from ffcode.schemes import (NAMES, Scheme, default, names, register, registered,
                             unregister)
+from ffcode.sim import Model, ShiftedExponential, compare, simulate
 
 from helpers import scheme_registered
-from ffcode.sim import Model, ShiftedExponential, compare, simulate
 
 F = GF(65521)
 BUILT_IN = ["uncoded", "classic", "systematic", "cfs", "compfs"]
