@@ -120,7 +120,7 @@ class Transport:
         if refused > self._refused:
             self.reject("refused", refused - self._refused)
             self._refused = refused
-        events = self.poller.poll(int(max(timeout, 0) * 1000))
+        events = self.poller.poll(milliseconds(timeout))
         if not events:
             return
         if any(socket == self._woken for socket, _ in events):
@@ -128,8 +128,7 @@ class Transport:
                 os.read(self._woken, 4096)
             except BlockingIOError:
                 pass
-        # EVENTS is an int option (pyzmq types every option int | bytes); cheaper than poll(0)
-        while cast(int, self.router.get(zmq.EVENTS)) & POLLIN:
+        while ready(self.router):
             self._check_open()
             frames = _whole_message(self.router)
             ident = frames[0].bytes
@@ -226,6 +225,22 @@ def dial(context: zmq.Context, endpoint: str, curve: Optional[tuple] = None,
         socket.close(linger=0)
         raise
     return Dial(socket, monitor)
+
+
+def milliseconds(seconds: float) -> int:
+    """A poll's timeout in whole milliseconds, rounded up: a wait under 1 ms rounded down to
+    0 would return at once, again and again, until it is over.
+
+    >>> milliseconds(0.0), milliseconds(0.0004), milliseconds(0.1), milliseconds(-1.0)
+    (0, 1, 100, 0)
+    """
+    return math.ceil(max(seconds, 0.0) * 1000)
+
+
+def ready(socket: zmq.Socket) -> bool:
+    """Whether a message waits on the socket: its EVENTS option, an int (pyzmq types every
+    option int | bytes), read without the poll system call that ``poll(0)`` makes."""
+    return bool(cast(int, socket.get(zmq.EVENTS)) & POLLIN)
 
 
 def send_now(socket: zmq.Socket, frames: list) -> None:

@@ -47,7 +47,7 @@ from ffcode.runtime.shared import keys, wire
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import Load, Unload, read_task
 from ffcode.runtime.shared.transport import (HANDSHAKE_REFUSED, POLLIN, POLLOUT, dial,
-                                             send_now)
+                                             milliseconds, ready, send_now)
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
 from ffcode.runtime.worker.outbox import TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send, Wait
@@ -382,7 +382,7 @@ class Worker:
                 wait = min(wait, step.until - now)
             poller.register(self.dealer, POLLIN | (POLLOUT if isinstance(step, Send) else 0))
             poller.register(self.pipe, POLLIN if self.outbox.queued < self.buffer else 0)
-            events = dict(poller.poll(int(max(wait, 0) * 1000)))
+            events = dict(poller.poll(milliseconds(wait)))
             event = recv_monitor_message(self.monitor)["event"] if self.monitor in events \
                 else None
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:      # said before the messages it
@@ -408,7 +408,7 @@ class Worker:
 
     def _control(self) -> bool:
         """Handle the master's messages; False on SHUTDOWN."""
-        while self.dealer.poll(0):
+        while ready(self.dealer):
             frames = self.dealer.recv_multipart(copy=False)
             try:
                 header = Header.unpack(frames[0])
@@ -483,7 +483,7 @@ class Worker:
             self._send(job.ended(Kind.STOPPED))
 
     def _take(self):
-        while self.outbox.queued < self.buffer and self.pipe.poll(0):
+        while self.outbox.queued < self.buffer and ready(self.pipe):
             self.pipe.recv(copy=False)          # a wake-up; the messages wait in handoff
             while self.handoff:
                 self._queue(*self.handoff.popleft())
