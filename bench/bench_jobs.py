@@ -30,9 +30,10 @@ followed by a shifted-exponential pause (``Faults(delay=...)``), the compute its
    responders), each and in all against the floor's.
 4. Multi-task learning (bench/bench_multitask.py): one-vs-rest on load_digits, 10 tasks
    as one coded product per step against 10 separate fits one after another.
-Targets: 1. in flight ≥ 1.5x faster (each scheme); 2. ≥ 0.95x; 3. a tiny job's median ≤ 2.0x the
-raw floor's one at a time, and ≤ 1.3x per job 8 in flight (compfs and classic); 4. ≥ 1.5x
-faster and each task's test accuracy within 2 points of scikit-learn's LogisticRegression.
+Targets: 1. in flight ≥ 1.5x faster (each scheme); 2. ≥ 0.95x; 3. a tiny job's median ≤ 2.0x
+the raw floor's one at a time, and ≤ 1.3x per job 8 in flight (compfs and classic); 4. ≥
+1.5x faster and each task's test accuracy within 2 points of scikit-learn's
+LogisticRegression.
 
     python bench/bench_jobs.py                  # a few minutes on 2 cores
     python bench/bench_jobs.py --quick          # smoke run

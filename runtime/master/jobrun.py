@@ -208,13 +208,15 @@ class JobRun:
             if not self.plan.collector.complete:
                 self._progress()
                 return
-            # decodable: stop everyone at once (unless each answers once, and is done once
-            # it has), then reduce, decode, collect the acks
+            # decodable: stop everyone at once, then reduce, decode, collect the acks (a
+            # small job's workers each answer once and are soon done: none is stopped)
             self.decodable = event.now
             self.report.compute = self.decodable - self.sent
             self.state = DECODING
-            self._stop_all(event.now, then=lambda now: self.out.append(ev.Resume()),
-                           anyone=not self.once)
+            if self.once:
+                self.out.append(ev.Resume())
+            else:
+                self._stop_all(event.now, then=lambda now: self.out.append(ev.Resume()))
         elif isinstance(event, ev.Done):
             timeline.done = event.now - self.started
             self.finished.add(i)
@@ -426,18 +428,14 @@ class JobRun:
             self.last_rank = rank
             self.out.append(ev.Progress(self.progress, rank, self.plan.needed))
 
-    def _stop_all(self, now: float, then: Callable[[float], None],
-                  anyone: bool = True) -> None:
+    def _stop_all(self, now: float, then: Callable[[float], None]) -> None:
         """Tell every worker still at the job (given a task, not lost, not done) to stop,
         all within STOP_GRACE: a worker that has no room for a stop then is given up on
-        (it is not reading its socket); ``then`` once they are sent. Not ``anyone``: none
-        is told (each answers once, a small job soon done: its answer comes too late to
-        be read)."""
+        (it is not reading its socket); ``then`` once they are sent."""
         messages = tuple(
             (i, (_header(Kind.STOP, self.session, self.epoch, i).pack(),))
             for i, t in enumerate(self.ledger.timelines)
-            if anyone and t.lost is None and self.plan.tasks[i] is not None and
-            t.done is None)
+            if t.lost is None and self.plan.tasks[i] is not None and t.done is None)
         self._send(ev.Send(messages, STOP_PATIENCE, now + STOP_GRACE, ack=True), now, then)
 
 

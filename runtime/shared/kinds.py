@@ -43,8 +43,9 @@ class JobPlan(Protocol):
     per share; ``work_per_packet``, pieces of work a packet took (a worker's speed);
     ``dtype``, the packets' payloads'; ``every_worker``, whether a lost worker fails the
     job; ``once``, whether each worker answers in one ANSWER (every packet of its shares,
-    done implied) and is sent no stop (a plan without it: False); ``adversaries``, how many wrong workers the collector corrects; ``timeout`` and
-    ``progress`` (rank, needed); ``resident``, the resident data it runs on (None:
+    done implied) and is sent no stop (a plan without it: False); ``adversaries``, how
+    many wrong workers the collector corrects; ``timeout`` and ``progress`` (rank,
+    needed); ``resident``, the resident data it runs on (None:
     shipped); ``settings``, what its report says it was; ``release(buffers)``, its payload
     storage handed on to the next job."""
     @property
