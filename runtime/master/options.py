@@ -113,8 +113,8 @@ class Options:
     ``shipped``; paid once with resident data, whose ``load`` fixes the assignment).
 
     priority: with several jobs in flight (``Cluster.submit``), each worker runs the tasks
-    of the highest priority first, and those of equal priority in turn, a share each
-    (default 0, for all).
+    of the highest priority first, and those of equal priority in turn, the ones it has
+    been markedly faster on first (default 0, for all).
 
     group_faults: on a cluster of relays (``groups=``), {group: ffcode.Faults} injected
     into the group's workers (numbered 0..size-1 in their group) on every piece of work

@@ -1,7 +1,8 @@
 """A coded job on a worker: the steps of the "coded" kind (runtime/shared/kinds.py), and
 the exceptions by which a job's steps tell the worker process how they ended. A worker
-works through its shares in order, each a turn: computing a share's result whole and
-sending it as its scheme says, or, at full speed, a packet per piece as it is computed. It
+works through its shares in order: computing a share's result whole and sending it as its
+scheme says, a turn a share, or, at full speed, a packet per piece as it is computed, a
+turn a piece (the worker's queue may give another job's turn between two). It
 checks for a stop between pieces and in every injected pause; injected faults slow,
 pause and corrupt it here (a slowdown k pauses k - 1 times the CPU time a piece took).
 
@@ -25,6 +26,7 @@ from ffcode.runtime.shared import local, wire
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import packet_index
 from ffcode.runtime.shared.wire import Kind
+from ffcode.runtime.worker.taskqueue import PIECE
 
 
 class Stopped(Exception):
@@ -79,8 +81,9 @@ def coded_steps(job, out, worker):
 
 def steps(job, out, computation):
     """Run one coded task, its shares in order, handing each message to out(header,
-    frames): a generator that yields after each share, so that the compute thread can turn
-    to another job; returns early on a stop. ``computation``: (F, op)."""
+    frames): a generator that yields after each turn (a piece at full speed, else a
+    share), so that the compute thread can turn to another job; returns early on a stop.
+    ``computation``: (F, op)."""
     F, op = computation
     held = job.shares                   # read once: an unload may clear it meanwhile
     if held is None:
@@ -133,8 +136,9 @@ def answer(job, packets: list, out) -> bool:
 
 def share_steps(job, F, op, share, k, delays, seed, rng, out):
     """Compute the task's share k and send its packets, numbered on from k·m, by its
-    scheme's send step (``packets_of``), then yield (the compute thread may turn to
-    another job); False if the job was stopped. A slowdown k pauses k - 1 times the CPU
+    scheme's send step (``packets_of``), yielding after each piece at full speed, else
+    after the share (the compute thread may turn to another job); False if the job was
+    stopped. A slowdown k pauses k - 1 times the CPU
     time the piece took (its thread's: what a k times slower processor would add, whatever
     else shares the cores)."""
     scheme, m = job.coded.strategy, job.coded.pieces
@@ -153,6 +157,8 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
             header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
             out(header, wire.packet_arrays(header, packet.coeffs,
                                            tamper(F, packet.payload, j, corrupt, rng)))
+            if j < m - 1:
+                yield PIECE             # a turn a piece: another job's may come between
         yield
         return True
     y, spent, cpu = _timed(op, *share, *job.args, slowed=slowdown != 1)  # then packets

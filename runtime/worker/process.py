@@ -5,13 +5,14 @@ STOP is acknowledged within a poll, even mid-computation), sends heartbeats, and
 packets the compute thread hands it over an inproc pipe, paced by the injected link rate
 and never blocking: everything waits on one poll with a timeout. The compute thread holds
 a queue of tasks, one per job in flight: it works on those of the highest priority in
-turn, a share each, so that jobs share the worker fairly and a job stopped or finished
-leaves the rest at once. It checks for a stop between pieces and in every injected
-pause. (A share, not a piece, is a turn: the pieces a job needs most come from the
-workers fast for it, and a worker's turn at one job's share, its pieces in a row, gives
-them soonest.) A small job (operands under INLINE_BYTES, no injected pauses) whose f took
-little time on small operands before runs in the main thread at once when the compute
-thread is idle: handing it over and its packets back would cost more than the work.
+turn, a piece at a time, so that jobs share the worker and a job stopped or finished
+leaves the rest at once. A share's pieces go on in a row, as they give a job what it needs
+soonest, unless a job this worker has been markedly faster on waits: it does that job's
+work first, where it counts most (runtime/worker/taskqueue.py). It checks for a stop
+between pieces and in every injected pause. A small job (operands under INLINE_BYTES, no
+injected pauses) whose f took little time on small operands before runs in the main
+thread at once when the compute thread is idle: handing it over and its packets back
+would cost more than the work.
 Messages ready together leave together, in one multipart message. Shares the master
 loads (resident data) stay in the worker's store, by id, until it unloads them; a task
 names them instead of carrying them.
@@ -51,8 +52,8 @@ from ffcode.runtime.shared.transport import (HANDSHAKE_REFUSED, POLLIN, POLLOUT,
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
 from ffcode.runtime.worker.outbox import TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send, Wait
-from ffcode.runtime.worker.taskqueue import (ENDED, FAILED, MORE, STOPPED, UNABLE, Fail,
-                                             Inline, Release, TaskQueue, Turn)
+from ffcode.runtime.worker.taskqueue import (ENDED, FAILED, MORE, PIECE, STOPPED, UNABLE,
+                                             Fail, Inline, Release, TaskQueue, Turn)
 
 HEARTBEAT = 0.1             # seconds between heartbeats
 ZMQ_HWM = 4                 # messages queued inside zmq; the rest wait in the outbox
@@ -313,7 +314,8 @@ class Worker:
         try:
             if job.steps is None:           # a bad task may fail making its steps
                 job.steps = self.work(job, functools.partial(out, job))
-            next(job.steps)
+            if next(job.steps) is PIECE:
+                outcome = PIECE
         except StopIteration:
             outcome = ENDED
         except Stopped:
@@ -324,7 +326,7 @@ class Worker:
             if self.interrupted.is_set():
                 raise                       # a real Ctrl-C, in the main thread: we exit
             outcome, detail = FAILED, describe(e)
-        if outcome != MORE:
+        if outcome not in (MORE, PIECE):
             job.steps = None
         for say in self.tasks.finished(job, outcome, time.perf_counter() - began, detail):
             if isinstance(say, Fail):
@@ -338,7 +340,7 @@ class Worker:
                 out(job, header, frames)
             except Stopped:
                 pass
-        return outcome == MORE
+        return outcome in (MORE, PIECE)
 
     # -- the main thread ----------------------------------------------------------------------
 
@@ -462,10 +464,10 @@ class Worker:
         for point in self.outbox.started(job, faults.link_rate, faults.crash_after,
                                          faults.hang_after):
             self._carry_out(point)          # crash or hang after 0 packets
-        inline = job.task.kind == "coded" and not self.relays and coded is not None and \
-            not job.paused                  # one thread runs f's
-        if self.tasks.tell("arrived", job, job.priority, size=job.size, inline=inline,
-                           data=job.data,
+        computed = job.task.kind == "coded" and not self.relays and coded is not None
+        if self.tasks.tell("arrived", job, job.priority, size=job.size,
+                           inline=computed and not job.paused,  # one thread runs f's
+                           data=job.data, ranked=computed,
                            name=job.task.kind if coded is None else coded.f):
             job.together = True
             while self._turn(job, self._queue):

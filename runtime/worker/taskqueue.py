@@ -5,13 +5,15 @@ sockets, threads or clocks: the worker process (runtime/worker/process.py) feeds
 a lock and carries out what it says, its compute thread waiting while ``next`` gives no
 turn.
 
-Jobs of the highest priority take turns (round-robin), a share each; a stopped job is
-dropped at its next look. A small job (operands up to ``inline_bytes``) of an f that took
-at most ``quick_seconds`` on a small job before may run inline, in the main thread, when
-no turn is under way and none waits:
+Jobs of the highest priority take turns, a piece of work each (a share whole where the
+share's result is sent whole); a stopped job is dropped at its next look. Among the jobs
+whose turns are this worker's own work (``ranked``) the queue is speed-aware: once each has
+had a turn, those whose turns took least time go first (within ``spread`` times the least,
+in turn order). A worker slow on one job and fast on another does the other's work first,
+where it counts most; the job it is slow on waits at most ``patience`` turns of others.
 
 >>> queue = TaskQueue()
->>> queue.arrived("a", priority=0), queue.arrived("b", priority=0)
+>>> queue.arrived("a", ranked=True), queue.arrived("b", ranked=True)
 ([], [])
 >>> queue.arrived("urgent", priority=1)
 []
@@ -19,8 +21,17 @@ no turn is under way and none waits:
 [Turn(job='urgent')]
 >>> queue.finished("urgent", ENDED, spent=0.001)
 []
->>> [queue.next()[0].job for _ in range(3)]
-['a', 'b', 'a']
+>>> def turns(count, spent):
+...     for _ in range(count):
+...         job = queue.next()[0].job
+...         queue.finished(job, MORE, spent=spent[job])
+...         yield job
+>>> list(turns(5, {"a": 0.4, "b": 0.1}))      # a's turns take four times b's
+['a', 'b', 'b', 'b', 'b']
+
+A small job (operands up to ``inline_bytes``) of an f that took at most ``quick_seconds``
+on a small job before may run inline, in the main thread, when no turn is under way and
+none waits.
 """
 from __future__ import annotations
 
@@ -28,10 +39,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-MORE, ENDED, UNABLE, FAILED, STOPPED = "more", "ended", "unable", "failed", "stopped"
-OUTCOMES = (MORE, ENDED, UNABLE, FAILED, STOPPED)   # of a turn: the job's steps ...
-# yielded (more to come), returned, could do no more (DONE after what it sent), raised
-# (FAILED), or saw the stop
+MORE, PIECE, ENDED, UNABLE, FAILED, STOPPED = ("more", "piece", "ended", "unable", "failed",
+                                              "stopped")
+OUTCOMES = (MORE, PIECE, ENDED, UNABLE, FAILED, STOPPED)    # of a turn: the job's steps ...
+# yielded (more to come), yielded PIECE (more of the same share to come), returned, could do
+# no more (DONE after what it sent), raised (FAILED), or saw the stop
 
 
 @dataclass(frozen=True)
@@ -81,28 +93,47 @@ class _Entry:
     data: Any                   # its resident data's id, or None
     stopped: bool = False
     spent: float = 0.0          # seconds its turns took so far
+    turns: int = 0              # its turns so far
+    passed: int = 0             # turns given to cheaper jobs since its last
+    place: int = 0              # its place in turn order when its last turn began
+
+    ranked: bool = False        # its turns are work of this worker's, to be timed
+
+    @property
+    def measured(self) -> bool:
+        return self.ranked and self.turns > 0
+
+    @property
+    def cost(self) -> float:
+        """Seconds a turn of it took on average (0 before its first)."""
+        return self.spent / self.turns if self.turns else 0.0
 
 
 @dataclass
 class TaskQueue:
     """The jobs in flight on a worker, by any hashable key. ``quick``: the names (f's)
-    whose small jobs took at most ``quick_seconds``."""
+    whose small jobs took at most ``quick_seconds``; ``spread`` and ``patience``: how
+    much costlier a job's turns may be and still take their turn in order, and how many
+    turns a costlier job waits at most."""
     inline_bytes: int = 64 << 10
     quick_seconds: float = 0.01
+    spread: float = 1.25
+    patience: int = 16
     quick: set = field(default_factory=set)
     entries: dict = field(default_factory=dict)     # job -> _Entry, from arrival to its end
     order: deque = field(default_factory=deque)     # jobs in turn order (the last turn's last)
     turning: set = field(default_factory=set)       # jobs whose turn (or inline run) is under way
 
     def arrived(self, job: Hashable, priority: int = 0, *, name: Any = None, size: int = 0,
-                inline: bool = False, data: Any = None) -> list:
+                inline: bool = False, data: Any = None, ranked: bool = False) -> list:
         """A task: ``name`` what it computes (learnt quick from its small jobs), ``size``
         its operands' bytes, ``inline`` whether it may run in the main thread at all (a
         coded job without injected pauses, on a worker that is no relay), ``data`` its
-        resident data. [Inline] when it runs in the main thread now; else it waits its
-        turn."""
+        resident data, ``ranked`` whether its turns are work whose time ranks it among
+        the jobs (a coded job this worker computes; not one whose turns wait on others).
+        [Inline] when it runs in the main thread now; else it waits its turn."""
         small = size <= self.inline_bytes
-        self.entries[job] = _Entry(priority, name if small else None, data)
+        self.entries[job] = _Entry(priority, name if small else None, data, ranked=ranked)
         if inline and small and name in self.quick and self.idle():
             self.turning.add(job)
             return [Inline(job)]
@@ -115,8 +146,7 @@ class TaskQueue:
 
     def next(self) -> list:
         """The compute thread looks for work: [Drop] for each stopped job, then [Turn] of
-        the first job of the highest priority in turn order, or none (it waits for an
-        event)."""
+        a job of the highest priority (``choose``), or none (it waits for an event)."""
         dropped = [job for job in self.order if self.entries[job].stopped]
         out: list = []
         for job in dropped:
@@ -125,27 +155,55 @@ class TaskQueue:
             out.append(Drop(job))
         if self.order:
             top = max(self.entries[job].priority for job in self.order)
-            chosen = next(job for job in self.order if self.entries[job].priority == top)
+            chosen = self.choose([job for job in self.order
+                                  if self.entries[job].priority == top])
+            self.entries[chosen].place = self.order.index(chosen)
             self.order.remove(chosen)
             self.order.append(chosen)       # its next turn comes after the others'
             self.turning.add(chosen)
             out.append(Turn(chosen))
         return out
 
+    def choose(self, ready: list) -> Hashable:
+        """The job of the next turn among ``ready`` (in turn order): the first ranked job
+        not yet measured (to learn its cost), else the first that is not ranked, passed
+        over ``patience`` times or whose turns cost at most ``spread`` times the cheapest
+        ranked job's; the ranked ones that cost more are passed over once more."""
+        entries = self.entries
+        costs = [entries[job].cost for job in ready if entries[job].measured]
+        bar = self.spread * min(costs) if costs else 0.0
+        chosen = next((job for job in ready if entries[job].ranked and not entries[job].turns),
+                      None)
+        if chosen is None:
+            chosen = next(job for job in ready if not entries[job].measured or
+                          entries[job].cost <= bar or entries[job].passed >= self.patience)
+        for job in ready:
+            if entries[job].measured and entries[job].cost > bar:
+                entries[job].passed += 1
+        entries[chosen].passed = 0
+        return chosen
+
     def finished(self, job: Hashable, outcome: str, spent: float = 0.0,
                  detail: str = "") -> list:
         """A turn (or an inline run) ended: ``outcome`` one of OUTCOMES, ``spent`` its
         seconds, ``detail`` the error or the reason. MORE: the job's next turn comes after
-        the others' (a stopped one is dropped at the next look). Else the job leaves, its
-        f learnt quick or not (unless it was stopped), with [Fail] or [Done] to send for
-        FAILED and UNABLE. A job never arrived (a test's) gets its instructions too."""
+        the others' (a stopped one is dropped at the next look); PIECE: the job keeps its
+        place in turn order, its share's next piece first unless a cheaper or new job's
+        comes before it (a share's pieces in a row give a job what it needs soonest). Else
+        the job leaves, its f learnt quick or not (unless it was stopped), with [Fail] or
+        [Done] to send for FAILED and UNABLE. A job never arrived (a test's) gets its
+        instructions too."""
         if outcome not in OUTCOMES:
             raise ValueError(f"a turn ends {' or '.join(OUTCOMES)}, not {outcome!r}")
         self.turning.discard(job)
         entry = self.entries.get(job)
         if entry is not None:
             entry.spent += spent
-            if outcome == MORE:
+            entry.turns += 1
+            if outcome == PIECE and job in self.order:
+                self.order.remove(job)
+                self.order.insert(entry.place, job)
+            if outcome in (MORE, PIECE):
                 return []
             del self.entries[job]
             if job in self.order:

@@ -1,7 +1,8 @@
 """The worker's two machines without I/O (runtime/worker/taskqueue.py, runtime/worker/
 outbox.py), exactly and on a fake clock: no process, socket, thread or sleep. The queue:
-priorities and round-robin turns, stops acknowledged and dropped, unloads, inline quick
-jobs, a turn's FAILED and DONE. The outbox: pacing at a link rate, grouping up to the byte
+priorities and round-robin turns, a share's pieces in a row, the jobs a worker is fast on
+first, stops acknowledged and dropped, unloads, inline quick jobs, a turn's FAILED and
+DONE. The outbox: pacing at a link rate, grouping up to the byte
 cap, a paced or fault-counted job's packets alone, a stop dropping a job's messages, the
 crash and hang points at their packet counts, control messages first in line."""
 import pytest
@@ -10,7 +11,7 @@ from ffcode.runtime.shared import wire
 from ffcode.runtime.shared.wire import Kind
 from ffcode.runtime.worker.outbox import (TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send,
                                           Wait)
-from ffcode.runtime.worker.taskqueue import (ENDED, FAILED, MORE, STOPPED, UNABLE,
+from ffcode.runtime.worker.taskqueue import (ENDED, FAILED, MORE, PIECE, STOPPED, UNABLE,
                                              Acknowledge, Done, Drop, Fail, Inline,
                                              Release, TaskQueue, Turn)
 
@@ -60,6 +61,67 @@ def test_a_job_arriving_during_a_turn_comes_after_the_job_turning():
     queue.arrived("c")
     queue.finished("b", MORE)
     assert turns(queue, 4) == ["a", "b", "c", "a"]
+
+
+def timed_turns(queue, count, cost, pieces=None):
+    """The jobs of the next ``count`` turns, each taking cost[job] seconds; a job with
+    pieces[job] pieces to its share ends its turns PIECE but every pieces[job]-th, MORE."""
+    taken, done = [], {}
+    for _ in range(count):
+        instructions = queue.next()
+        assert instructions and isinstance(instructions[-1], Turn), instructions
+        job = instructions[-1].job
+        done[job] = done.get(job, 0) + 1
+        per = (pieces or {}).get(job)
+        outcome = PIECE if per and done[job] % per else MORE
+        assert queue.finished(job, outcome, spent=cost[job]) == []
+        taken.append(job)
+    return taken
+
+
+def test_a_shares_pieces_go_on_in_a_row_and_the_share_then_goes_last():
+    """Equal costs: the job keeps its place while its share goes on (PIECE), and goes to
+    the back after the share's last piece (MORE)."""
+    queue = TaskQueue()
+    for job in "ab":
+        queue.arrived(job, ranked=True)
+    cost = {"a": 0.1, "b": 0.1}
+    assert timed_turns(queue, 9, cost, {"a": 3, "b": 3}) == [
+        "a", "b",                       # each measured once: b's first turn comes early
+        "a", "a", "b", "b", "a", "a", "a"]
+
+
+def test_a_worker_does_the_work_of_the_jobs_it_is_fast_on_first():
+    """Once measured, a job whose turns cost more than spread times the cheapest's waits;
+    within the spread, jobs go in turn order; a waiting job gets a turn after patience
+    turns of the others, and a job arriving is measured at its first look."""
+    queue = TaskQueue(spread=1.25, patience=4)
+    for job in "sfg":
+        queue.arrived(job, ranked=True)
+    cost = {"s": 0.4, "f": 0.1, "g": 0.12, "new": 0.1}
+    assert timed_turns(queue, 3, cost) == ["s", "f", "g"]       # each measured once
+    assert timed_turns(queue, 3, cost) == ["f", "g", "f"]
+    assert queue.entries["s"].passed == 4      # at g's first turn too: s cost more then
+    assert timed_turns(queue, 1, cost) == ["s"]                 # its patience ran out
+    queue.arrived("new", ranked=True)
+    assert timed_turns(queue, 4, cost) == ["new", "g", "f", "new"]
+
+
+def test_jobs_whose_turns_are_not_this_workers_work_are_not_ranked():
+    """An unranked job (its turns may only wait on others) takes its turns in order, and
+    its cheap turns push no ranked job back."""
+    queue = TaskQueue()
+    queue.arrived("waits")
+    queue.arrived("computes", ranked=True)
+    cost = {"waits": 0.001, "computes": 1.0}
+    assert timed_turns(queue, 4, cost) == ["computes", "waits", "computes", "waits"]
+
+
+def test_speeds_rank_jobs_within_a_priority_only():
+    queue = TaskQueue()
+    queue.arrived("slow", priority=1, ranked=True)
+    queue.arrived("fast", ranked=True)
+    assert timed_turns(queue, 3, {"slow": 1.0, "fast": 0.01}) == ["slow"] * 3
 
 
 def test_nothing_to_do_gives_no_turn_and_an_idle_queue():
