@@ -304,17 +304,21 @@ class Worker:
             if not self.interrupted.is_set():
                 log.exception("the compute thread failed: %s", describe(e))
 
-    def _turn(self, job, out) -> bool:
-        """One share of a job's work, its messages to out(job, header, frames); False once
-        the job has ended (it leaves the queue, which learns from the time its turns took,
-        wall time, whether its f is quick: an f may wait without computing). A job that
-        fails or can do no more says so, as the queue instructs."""
+    def _turn(self, job, out, through: bool = False) -> bool:
+        """One turn of a job's work (a piece or a share), or with ``through`` all of it,
+        its messages to out(job, header, frames); False once the job has ended (it leaves
+        the queue, which learns from the time its turns took, wall time, whether its f is
+        quick: an f may wait without computing). A job that fails or can do no more says
+        so, as the queue instructs."""
         began = time.perf_counter()
         outcome, detail = MORE, ""
         try:
             if job.steps is None:           # a bad task may fail making its steps
                 job.steps = self.work(job, functools.partial(out, job))
-            if next(job.steps) is PIECE:
+            said = next(job.steps)
+            while through:                  # until StopIteration
+                next(job.steps)
+            if said is PIECE:
                 outcome = PIECE
         except StopIteration:
             outcome = ENDED
@@ -470,8 +474,7 @@ class Worker:
                            data=job.data, ranked=computed,
                            name=job.task.kind if coded is None else coded.f):
             job.together = True
-            while self._turn(job, self._queue):
-                pass
+            self._turn(job, self._queue, through=True)
 
     def _stop(self, job, ack=True):
         """Stop a job: the compute thread drops it at its next turn (or pause), and its
