@@ -13,7 +13,9 @@ With ``defer=True`` (the runtime's mode) an innovative payload is only checked a
 into its payload row when it arrives (one pass): rank tracking stays instant, so the master
 keeps up with the wire, and ``eliminate()`` does the payload work in arrival order whenever
 the master is idle, each payload reduced in place in the row it was staged in with the
-multipliers its coefficient vector's reduction found on arrival.
+multipliers its coefficient vector's reduction found on arrival. Payloads of at most
+``EAGER_BYTES`` are eliminated on arrival all the same: staging one and replaying its
+multipliers later costs more than its elimination.
 
 The equations come from the code (``Code.evaluations``: a_i ** e over its support), so any
 code of the contract decodes here, dense support or sparse.
@@ -32,6 +34,9 @@ from ffcode._types import ArrayLike, Int, Output
 from ffcode.codes.base import Encoding
 from ffcode.pieces import Packet, pieces_count
 from ffcode.errors import InvalidParameterError
+
+
+EAGER_BYTES = 4096      # a deferring decoder eliminates payloads this small on arrival
 
 
 class Decoder:
@@ -144,6 +149,8 @@ class Decoder:
                         buffer.ndim == 1 and buffer.size >= self.needed * size):
                     buffer = np.empty(self.needed * size, self.F.dtype)
                 self._buffer = buffer
+                if size * self.F.dtype.itemsize <= EAGER_BYTES:
+                    self._defer = False                 # eliminated at once: cheaper
             self._basis.reserve(size, self._buffer)
             self._piece_shape = shape
             if self._rows is None:

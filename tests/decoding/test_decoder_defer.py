@@ -1,6 +1,7 @@
 """The Decoder's deferred mode (``defer=True``, the runtime's): rank tracking at once, payload
 elimination later (``eliminate``, ``pending``), with exactly the result of immediate mode and of
-code.decode; and ``ffcode.functions``, the import paths by which workers find an LCC's f."""
+code.decode, payloads of at most EAGER_BYTES eliminated on arrival; and ``ffcode.functions``,
+the import paths by which workers find an LCC's f."""
 import dataclasses
 import types
 
@@ -9,12 +10,38 @@ import pytest
 
 import ffcode
 from ffcode import LCC, MDS, Decoder, Packet, PolynomialCode, functions, piece_packets
+from ffcode.decoding import decoder
 from ffcode.runtime.shared import wire
 
 from codecases import Case, times_W
 from helpers import assert_field_array, obj_matmul, prime_id, rand
 
 DEFER_PRIMES = [65521, 2**31 - 1, 4294967291, 2**61 - 1]
+
+
+@pytest.fixture(autouse=True)
+def defer_every_payload(monkeypatch, request):
+    """The deferred mechanics on this module's small payloads: none is eager, but in the
+    test of eagerness itself."""
+    if "eager" not in request.node.name:
+        monkeypatch.setattr(decoder, "EAGER_BYTES", -1)
+
+
+@pytest.mark.parametrize("columns", [1, 256, 257])
+def test_small_payloads_are_eliminated_on_arrival_eagerly(columns):
+    """A deferring decoder eliminates payloads of at most EAGER_BYTES (4096: a piece of 2
+    rows of 256 uint64) as they come and stages larger ones; the output is the same."""
+    F = ffcode.GF(2**61 - 1)
+    code = MDS(F, 2, 3)
+    shares = code.encode(F.random((8, 3), seed=1))
+    x = F.random((3, columns), seed=2)
+    deferring, immediate = Decoder(shares, pieces=2, defer=True), Decoder(shares, pieces=2)
+    for w in (2, 0):
+        for packet in piece_packets(F, code.compute(shares[w], x), 2, w, seed=w):
+            assert deferring.add(packet) == immediate.add(packet)
+    assert deferring.pending == (4 if 2 * columns * 8 > decoder.EAGER_BYTES else 0)
+    assert same(deferring.result(), immediate.result())
+    assert same(deferring.result(), F.matmul(F.random((8, 3), seed=1), x))
 
 
 CASES = ["MDS vector", "MDS matrix", "PolynomialCode", "MatDot", "ProductCode sparse",
