@@ -102,7 +102,15 @@ def steps(job, out, computation):
     seeds = job.coded.seeds or [None] * shares
     kept: list = []                     # answering once: every packet, until the last
     once = job.coded.once
-    send = (lambda header, frames: kept.append((header, frames))) if once else out
+
+    def send(*packet):
+        """A packet (index, rows, compute seconds, coefficients, payload) out now, or kept
+        for the answer."""
+        if once:
+            kept.append(packet)
+        else:
+            send_packet(job, out, *packet)
+
     for k, share in enumerate(held):
         finished = yield from share_steps(job, F, op, share, k,
                                           delays[k * work:(k + 1) * work], seeds[k], rng, send)
@@ -110,24 +118,29 @@ def steps(job, out, computation):
             return
     if kept and answer(job, kept, out):
         return
-    for header, frames in kept:         # packets that do not make one answer: one by one
-        out(header, frames)
+    for packet in kept:                 # packets that do not make one answer: one by one
+        send_packet(job, out, *packet)
     out(job.header(Kind.DONE), job.ended(Kind.DONE)[1:])
 
 
+def send_packet(job, out, index, rows, compute, coeffs, payload) -> None:
+    """One PACKET to out(header, frames)."""
+    header = job.header(Kind.PACKET, index, rows, compute)
+    out(header, wire.packet_arrays(header, coeffs, payload))
+
+
 def answer(job, packets: list, out) -> bool:
-    """Send a task's packets (header, [coeffs, payload]) as one ANSWER, done implied: all
-    of them, numbered 0, 1, ... as the master numbers them (share k's piece j is packet
-    k·m + j); False, nothing sent, when they are not (a scheme's send step numbering them
-    otherwise) or do not stack (results of different rows or shapes)."""
-    if [header.index for header, _ in packets] != list(range(len(packets))) or \
-            len({header.rows for header, _ in packets}) > 1:
+    """Send a task's packets (index, rows, compute seconds, coefficients, payload) as one
+    ANSWER, done implied: all of them, numbered 0, 1, ... as the master numbers them (share
+    k's piece j is packet k·m + j); False, nothing sent, when they are not (a scheme's send
+    step numbering them otherwise) or do not stack (results of different rows or
+    shapes)."""
+    indices, rows, computes, coeffs, payloads = zip(*packets)
+    if list(indices) != list(range(len(packets))) or len(set(rows)) > 1:
         return False
-    header = job.header(Kind.ANSWER, 0, packets[0][0].rows,
-                        sum(header.compute for header, _ in packets))
+    header = job.header(Kind.ANSWER, 0, rows[0], sum(computes))
     try:
-        frames = wire.answer_arrays(header, [parts[0] for _, parts in packets],
-                                    [parts[1] for _, parts in packets])
+        frames = wire.answer_arrays(header, list(coeffs), list(payloads))
     except ValueError:
         return False
     out(header, frames)
@@ -136,7 +149,8 @@ def answer(job, packets: list, out) -> bool:
 
 def share_steps(job, F, op, share, k, delays, seed, rng, out):
     """Compute the task's share k and send its packets, numbered on from k·m, by its
-    scheme's send step (``packets_of``), yielding after each piece at full speed, else
+    scheme's send step (``packets_of``), each to out(index, rows, compute seconds,
+    coefficients, payload), yielding after each piece at full speed, else
     after the share (the compute thread may turn to another job); False if the job was
     stopped. A slowdown k pauses k - 1 times the CPU
     time the piece took (its thread's: what a k times slower processor would add, whatever
@@ -154,9 +168,8 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
             packet, spent, cpu = _timed(next, computed, slowed=slowdown != 1)
             if paused(job, (slowdown - 1) * cpu + delays[j]):
                 return False
-            header = job.header(Kind.PACKET, packet_index(k, j, m), 0, spent)
-            out(header, wire.packet_arrays(header, packet.coeffs,
-                                           tamper(F, packet.payload, j, corrupt, rng)))
+            out(packet_index(k, j, m), 0, spent, packet.coeffs,
+                tamper(F, packet.payload, j, corrupt, rng))
             if j < m - 1:
                 yield PIECE             # a turn a piece: another job's may come between
         yield
@@ -168,9 +181,8 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
     for packet in scheme.packets_of(F, y, work, job.worker, seed):
         if job.stop.is_set():
             return False
-        header = job.header(Kind.PACKET, packet_index(k, int(packet.index), m), y.shape[0],
-                            spent)
-        out(header, wire.packet_arrays(header, packet.coeffs, packet.payload))
+        out(packet_index(k, int(packet.index), m), y.shape[0], spent, packet.coeffs,
+            packet.payload)
         spent = 0.0
     yield
     return True

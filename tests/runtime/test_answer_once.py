@@ -95,10 +95,8 @@ def test_packets_that_do_not_stack_are_not_answered_together():
             return Header(kind, 1, 1, 0, index, rows, 0.0, compute)
 
     one, sent = np.ones(2, np.uint64), []
-    ragged = [(Header(Kind.PACKET, 1, 1, 0, index, rows), [one, one])
-              for index, rows in enumerate((2, 3))]
-    shapes = [(Header(Kind.PACKET, 1, 1, 0, index), [one, np.ones(n, np.uint64)])
-              for index, n in enumerate((2, 3))]
+    ragged = [(index, rows, 0.0, one, one) for index, rows in enumerate((2, 3))]
+    shapes = [(index, 0, 0.0, one, np.ones(n, np.uint64)) for index, n in enumerate((2, 3))]
     for packets in (ragged, shapes):
         assert not answer(Stub(), packets, lambda *message: sent.append(message))
     assert sent == []
