@@ -3,12 +3,15 @@ implied, and no stop sent. The answer carries exactly the packets the worker wou
 streamed, in order, for every scheme; the plan chooses it only where nothing watches the
 job piece by piece; on resident data a job's tasks are made once and reused; on local
 workers every output is exact and no worker is stopped."""
+import contextlib
 import dataclasses
+import os
+import signal
 
 import numpy as np
 import pytest
 
-from ffcode import GF, MDS, Faults, PolynomialCode
+from ffcode import GF, MDS, Cluster, Faults, PolynomialCode
 from ffcode.runtime.master.jobs import ONCE_BYTES, Options, Plan
 from ffcode.runtime.master.resident import Residents
 from ffcode.runtime.shared import wire
@@ -195,3 +198,26 @@ def test_small_jobs_queued_behind_a_long_one_answer_once_exactly(bounded, cluste
     output, _ = long_job.result(timeout=60)
     assert np.array_equal(output, F.matmul(A, F.random(6, seed=1)))
     assert small[1].cancelled() and small[1].report.cancelled
+
+
+@pytest.mark.bounded(60)
+def test_a_worker_frozen_before_answering_is_given_up_on_as_the_job_ends(bounded):
+    """No stop goes out to catch it: the job decodes from the others, and as it ends the
+    master looks at the worker that never answered, finds its process frozen, and replaces
+    it before the next job (whose share is reloaded to the new process); the heartbeats
+    alone would take lost_after (30 s) to tell."""
+    with Cluster(4, lost_after=30.0) as cluster:
+        data = cluster.load(MDS(F, 2, 4), A)
+        victim = cluster.live()[3]
+        os.kill(victim.pid, signal.SIGSTOP)
+        try:
+            x, y = F.random(6, seed=1), F.random(6, seed=2)
+            output, report = cluster.run(data, x, timeout=30)
+            assert np.array_equal(output, F.matmul(A, x)) and report.stop_latency == []
+            assert report.workers[3].done is None
+            output, report = cluster.run(data, y, timeout=30)
+            assert np.array_equal(output, F.matmul(A, y))
+            assert report.workers[3].pid != victim.pid and report.reloaded == [3]
+        finally:
+            with contextlib.suppress(ProcessLookupError):    # killed when given up on
+                os.kill(victim.pid, signal.SIGCONT)
