@@ -117,12 +117,14 @@ class Roster:
                     transport.reject("malformed")
             elif handle is None:
                 transport.reject("unknown sender")
+            elif handle.lost is not None and handle.excluded and handle.engine is None:
+                if header.kind != Kind.HEARTBEAT:
+                    transport.reject("lost worker")
+                self.shut_down(handle)      # again, heartbeats too: it missed the first
             elif header.kind == Kind.HEARTBEAT:
                 continue
             elif handle.lost is not None:
                 transport.reject("lost worker")
-                if handle.excluded and handle.engine is None:
-                    self.shut_down(handle)      # again: it may have missed the first
             elif header.session != transport.session:
                 transport.reject("foreign")
             elif epoch is not None and header.epoch != epoch:
