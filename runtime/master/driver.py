@@ -264,7 +264,6 @@ class Job:
         self.future: Future = Future()
         self.workers: list = []
         self.index: dict = {}
-        self.unanswered: list = []      # a small job's workers at work as it ended
 
     def uses(self, data: Any) -> bool:
         """Whether the job runs on this resident data."""
@@ -343,8 +342,6 @@ class Job:
             report = instruction.report
             rejected, report.stale = self.transport.take_rejected()
             report.rejected = dict(Counter(rejected) + Counter(report.rejected))
-            if self.run.once:                   # sent no stop: one that died is seen here
-                self.unanswered = self.at_work()
             self.driver._ended(self)
             if self.future.done():              # cancelled: nothing more to resolve
                 self._lose_gone()
@@ -358,14 +355,14 @@ class Job:
         return None
 
     def _lose_gone(self) -> None:
-        """Give up on the workers that never answered a job that asked for one answer each
-        and whose process is gone (once its future is settled: the caller need not wait
-        for the look)."""
-        for handle in self.unanswered:
-            gone = handle.gone()
-            if gone:
-                self.roster.lose(handle, gone)
-        self.unanswered = []
+        """Give up on the workers still at a job that asked each for one answer, sent no
+        stop and has ended, whose process is gone: no stop's acknowledgement will tell
+        (looked at once its future is settled: the caller need not wait for it)."""
+        if self.run.once:
+            for handle in self.at_work():
+                gone = handle.gone()
+                if gone:
+                    self.roster.lose(handle, gone)
 
     def _send(self, send: ev.Send) -> ev.Sent:
         """Each message of a send to its worker, if not given up on (resident data shipped

@@ -16,7 +16,6 @@ master files each packet under its share, every share being its own sender.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import random
 import time
@@ -31,7 +30,6 @@ from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
 from ffcode.errors import InvalidParameterError, VerificationError
 from ffcode.runtime.master.options import Options, check_importable, warn_privacy
-from ffcode.runtime.shared.faults import Faults
 from ffcode.runtime.shared.report import Report
 from ffcode.runtime.shared.kinds import JobKind
 from ffcode.runtime.shared.payloads import Coded, Forwarded, Relayed
@@ -44,12 +42,6 @@ log = logging.getLogger(__name__)
 ONCE_BYTES = 64 << 10       # a worker's operands at most this big: it answers in one message
 KEPT_TASKS = 16             # a resident layout keeps its jobs' tasks for this many variants
 _SEEDS = random.Random()    # coefficient seeds (seeded from the OS once: a draw is cheap)
-_FAULTS = tuple(f.name for f in dataclasses.fields(Faults) if f.name != "seed")
-
-
-def _injects(faults: Faults) -> bool:
-    """Whether the faults inject anything (a seed alone does not)."""
-    return any(getattr(faults, name) for name in _FAULTS)
 
 
 class Layout:
@@ -170,7 +162,7 @@ class Plan:
         on, and reused."""
         key = None
         if self.resident is not None and self.relayed is None and \
-                not _injects(self.options.faults) and \
+                not self.options.faults.injects and \
                 self.scheme.coefficient_seeds(self.coefficient_seed, [0]) is None:
             key = (path, self.scheme_path, self.scheme.value, self.pieces, max_message,
                    self.options.priority, self.progress is None, self.adversaries, once,
@@ -196,7 +188,7 @@ class Plan:
         piece by piece: no faults, no progress callback, no wrong workers to correct, no
         relays. (A check of the decoded output reads no packet: it does not matter.)"""
         if self.relayed is not None or self.progress is not None or self.adversaries or \
-                _injects(self.options.faults):
+                self.options.faults.injects:
             return False
         extra = sum(a.nbytes for a in args)
         return all(extra + sum(a.nbytes for _, share in held for a in share) <= ONCE_BYTES

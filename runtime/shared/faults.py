@@ -18,7 +18,7 @@ ffcode.errors.InvalidParameterError: Faults 'slowdown' needs workers >= 0 and va
 """
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from numbers import Integral
 from typing import Any, ClassVar, Optional, Union
 
@@ -158,6 +158,15 @@ class Faults:
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
+    @property
+    def injects(self) -> bool:
+        """Whether these faults inject anything into a job (a seed alone does not).
+
+        >>> Faults(seed=3).injects, Faults(slowdown={1: 2.0}).injects
+        (False, True)
+        """
+        return any(getattr(self, name) for name in _INJECTED)
+
     def check_workers(self, n_workers: int):
         """Refuse faults aimed at workers the job does not have."""
         for name in ("slowdown", "link_rate", "crash_after", "hang_after", "delay",
@@ -228,7 +237,7 @@ class Faults:
             faults = Faults(**{name: part(getattr(self, name), g) for name in (
                 "slowdown", "link_rate", "crash_after", "hang_after", "corrupt")},
                 delay=delay, seed=self.seed)
-            if faults != Faults(seed=self.seed):
+            if faults.injects:
                 out[g] = faults
         return out
 
@@ -246,6 +255,9 @@ class Faults:
                          link_rate=self.link_rate.get(worker),
                          crash_after=self.crash_after.get(worker),
                          hang_after=self.hang_after.get(worker))
+
+
+_INJECTED = tuple(f.name for f in fields(Faults) if f.name != "seed")   # what ``injects`` reads
 
 
 def _pause(pair, who: str) -> tuple:

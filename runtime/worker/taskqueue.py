@@ -96,7 +96,6 @@ class _Entry:
     turns: int = 0              # its turns so far
     passed: int = 0             # turns given to cheaper jobs since its last
     place: int = 0              # its place in turn order when its last turn began
-
     ranked: bool = False        # its turns are work of this worker's, to be timed
 
     @property
