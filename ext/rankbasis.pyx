@@ -2,7 +2,7 @@
 # vectors are kept in reduced row echelon form, so reducing a new one takes one pass per
 # basis row, and whether it is innovative is known before its payload is touched; commit
 # then applies the same row operations to the payload rows.
-from libc.stdint cimport uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 import numpy as np
@@ -81,15 +81,17 @@ cdef void _commit(word_t[:, ::1] rows, word_t[::1] work, Py_ssize_t rank, Py_ssi
 
 cdef bint _eliminate(word_t[:, ::1] P, Py_ssize_t r, const word_t[::1] payload,
                      const uint64_t[::1] f, uint64_t s, const uint64_t[::1] g,
-                     uint64_t p) noexcept nogil:
+                     uint64_t p, bint checked) noexcept nogil:
     # Payload row r = s * (payload - sum_{j<r} f[j] row j), then row j -= g[j] * row r;
-    # False (and nothing written) if an element of payload is not below p.
+    # False (and nothing written) if an element of payload is not below p (not looked at
+    # when ``checked``: staged rows were checked as they were copied in).
     # payload may be row r itself (staged there on arrival): it is read chunk by chunk
     # before that chunk of row r is written.
     cdef Py_ssize_t n = P.shape[1], j, c0, width, u
-    for u in range(n):
-        if payload[u] >= p:
-            return False
+    if not checked:
+        for u in range(n):
+            if payload[u] >= p:
+                return False
     for c0 in range(0, n, CHUNK):
         width = min(CHUNK, n - c0)
         if <const void *>&P[r, c0] != <const void *>&payload[c0]:
@@ -137,6 +139,7 @@ cdef class RankBasis:
     cdef Py_ssize_t[::1] pivot_cols
     cdef uint64_t[::1] mult, column
     cdef object mult_array, column_array, payload_array
+    cdef uint8_t[::1] staged        # payload rows staged whole and checked, not yet replayed
     cdef Py_ssize_t pending, reduced
     cdef uint64_t scale
 
@@ -187,6 +190,7 @@ cdef class RankBasis:
             self.payload_array = self.pay32 = rows
         else:
             self.payload_array = self.pay64 = rows
+        self.staged = np.zeros(self.n, np.uint8)
 
     def stage(self, Py_ssize_t row, payload):
         """Copy a payload (flat, of the reserved size) into payload row ``row`` >= rank, to
@@ -199,6 +203,7 @@ cdef class RankBasis:
             raise ValueError("stage needs reserved payload rows and rank <= row < n")
         if payload.shape != (self.payload_array.shape[1],):
             raise ValueError("payload of the wrong size")
+        self.staged[row] = False
         if self.p < 2**32:
             v32 = payload
             with nogil:
@@ -211,6 +216,7 @@ cdef class RankBasis:
                                  v64.shape[0], self.p)
         if not ok:
             raise ValueError(f"packet payload has elements >= p = {self.p}")
+        self.staged[row] = True
 
     def probe(self, coeffs, Py_ssize_t worker):
         """Reduce coeffs (x) powers[worker] (coeffs: uint32 or uint64, each below p); the
@@ -276,14 +282,15 @@ cdef class RankBasis:
                 v32 = payload
                 with nogil:
                     ok = _eliminate(self.pay32, self.rank, v32, self.mult, self.scale,
-                                    self.column, self.p)
+                                    self.column, self.p, False)
             else:
                 v64 = payload
                 with nogil:
                     ok = _eliminate(self.pay64, self.rank, v64, self.mult, self.scale,
-                                    self.column, self.p)
+                                    self.column, self.p, False)
             if not ok:
                 raise ValueError(f"packet payload has elements >= p = {self.p}")
+            self.staged[self.rank] = False
         with nogil:
             if self.small:
                 _commit(self.rows32, self.work32, self.rank, c, self.scale, self.p)
@@ -301,7 +308,8 @@ cdef class RankBasis:
         """Reduce the payload staged in ``row`` with the multipliers (f, s, g) that
         ``multipliers()`` gave for its vector (copies of them). Rows are replayed in order,
         each once: ``row`` must be the first not yet reduced. Payload row ``row`` then
-        carries basis row ``row``'s combination."""
+        carries basis row ``row``'s combination. A row staged whole is not checked again;
+        any other (ValueError if an element is not below p)."""
         cdef Py_ssize_t j
         if self.payload_array is None or not 0 <= row < self.rank:
             raise ValueError("replay needs reserved payload rows and a committed row")
@@ -315,12 +323,16 @@ cdef class RankBasis:
         for j in range(row):
             if f[j] >= self.p or g[j] >= self.p:
                 raise ValueError(f"multipliers must be below p = {self.p}")
-        cdef bint narrow = self.p < 2**32
+        cdef bint narrow = self.p < 2**32, checked = self.staged[row], ok
         with nogil:
             if narrow:
-                _eliminate(self.pay32, row, self.pay32[row], f, s, g, self.p)
+                ok = _eliminate(self.pay32, row, self.pay32[row], f, s, g, self.p, checked)
             else:
-                _eliminate(self.pay64, row, self.pay64[row], f, s, g, self.p)
+                ok = _eliminate(self.pay64, row, self.pay64[row], f, s, g, self.p, checked)
+        if not ok:
+            raise ValueError(f"payload row {row} has elements >= p = {self.p} (it was not "
+                             f"staged)")
+        self.staged[row] = False
         self.reduced = row + 1
 
 

@@ -483,3 +483,32 @@ def test_replay_refuses_multipliers_outside_the_field(p):
         with pytest.raises(ValueError):
             basis.replay(*bad)
         assert np.array_equal(basis.payloads, before), bad[1:]
+
+
+@pytest.mark.parametrize("p", [65521, 2**31 - 1, 4294967291, 2**61 - 1], ids=prime_id)
+def test_replay_checks_a_row_that_was_not_staged_whole(p):
+    """A staged row was checked as it was copied in, and replay does not read it twice; a
+    row committed deferred without a good staging (never staged, or its staging refused)
+    is checked at replay: elements >= p there are a ValueError that changes no payload row,
+    where they once went on into the output unnoticed."""
+    dtype = np.uint32 if p < 2**32 else np.uint64
+    size = 5
+    for stage_first in (False, True):
+        buffer = np.full(3 * 2 * size, p, dtype)         # every element out of the field
+        basis = RankBasis(GOOD, 2, p)
+        basis.reserve(size, buffer)
+        coeffs, w = DEFERRED[0]
+        assert basis.probe(np.array(coeffs, np.uint64), w) >= 0
+        if stage_first:
+            with pytest.raises(ValueError, match="elements >= p"):
+                basis.stage(0, np.full(size, p, dtype))
+        f, s, g = basis.multipliers()
+        basis.commit(deferred=True)
+        before = basis.payloads.copy()
+        with pytest.raises(ValueError, match="not staged"):
+            basis.replay(0, f.copy(), s, g.copy())
+        assert np.array_equal(basis.payloads, before)
+    basis, recorded = deferred_basis(p)             # staged whole: replayed as before
+    for args in recorded:
+        basis.replay(*args)
+    assert (basis.payloads[:3] < p).all()
