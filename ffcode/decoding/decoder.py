@@ -37,6 +37,7 @@ from ffcode.errors import InvalidParameterError
 
 
 EAGER_BYTES = 4096      # a deferring decoder eliminates payloads this small on arrival
+IN_PLACE_BYTES = 1 << 20    # payload rows this large are put in order in place, not copied
 
 
 class Decoder:
@@ -211,7 +212,8 @@ class Decoder:
     @property
     def buffer(self) -> Optional[np.ndarray]:
         """The flat storage of the staged payload rows (defer=True; None before the first
-        innovative packet), free for a next decoder once this one's result is read."""
+        innovative packet), free for a next decoder once this one's result is read (None
+        then if the output lies in it: the output is the caller's)."""
         return self._buffer
 
     @property
@@ -306,8 +308,40 @@ class Decoder:
             H = payloads[order[picked].reshape(-1)]
             return output_of(self.encoding, H.reshape(len(picked), m, -1), shape, rows,
                              selected=True)
-        H = payloads[order.reshape(-1)]
-        return output_of(self.encoding, H.reshape(R, m, -1), shape, rows)
+        H = in_order(payloads, order.reshape(-1))
+        output = output_of(self.encoding, H.reshape(R, m, -1), shape, rows)
+        if self._buffer is not None and _shares(output, self._buffer):
+            self._buffer = None             # the output lives there: it is the caller's now
+        return output
+
+
+def in_order(rows: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """rows[order] for a permutation ``order`` of the rows: a copy when small, else the
+    rows themselves put in that order in place (one row's copy aside), which spares large
+    payloads a second copy into fresh memory.
+
+    >>> rows = np.arange(6).reshape(3, 2)
+    >>> in_order(rows, np.array([2, 0, 1])).tolist()
+    [[4, 5], [0, 1], [2, 3]]
+    """
+    if rows.nbytes < IN_PLACE_BYTES:
+        return rows[order]
+    placed = np.zeros(len(order), bool)
+    for start in range(len(order)):
+        if placed[start] or order[start] == start:
+            continue
+        held, at = rows[start].copy(), start        # walk the cycle through start
+        while order[at] != start:
+            rows[at] = rows[order[at]]
+            placed[at], at = True, order[at]
+        rows[at], placed[at] = held, True
+    return rows
+
+
+def _shares(output: Output, buffer: np.ndarray) -> bool:
+    """Whether the output (an array, or a list of them) may lie in buffer's memory."""
+    arrays = output if isinstance(output, (list, tuple)) else [output]
+    return any(isinstance(a, np.ndarray) and np.may_share_memory(a, buffer) for a in arrays)
 
 
 def output_of(encoding: Encoding, H: np.ndarray, piece_shape: tuple, rows: int,
