@@ -347,8 +347,9 @@ def reap(senders):
 _SENDER = r"""
 import sys, zmq
 endpoint, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+distinct = sys.argv[4] == "1"                   # each message its own part of written data
 keys = sys.stdin.read().split()                 # CURVE: own public, own secret, receiver's
-buffer = bytearray(size)
+data = memoryview(bytearray(b"\1") * (size * count) if distinct else bytearray(size))
 context = zmq.Context()
 dealer = context.socket(zmq.DEALER)
 if keys:
@@ -357,8 +358,8 @@ dealer.linger = 5000
 dealer.connect(endpoint)
 dealer.send(b"ready")
 dealer.recv()                                   # go
-for _ in range(count):
-    dealer.send(buffer, copy=False)
+for k in range(count):
+    dealer.send(data[k * size:(k + 1) * size] if distinct else data, copy=False)
 dealer.recv()                                   # done
 dealer.close()
 context.term()
@@ -389,13 +390,15 @@ def raw_responder(endpoint, parts, size):
                              str(size)], env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
 
 
-def raw_sender(endpoint, count, size, keys=b""):
+def raw_sender(endpoint, count, size, keys=b"", distinct=False):
     """A fresh ``python -c`` process (zmq only, one BLAS thread) with a DEALER at endpoint:
-    it says "ready", waits for "go", sends count messages of size bytes (one buffer,
-    copy=False) and exits after "done". keys: b"own-public own-secret server-public" (z85)
-    for CURVE, handed over on its stdin rather than its command line."""
+    it says "ready", waits for "go", sends count messages of size bytes (one buffer, or
+    with ``distinct`` each its own part of count * size bytes written beforehand, as a
+    worker sends the parts of its result; copy=False) and exits after "done". keys:
+    b"own-public own-secret server-public" (z85) for CURVE, handed over on its stdin
+    rather than its command line."""
     sender = subprocess.Popen([sys.executable, "-c", _SENDER, endpoint, str(count),
-                               str(size)], stdin=subprocess.PIPE,
+                               str(size), "1" if distinct else "0"], stdin=subprocess.PIPE,
                               env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
     sender.stdin.write(keys)
     sender.stdin.close()
