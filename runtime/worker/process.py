@@ -458,7 +458,9 @@ class Worker:
             self._stop(earlier, ack=False)
         self.jobs[job.epoch] = job
         coded, faults = job.coded, job.faults
-        if coded is None:
+        if not log.isEnabledFor(logging.INFO):  # (its arguments cost more than the check)
+            pass
+        elif coded is None:
             log.info("job %d started: %s", job.epoch, job.task.kind)
         else:
             log.info("job %d started: %s%s in GF(%d), %d share%s of %d pieces, by %s",
