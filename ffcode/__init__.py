@@ -15,6 +15,9 @@ recovery threshold) give the exact output. Every name a program needs imports fr
 - the runtime, loaded on first use: ``Cluster`` runs coded jobs on local, remote or Ray
   worker processes, ``Faults`` injects stragglers, crashes and wrong results, and each
   job's ``Report`` tells what happened;
+- gradient codes (``GradientCode``: ``FractionalRepetition``, ``CyclicRepetition``): the
+  exact sum of a data set's gradient from any n - s of n workers, and at full speed from
+  the partitions they have finished (``ffcode.gradcoding``);
 - the errors, all subclasses of ``FFCodeError``: a bad argument anywhere raises
   ``InvalidParameterError`` (also a ValueError and a TypeError).
 
@@ -44,6 +47,7 @@ from ffcode.decoding.robust import RobustDecoder
 from ffcode.codes import (GASP, LCC, MDS, Code, Encoding, EntangledPolynomialCode,
                           HierarchicalCode, MatDot, PolynomialCode, ProductCode)
 from ffcode.decoding.decoder import Decoder
+from ffcode.gradcoding import CyclicRepetition, FractionalRepetition, GradientCode
 from ffcode.errors import (ClusterBusy, ClusterError, DecodingError, FFCodeError,
                            InvalidParameterError, JobFailed, JobTimeout, VerificationError,
                            WorkerError)
@@ -58,12 +62,12 @@ if _typing.TYPE_CHECKING:   # what __getattr__ loads at run time, as type checke
 # imports it.
 _RUNTIME = ("Cluster", "Faults", "JobFuture", "Report")
 
-__all__ = ["Cluster", "ClusterBusy", "ClusterError", "Code", "Decoder", "DecodingError",
-           "Encoding", "EntangledPolynomialCode", "FFCodeError", "Faults", "GASP", "GF",
-           "HierarchicalCode", "InvalidParameterError", "JobFailed", "JobFuture", "JobTimeout",
-           "LCC", "MDS", "MatDot", "Packet", "PieceShare", "PolynomialCode", "PrimeField",
-           "ProductCode", "Report", "RobustDecoder", "VerificationError", "WorkerError",
-           "piece_packets"]
+__all__ = ["Cluster", "ClusterBusy", "ClusterError", "Code", "CyclicRepetition", "Decoder",
+           "DecodingError", "Encoding", "EntangledPolynomialCode", "FFCodeError", "Faults",
+           "FractionalRepetition", "GASP", "GF", "GradientCode", "HierarchicalCode",
+           "InvalidParameterError", "JobFailed", "JobFuture", "JobTimeout", "LCC", "MDS",
+           "MatDot", "Packet", "PieceShare", "PolynomialCode", "PrimeField", "ProductCode",
+           "Report", "RobustDecoder", "VerificationError", "WorkerError", "piece_packets"]
 
 
 def __getattr__(name: str) -> object:

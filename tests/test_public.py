@@ -19,7 +19,9 @@ CORE = {"Code": "codes", "Encoding": "codes", "ProductCode": "codes",
         "VerificationError": "errors", "WorkerError": "errors",
         "GF": "field", "LCC": "codes", "MDS": "codes", "MatDot": "codes", "Packet": "pieces",
         "PieceShare": "pieces", "PolynomialCode": "codes", "PrimeField": "field",
-        "RobustDecoder": "decoding.robust", "piece_packets": "pieces"}
+        "RobustDecoder": "decoding.robust", "piece_packets": "pieces",
+        "GradientCode": "gradcoding.codes", "FractionalRepetition": "gradcoding.codes",
+        "CyclicRepetition": "gradcoding.codes"}
 
 
 def test_all_is_sorted_and_complete():

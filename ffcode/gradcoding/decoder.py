@@ -1,0 +1,122 @@
+"""The master's side of gradient coding at full speed: messages come in as workers finish
+partitions, and the exact sum is read the moment the all-ones vector lies in the span of
+their coefficient vectors.
+
+The vectors are kept in reduced row echelon form by the decoders' kernel (RankBasis, one
+unknown per partition), each message eliminated along with its vector. Once the all-ones
+vector is in the span, it is the sum of the basis rows (each has a 1 in its own pivot
+column and 0 in the others'), so the sum of the gradients is the sum of the reduced
+messages. A message is trusted for nothing but its place: the master takes its
+coefficients from the code, by (worker, partitions done).
+
+>>> from ffcode import GF
+>>> from ffcode.gradcoding import FractionalRepetition, GradientDecoder
+>>> F = GF(65521)
+>>> code = FractionalRepetition(F, 4, 1)
+>>> g = [F.asarray([1, 2]), F.asarray([3, 4]), F.asarray([5, 6]), F.asarray([7, 8])]
+>>> decoder = GradientDecoder(code)
+>>> for worker, done in [(0, 1), (3, 1), (2, 1), (1, 1)]:      # each its first partition
+...     parts = [g[j] for j in code.assignment[worker]]
+...     _ = decoder.add(worker, done, code.partial(worker, done, parts))
+>>> decoder.complete, decoder.result().tolist()
+(True, [16, 20])
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from ffcode import checks
+from ffcode._ext.rankbasis import RankBasis
+from ffcode._types import ArrayLike, Int
+from ffcode.errors import InvalidParameterError
+from ffcode.gradcoding.codes import GradientCode
+
+
+class GradientDecoder:
+    """Collects a gradient code's messages (``add(worker, done, message)``: ``worker``'s
+    after its first ``done`` partitions) until the sum of every partition's gradient
+    follows (``complete``), then ``result()`` is that sum, exactly. ``shape`` fixes a
+    message's shape beforehand; otherwise the first message does. ``covered`` tells which
+    partitions the messages so far span."""
+
+    def __init__(self, code: GradientCode, shape: Optional[tuple] = None):
+        self.code = checks.instance(code, "code", GradientCode, "a GradientCode")
+        self.F = code.F
+        k = code.partitions
+        self._basis = RankBasis(np.ones((1, 1), np.uint64), k, self.F.p)
+        self._ones = np.ones(k, self.F.dtype)
+        self._shape: Optional[tuple] = None
+        if shape is not None:
+            self._reserve(self._checked_shape(shape))
+        self._seen: set = set()
+        self._complete = False
+        self._result: Optional[np.ndarray] = None
+        self.received = 0
+
+    def __repr__(self) -> str:
+        return f"GradientDecoder({self.code!r}, rank={self.rank}, complete={self.complete})"
+
+    @property
+    def rank(self) -> int:
+        """The dimension of the span of the messages' vectors so far."""
+        return self._basis.rank
+
+    @property
+    def complete(self) -> bool:
+        return self._complete
+
+    def add(self, worker: Int, done: Int, message: ArrayLike) -> bool:
+        """Take ``worker``'s message after its first ``done`` partitions; True if it was
+        innovative (it raised the rank). A message out of the field, of another shape, or
+        of a (worker, done) the code has not is refused (ValueError, nothing changed)."""
+        vector = self.code.vector(worker, done)         # checks worker and done
+        self.received += 1
+        key = (int(worker), int(done))
+        if self._complete or key in self._seen or self._basis.probe(vector, 0) < 0:
+            return False
+        checked = self.F.elements(message, "message")
+        if self._shape is None:
+            self._reserve(checked.shape)
+        if checked.shape != self._shape:
+            raise InvalidParameterError(f"A message has shape {checked.shape}, expected "
+                                        f"{self._shape}.")
+        flat = np.ascontiguousarray(checked).reshape(-1)
+        self._basis.commit(flat if flat.size else np.zeros(1, self.F.dtype))
+        self._seen.add(key)
+        self._complete = self._basis.probe(self._ones, 0) < 0
+        return True
+
+    def result(self) -> np.ndarray:
+        """The sum of every partition's gradient (ValueError before ``complete``)."""
+        if not self._complete:
+            raise ValueError(f"Not decodable yet: the messages cover partitions "
+                             f"{self.covered()} of {self.code.partitions}.")
+        if self._result is None:
+            rows, shape = self._basis.payloads, self._shape
+            assert rows is not None and shape is not None, "complete: a message came"
+            total = self.F.combine(np.ones((1, self.rank), self.F.dtype), list(rows[:self.rank]))
+            self._result = total[0][:math.prod(shape)].reshape(shape)
+        return self._result
+
+    def covered(self) -> list[int]:
+        """The partitions whose unit vector lies in the span so far (at full speed, every
+        partition some worker finished and sent)."""
+        out = []
+        for j in range(self.code.partitions):
+            unit = np.zeros(self.code.partitions, self.F.dtype)
+            unit[j] = 1
+            if self._basis.probe(unit, 0) < 0:
+                out.append(j)
+        return out
+
+    def _checked_shape(self, shape: tuple) -> tuple:
+        return tuple(checks.integer(d, "shape", low=0) for d in shape)
+
+    def _reserve(self, shape: tuple) -> None:
+        """Fix the messages' shape and keep a payload row per partition (one element at
+        least: an empty message still carries its vector)."""
+        self._shape = shape
+        self._basis.reserve(max(math.prod(shape), 1))
