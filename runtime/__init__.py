@@ -24,6 +24,7 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
     from ffcode.runtime.shared.faults import Faults
     from ffcode.runtime.shared.kinds import JobKind, JobPlan
     from ffcode.runtime.master.plans import KindPlan
+    from ffcode.runtime.master.gradient import GradientStep
     from ffcode.runtime.shared.task import Task
     from ffcode.runtime.master.jobs import Plan
     from ffcode.runtime.master.options import Options
@@ -57,7 +58,9 @@ _WHERE = {"Cluster": "master.cluster", "JobFuture": "master.driver", "Faults": "
           "reachable": "shared.transport",
           # a job kind of one's own: its payload's task, the master's plan, the worker's steps
           "JobKind": "shared.kinds", "JobPlan": "shared.kinds", "KindPlan": "master.plans",
-          "Task": "shared.task"}
+          "Task": "shared.task",
+          # gradient coding: one step of a gradient code on the cluster
+          "GradientStep": "master.gradient"}
 __all__ = sorted([*_WHERE, "ClusterBusy", "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])
 

@@ -86,7 +86,8 @@ class GradientCode:
 
     @property
     def coefficients(self) -> np.ndarray:
-        """B, (n_workers, partitions): worker i's message is sum_j B[i, j] g_j."""
+        """The (n_workers, partitions) matrix B, read-only; worker i sends the sum over j
+        of B[i, j] times partition j's gradient."""
         if self._coefficients is None:
             raise NotImplementedError(f"{type(self).__name__} defines no coefficients.")
         return self._coefficients

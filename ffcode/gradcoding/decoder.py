@@ -33,6 +33,7 @@ from ffcode._ext.rankbasis import RankBasis
 from ffcode._types import ArrayLike, Int
 from ffcode.errors import InvalidParameterError
 from ffcode.gradcoding.codes import GradientCode
+from ffcode.pieces import Packet
 
 
 class GradientDecoder:
@@ -120,3 +121,53 @@ class GradientDecoder:
         least: an empty message still carries its vector)."""
         self._shape = shape
         self._basis.reserve(max(math.prod(shape), 1))
+
+
+class GradientCollector:
+    """A gradient-coded job's collector on the runtime (ffcode.decoding.collectors'
+    protocol): worker w's packet k is its message after k + 1 partitions, its payload the
+    message; the coefficients a packet carries are not read (the code's are used)."""
+    pending = 0             # every message is eliminated as it comes,
+    buffer = None           # into storage of its own
+
+    def __init__(self, code: GradientCode) -> None:
+        self.decoder = GradientDecoder(code)
+        self.needed = code.partitions           # the most messages a span of them needs
+
+    @property
+    def rank(self) -> int:
+        return self.decoder.rank
+
+    @property
+    def complete(self) -> bool:
+        return self.decoder.complete
+
+    @property
+    def wrong(self) -> list:
+        return []
+
+    @property
+    def missing(self) -> str:
+        """What the messages so far leave uncovered ("" once complete)."""
+        if self.complete:
+            return ""
+        k = self.decoder.code.partitions
+        covered = set(self.decoder.covered())
+        return f"partitions {[j for j in range(k) if j not in covered]} of {k} not covered"
+
+    def add(self, packet: Packet) -> bool:
+        checks.instance(packet, "packet", Packet, "an ffcode.Packet")
+        index = checks.integer(packet.index, "packet index", low=0)
+        return self.decoder.add(packet.worker, index + 1, packet.payload)
+
+    def eliminate(self, count: Int = 1) -> int:
+        return 0
+
+    def result(self) -> np.ndarray:
+        return self.decoder.result()
+
+    def counted(self, share: int, piece: int) -> bool:
+        return True
+
+    def exclude(self, share: int) -> None:
+        raise ValueError("A gradient-coded job trusts its workers: none is excluded.")

@@ -525,6 +525,9 @@ class Ledger:
         lost = [i for i, t in enumerate(self.timelines) if t.lost]
         running = [i for i in range(run.places) if i not in run.finished]
         message = f"{self.measure} {rank}/{needed} {why}"
+        missing = getattr(run.plan.collector, "missing", "")    # what a collector may say
+        if missing:                                             # it still lacks
+            message += f"; {missing}"
         if self.adversaries and rank >= needed:
             message += (f"; the results cannot be explained with at most "
                         f"{self.adversaries} wrong workers")

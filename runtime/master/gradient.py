@@ -1,0 +1,85 @@
+"""A gradient-coded step as a job of the cluster (the "gradient" job kind): each worker is
+sent its partitions' arrays, in its processing order, with its coefficients and the
+step's arguments (a model's weights); the master reads the exact sum of every
+partition's gradient the moment the messages that came span it (at full speed, a slow
+worker's partial work counts) and stops everyone.
+
+>>> from ffcode import GF, CyclicRepetition
+>>> F = GF(65521)
+>>> code = CyclicRepetition(F, 3, 1)
+>>> parts = [(F.asarray([j, j + 1]),) for j in range(3)]
+>>> step = GradientStep(code, "ffcode.functions:square", parts)
+>>> plan = step.plan(None)
+>>> task, arrays = plan.tasks[2]
+>>> task.kind, task.counts, [a.tolist() for a in arrays]
+('gradient', (1, 1), [[2, 3], [0, 1]])
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from ffcode import checks, functions
+from ffcode.errors import InvalidParameterError
+from ffcode.gradcoding import GradientCode
+from ffcode.gradcoding.decoder import GradientCollector
+from ffcode.runtime.master.plans import KindPlan
+from ffcode.runtime.shared.faults import Faults
+from ffcode.runtime.shared.gradient import Gradient
+from ffcode.runtime.shared.kinds import JobKind
+from ffcode.runtime.shared.task import Task
+
+
+class GradientStep(JobKind):
+    """One step of gradient coding on a cluster: ``code`` (a GradientCode over the
+    cluster's first n_workers workers), ``f`` (a function or its import path:
+    ``f(F, *arrays, *args)`` is the gradient of the partition of those arrays, field
+    elements of one shape for every partition), ``partitions`` (each partition's arrays,
+    a tuple per partition), ``args`` (the step's arrays every worker gets: the model). ``partial``: each worker
+    sends after every partition (full speed), else once, after its last (the original
+    protocol). ``cluster.run(step)`` returns (the sum of every partition's gradient, the
+    report); with ``faults=`` it injects them, a pause or slowdown per partition."""
+
+    def __init__(self, code: GradientCode, f: Union[Callable, str],
+                 partitions: Sequence[Sequence[Any]], *args: Any, partial: bool = True):
+        self.code = checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
+        F = code.F
+        self.f = f if isinstance(f, str) else functions.path_of(f)
+        if len(partitions) != code.partitions:
+            raise InvalidParameterError(f"{code!r} has {code.partitions} partitions, not "
+                                        f"{len(partitions)}.")
+        self.partitions = [self._arrays(part, j) for j, part in enumerate(partitions)]
+        self.args = [np.asarray(a) for a in args]
+        self.partial = checks.flag(partial, "partial")
+        self.p = F.p
+
+    def __repr__(self) -> str:
+        return f"a gradient step of {self.code!r}"
+
+    @staticmethod
+    def _arrays(part: Any, j: int) -> list:
+        if isinstance(part, np.ndarray) or not isinstance(part, (tuple, list)) or not part:
+            raise InvalidParameterError(f"Partition {j} must be a tuple of its arrays (one "
+                                        f"or more), not {type(part).__name__}.")
+        return [np.asarray(a) for a in part]
+
+    def plan(self, options: Any) -> KindPlan:
+        """Worker i's task: its partitions' arrays in its order, its coefficients, the
+        arguments; a lost worker is done without (the job fails, naming the partitions
+        left uncovered, only when the others cannot cover them)."""
+        code = self.code
+        faults = getattr(options, "faults", None) or Faults()
+        faults.check_workers(code.n_workers)
+        tasks = []
+        for i, order in enumerate(code.assignment):
+            weights = tuple(int(w) for w in code.coefficients[i, list(order)])
+            payload = Gradient(self.f, self.p, weights, self.partial)
+            arrays = [a for j in order for a in self.partitions[j]] + self.args
+            task = Task(payload, counts=tuple(len(self.partitions[j]) for j in order),
+                        faults=faults.for_worker(i, len(order)))
+            tasks.append((task, arrays))
+        plan = KindPlan(tasks, GradientCollector(code), name=repr(code), label="gradient",
+                        every_worker=False, options=options, dtype=code.F.dtype)
+        plan.measure = "rank"           # of the messages' span, up to one per partition
+        return plan

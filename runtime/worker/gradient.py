@@ -1,0 +1,64 @@
+"""A worker's part of a gradient-coded step (the "gradient" job kind): the gradients of its
+partitions, in the order its task gives, each scaled by its coefficient and added to what
+it has done so far; at full speed the running sum goes to the master after every
+partition, so that a slow worker's partial work counts, else once, after the last. A
+stop ends the work between partitions, and inside an injected pause.
+
+>>> import threading
+>>> from types import SimpleNamespace
+>>> from ffcode.runtime.shared.faults import FaultPlan
+>>> from ffcode.runtime.shared.gradient import Gradient
+>>> F = GF(7)
+>>> job = SimpleNamespace(payload=Gradient("ffcode.functions:square", 7, (1, 3)),
+...                       shares=[[F.asarray([1, 2])], [F.asarray([3, 0])]], args=[],
+...                       faults=FaultPlan(), stop=threading.Event(),
+...                       packet=lambda index, c, message, compute: (index, message.tolist()),
+...                       done=lambda: ("done",))
+>>> sent = []
+>>> for _ in gradient_steps(job, lambda *message: sent.append(message), None):
+...     pass
+>>> sent                        # [1, 4], then [1, 4] + 3 * [2, 0]
+[(0, [1, 4]), (1, [0, 4]), ('done',)]
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ffcode import functions
+from ffcode.field import GF
+from ffcode.runtime.shared import local
+from ffcode.runtime.worker.coded import paused
+
+
+def gradient_steps(job, out, worker):
+    """The step's turns: one partition each; every message to out(header, frames)."""
+    task = job.payload
+    F = GF(task.p)
+    if task.f.startswith("__main__:"):
+        local.import_main()             # f is defined in the master's script
+    f = functions.load(task.f)
+    held = job.shares
+    if held is None or len(held) != len(task.coefficients):
+        raise ValueError(f"the task names {len(task.coefficients)} partitions, and "
+                         f"{'none' if held is None else len(held)} came with it")
+    delays, slowdown = job.faults.delays, job.faults.slowdown
+    total, last = None, len(held) - 1
+    for u, (arrays, weight) in enumerate(zip(held, task.coefficients)):
+        began, cpu = time.perf_counter(), time.thread_time()
+        gradient = F.elements(f(F, *arrays, *job.args), "the gradient")
+        spent, cpu = time.perf_counter() - began, time.thread_time() - cpu
+        if paused(job, (slowdown - 1) * cpu + (delays[u] if u < len(delays) else 0.0)):
+            return
+        if total is not None and gradient.shape != total.shape:
+            raise ValueError(f"the gradients of the partitions differ in shape: "
+                             f"{total.shape} and {gradient.shape}")
+        term = F.combine(np.array([[weight]], F.dtype), [gradient])[0]
+        total = term if total is None else F.add(total, term)
+        if task.partial or u == last:
+            out(*job.packet(u, np.ones(1, F.dtype), total, compute=spent))
+        if u < last:
+            yield                       # a turn a partition: another job's may come between
+    out(*job.done())
+    yield

@@ -1,0 +1,123 @@
+"""Gradient coding on the runtime (the "gradient" job kind, GradientStep): the exact sum of
+every partition's gradient from local workers, with stragglers done without, at full
+speed from partial work where no worker finished, in the original protocol from whole
+messages; failures named; bad tasks refused as they arrive."""
+import numpy as np
+import pytest
+
+import ffcode
+from ffcode import GF, CyclicRepetition, Faults, FractionalRepetition
+from ffcode.errors import InvalidParameterError, JobFailed, ProtocolError, WorkerError
+from ffcode.runtime import GradientStep
+from ffcode.runtime.shared.gradient import Gradient
+
+from helpers import shared_cluster
+
+F = GF(2**31 - 1)
+cluster = shared_cluster(6)
+
+
+def cube_sum(F, X, w):
+    """A partition's 'gradient': the column sums of X^3 * w (elementwise), in GF(p)."""
+    cubes = F.mul(F.mul(F.mul(X, X), X), np.broadcast_to(w, X.shape))
+    return F.combine(np.ones((1, X.shape[0]), F.dtype), list(cubes))[0]
+
+
+def raises(F, X, w):
+    raise ArithmeticError("no gradient today")
+
+
+def wrong_shape(F, X, w):
+    return F.asarray(np.zeros(int(X[0, 0]) % 3 + 1, np.int64))
+
+
+def data(code, seed=0):
+    parts = [(F.random((20, 3), seed=(seed, j)),) for j in range(code.partitions)]
+    w = F.random(3, seed=(seed, 99))
+    want = F.combine(np.ones((1, code.partitions), F.dtype),
+                     [cube_sum(F, X, w) for (X,) in parts])[0]
+    return parts, w, want
+
+
+@pytest.mark.bounded(60)
+@pytest.mark.parametrize("partial", [True, False])
+@pytest.mark.parametrize("make", [lambda: CyclicRepetition(F, 6, 2),
+                                  lambda: FractionalRepetition(F, 6, 1),
+                                  lambda: CyclicRepetition(F, 4, 0)],
+                         ids=["cyclic 6,2", "fractional 6,1", "cyclic 4,0 on 4 of 6"])
+def test_the_exact_sum_from_local_workers(bounded, cluster, make, partial):
+    code = make()
+    parts, w, want = data(code)
+    output, report = cluster.run(GradientStep(code, cube_sum, parts, w, partial=partial))
+    assert output.dtype == F.dtype and np.array_equal(output, want)
+    assert report.code == repr(code)
+
+
+@pytest.mark.bounded(60)
+def test_stragglers_are_done_without(bounded, cluster):
+    """s = 2 workers paused for 30 s: the sum comes from the other four (whole or partial
+    work), long before the pauses end, and those two sent nothing."""
+    code = CyclicRepetition(F, 6, 2)
+    parts, w, want = data(code, seed=1)
+    for partial in (True, False):
+        output, report = cluster.run(GradientStep(code, cube_sum, parts, w, partial=partial),
+                                     faults=Faults(delay={1: (30.0, 0), 4: (30.0, 0)}),
+                                     timeout=20)
+        assert np.array_equal(output, want)
+        assert not report.workers[1].packets and not report.workers[4].packets
+
+
+@pytest.mark.bounded(60)
+def test_partial_work_decodes_where_no_worker_finished(bounded, cluster):
+    """Every worker pauses 1 s after each partition: at full speed the first partition of
+    each of the 6 covers all 6 (the cyclic order), so each worker sent one message and was
+    stopped in its second pause; the original protocol needed 4 whole messages."""
+    code = CyclicRepetition(F, 6, 2)
+    parts, w, want = data(code, seed=2)
+    slow = Faults(delay=(1.0, 0))
+    output, report = cluster.run(GradientStep(code, cube_sum, parts, w), faults=slow)
+    assert np.array_equal(output, want)
+    assert [len(t.packets) for t in report.workers] == [1] * 6
+    output, report = cluster.run(GradientStep(code, cube_sum, parts, w, partial=False),
+                                 faults=Faults(delay=(0.2, 0)))
+    assert np.array_equal(output, want)
+    assert sum(len(t.packets) for t in report.workers) >= 4
+    assert all(p["index"] == 2 for t in report.workers for p in t.packets)
+
+
+@pytest.mark.bounded(60)
+def test_failures_are_named(bounded, cluster):
+    """A gradient function that raises fails the job naming a worker; gradients of
+    partitions that differ in shape fail it too; partitions no live worker can cover fail
+    it naming them."""
+    code = CyclicRepetition(F, 6, 2)
+    parts, w, _ = data(code, seed=3)
+    with pytest.raises(WorkerError, match="worker .* failed: ArithmeticError: no gradient"):
+        cluster.run(GradientStep(code, raises, parts, w), timeout=20)
+    with pytest.raises(WorkerError, match="differ in shape"):
+        cluster.run(GradientStep(code, wrong_shape,
+                                 [(F.asarray([[j, 0, 0]]),) for j in range(6)], w),
+                    timeout=20)
+    fractional = FractionalRepetition(F, 6, 1)
+    with pytest.raises(JobFailed, match=r"rank 4/6 after every live worker finished; "
+                                        r"partitions \[2, 3\] of 6 not covered; workers 2 "
+                                        r"and 3 lost"):
+        cluster.run(GradientStep(fractional, cube_sum, data(fractional)[0], w),
+                    faults=Faults(crash_after={2: 0, 3: 0}), timeout=20)
+
+
+def test_bad_steps_and_tasks_are_refused():
+    code = CyclicRepetition(F, 4, 1)
+    parts, w, _ = data(code)
+    with pytest.raises(InvalidParameterError, match="4 partitions, not 3"):
+        GradientStep(code, cube_sum, parts[:3], w)
+    with pytest.raises(InvalidParameterError, match="tuple of its arrays"):
+        GradientStep(code, cube_sum, [X for (X,) in parts], w)
+    with pytest.raises(InvalidParameterError, match="GradientCode"):
+        GradientStep("code", cube_sum, parts, w)
+    good = Gradient("m:f", 65521, (1, 2)).to_meta()
+    for bad in (dict(good, coefficients=[]), dict(good, coefficients=[0, 1]),
+                dict(good, coefficients="12"), dict(good, p=1), dict(good, partial="yes"),
+                dict(good, f="no path"), {"f": "m:f"}):
+        with pytest.raises(ProtocolError):
+            Gradient.from_meta(bad)
