@@ -71,7 +71,8 @@ def test_api_reference_covers_the_public_names():
         assert re.search(rf"(\.\. auto\w+:: (ffcode\.)?(runtime\.)?{name}\b)|`{name}`", api), \
             name
     for module in ("ffcode.codes", "ffcode.decoding", "ffcode.decoding.robust",
-                   "ffcode.decoding.verify", "ffcode.learn", "ffcode.sim", "ffcode.sim_tree",
+                   "ffcode.decoding.verify", "ffcode.learn", "ffcode.sim", "ffcode.sim_tree", "ffcode.sim_gradient",
+                   "ffcode.gradcoding",
                    "ffcode.errors",
                    "ffcode.runtime"):
         assert f".. automodule:: {module}\n" in api, module
