@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Mapping, Union
+from typing import Union
 
 import numpy as np
 
@@ -83,8 +83,8 @@ class GradientModel:
     median of ``runs`` draws from ``seed``."""
     code: GradientCode
     partition_time: Distribution
-    slowdown: Mapping[int, float] = field(default_factory=dict)
-    pause: Mapping[int, float] = field(default_factory=dict)
+    slowdown: dict = field(default_factory=dict)
+    pause: dict = field(default_factory=dict)
     runs: int = 101
     seed: int = 0
 
