@@ -46,6 +46,11 @@ gradients one coded product, Z = X W and G = X^T R for the matrix W of the tasks
 tasks); tasks with their own data sets submit their jobs together every step. A
 ``coupling`` penalty pulls each task's weights towards the tasks' mean.
 
+Any model whose loss is a sum over samples (``ffcode.learn.descent``): ``descend`` runs
+gradient descent from a plain numpy gradient function, each step's sum over the data's
+partitions decoded from a gradient code's workers (ffcode.gradcoding), stragglers' partial
+work included, the same bit for bit whoever straggles.
+
 The estimators are scikit-learn estimators (Pipeline, GridSearchCV, clone, pickle): the
 constructor only stores hyperparameters, and a live cluster is never one of them. A fit
 runs its jobs on the cluster it is given (``fit(X, y, cluster=...)``), else on the one of
@@ -82,6 +87,7 @@ if _typing.TYPE_CHECKING:   # what __getattr__ loads at run time, as type checke
                                          using)
     from ffcode.learn.gradients import Step, gradient_terms, sigmoid_polynomial
     from ffcode.learn.multitask import MultiTaskLinearRegression, MultiTaskLogisticRegression
+    from ffcode.learn.descent import Descent, descend
 
 # Each name loads its module only when asked for: a worker that runs gradient_terms imports
 # ffcode.learn.gradients, and through this face, without scikit-learn and SciPy.
@@ -90,12 +96,14 @@ _MODULES = {"LinearRegression": "estimators", "LogisticRegression": "estimators"
             "expected_failed_checks": "estimators", "settings": "estimators",
             "using": "estimators", "Step": "gradients", "gradient_terms": "gradients",
             "sigmoid_polynomial": "gradients", "MultiTaskLinearRegression": "multitask",
-            "MultiTaskLogisticRegression": "multitask"}
+            "MultiTaskLogisticRegression": "multitask", "descend": "descent",
+            "Descent": "descent"}
 
 # In the order of the API reference.
 __all__ = ["LinearRegression", "LogisticRegression", "MultiTaskLogisticRegression",
            "MultiTaskLinearRegression", "using", "active_cluster", "settings", "Settings",
-           "expected_failed_checks", "Step", "gradient_terms", "sigmoid_polynomial"]
+           "expected_failed_checks", "Step", "gradient_terms", "sigmoid_polynomial", "descend",
+           "Descent"]
 
 
 def __getattr__(name: str) -> object:

@@ -36,13 +36,19 @@ class GradientStep(JobKind):
     cluster's first n_workers workers), ``f`` (a function or its import path:
     ``f(F, *arrays, *args)`` is the gradient of the partition of those arrays, field
     elements of one shape for every partition), ``partitions`` (each partition's arrays,
-    a tuple per partition), ``args`` (the step's arrays every worker gets: the model). ``partial``: each worker
-    sends after every partition (full speed), else once, after its last (the original
-    protocol). ``cluster.run(step)`` returns (the sum of every partition's gradient, the
-    report); with ``faults=`` it injects them, a pause or slowdown per partition."""
+    a tuple per partition), ``args`` (the step's arrays every worker gets: the model).
+    ``partial``: each worker sends after every partition (full speed), else once, after
+    its last (the original protocol). ``bound``: for gradients in signed fixed point, the
+    largest magnitude a partition's may have (a worker whose gradient passes it fails the
+    job, naming it); "auto" takes the most that keeps the sum of every partition from
+    wrapping around mod p, ``F.max_signed // partitions``; None (the default) checks
+    nothing, for gradients that are plain field elements. ``cluster.run(step)`` returns
+    (the sum of every partition's gradient, the report); with ``faults=`` it injects
+    them, a pause or slowdown per partition."""
 
     def __init__(self, code: GradientCode, f: Union[Callable, str],
-                 partitions: Sequence[Sequence[Any]], *args: Any, partial: bool = True):
+                 partitions: Sequence[Sequence[Any]], *args: Any, partial: bool = True,
+                 bound: Union[int, str, None] = None):
         self.code = checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
         F = code.F
         self.f = f if isinstance(f, str) else functions.path_of(f)
@@ -53,6 +59,11 @@ class GradientStep(JobKind):
         self.args = [np.asarray(a) for a in args]
         self.partial = checks.flag(partial, "partial")
         self.p = F.p
+        most = F.max_signed // code.partitions
+        if bound == "auto":
+            bound = most
+        self.bound = None if bound is None else checks.integer(bound, "bound", low=0,
+                                                                high=most)
 
     def __repr__(self) -> str:
         return f"a gradient step of {self.code!r}"
@@ -74,7 +85,7 @@ class GradientStep(JobKind):
         tasks = []
         for i, order in enumerate(code.assignment):
             weights = tuple(int(w) for w in code.coefficients[i, list(order)])
-            payload = Gradient(self.f, self.p, weights, self.partial)
+            payload = Gradient(self.f, self.p, weights, self.partial, self.bound)
             arrays = [a for j in order for a in self.partitions[j]] + self.args
             task = Task(payload, counts=tuple(len(self.partitions[j]) for j in order),
                         faults=faults.for_worker(i, len(order)))

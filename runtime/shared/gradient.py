@@ -12,7 +12,7 @@ ffcode.errors.ProtocolError: a task's coefficients must be integers from 1 to p 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Tuple
+from typing import Any, ClassVar, Optional, Tuple
 
 from ffcode.errors import ProtocolError
 from ffcode.runtime.shared import meta as check
@@ -24,16 +24,19 @@ class Gradient:
     *the step's arguments), in GF(p); p: the field; coefficients: the worker's B[i, j] for
     its partitions in the order it processes them (their arrays come as one share per
     partition, in that order); partial: it sends its message after each partition (at
-    full speed), else once, after the last."""
+    full speed), else once, after the last; bound: the largest magnitude a partition's
+    gradient may have as a signed integer (fixed point), so that the sum cannot wrap
+    around mod p (None: any field elements)."""
     KIND: ClassVar[str] = "gradient"
     f: str
     p: int
     coefficients: Tuple[int, ...]
     partial: bool = True
+    bound: Optional[int] = None
 
     def to_meta(self) -> dict:
         return {"f": self.f, "p": self.p, "coefficients": list(self.coefficients),
-                "partial": self.partial}
+                "partial": self.partial, "bound": self.bound}
 
     @classmethod
     def from_meta(cls, meta: Any) -> "Gradient":
@@ -44,5 +47,7 @@ class Gradient:
                 type(w) is int and 0 < w < p for w in weights)):
             raise ProtocolError(f"a task's coefficients must be integers from 1 to p - 1 = "
                                 f"{p - 1}, one per partition, not {str(weights)[:200]}")
+        bound = check.optional(meta["bound"], "bound",
+                               lambda b, name: check.count(b, name, (p - 1) // 2))
         return cls(f=check.path(meta["f"], "f"), p=p, coefficients=tuple(weights),
-                   partial=check.flag(meta["partial"], "partial"))
+                   partial=check.flag(meta["partial"], "partial"), bound=bound)

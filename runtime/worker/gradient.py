@@ -48,6 +48,8 @@ def gradient_steps(job, out, worker):
     for u, (arrays, weight) in enumerate(zip(held, task.coefficients)):
         began, cpu = time.perf_counter(), time.thread_time()
         gradient = F.elements(f(F, *arrays, *job.args), "the gradient")
+        if task.bound is not None:
+            within(F, gradient, task.bound)
         spent, cpu = time.perf_counter() - began, time.thread_time() - cpu
         if paused(job, (slowdown - 1) * cpu + (delays[u] if u < len(delays) else 0.0)):
             return
@@ -62,3 +64,14 @@ def gradient_steps(job, out, worker):
             yield                       # a turn a partition: another job's may come between
     out(*job.done())
     yield
+
+
+def within(F, gradient, bound: int) -> None:
+    """ValueError when a partition's gradient, read as signed integers, passes ``bound`` in
+    magnitude: the step's sum could wrap around mod p."""
+    signed = F.to_signed(gradient)
+    largest = int(np.abs(signed).max()) if signed.size else 0
+    if largest > bound:
+        raise ValueError(f"a partition's gradient reaches magnitude {largest}, beyond the "
+                         f"bound {bound} that keeps the step's sum from wrapping around mod "
+                         f"p: use a smaller fixed-point scale or a larger p")

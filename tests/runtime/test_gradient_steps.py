@@ -115,8 +115,12 @@ def test_bad_steps_and_tasks_are_refused():
         GradientStep(code, cube_sum, [X for (X,) in parts], w)
     with pytest.raises(InvalidParameterError, match="GradientCode"):
         GradientStep("code", cube_sum, parts, w)
+    with pytest.raises(InvalidParameterError, match="bound"):
+        GradientStep(code, cube_sum, parts, w, bound=F.max_signed // 4 + 1)   # could wrap
+    assert GradientStep(code, cube_sum, parts, w, bound="auto").bound == F.max_signed // 4
     good = Gradient("m:f", 65521, (1, 2)).to_meta()
-    for bad in (dict(good, coefficients=[]), dict(good, coefficients=[0, 1]),
+    for bad in (dict(good, bound=32761), dict(good, bound=-1),
+                dict(good, coefficients=[]), dict(good, coefficients=[0, 1]),
                 dict(good, coefficients="12"), dict(good, p=1), dict(good, partial="yes"),
                 dict(good, f="no path"), {"f": "m:f"}):
         with pytest.raises(ProtocolError):

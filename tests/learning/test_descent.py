@@ -1,0 +1,118 @@
+"""Gradient descent on any model through a gradient code (ffcode.learn.descent): a small
+numpy MLP on load_digits trained with two of six workers lost every step equals, bit for
+bit, the same fit summed here without coding; bad input refused with clear errors."""
+import numpy as np
+import pytest
+
+import ffcode
+from ffcode import CyclicRepetition, Faults, FractionalRepetition
+from ffcode.errors import InvalidParameterError, WorkerError
+from ffcode.learn.descent import descend, least_squares, local_sum
+
+F = ffcode.GF(2**61 - 1)
+HIDDEN, CLASSES, FEATURES = 16, 10, 64
+
+
+def shapes():
+    return [(FEATURES, HIDDEN), (HIDDEN,), (HIDDEN, CLASSES), (CLASSES,)]
+
+
+def unpack(params):
+    out, at = [], 0
+    for shape in shapes():
+        size = int(np.prod(shape))
+        out.append(params[at:at + size].reshape(shape))
+        at += size
+    return out
+
+
+def mlp_gradient(params, X, y):
+    """The gradient of the summed cross-entropy of a tanh MLP (64-16-10) on pixels 0..16."""
+    W1, b1, W2, b2 = unpack(params)
+    x = X / 16.0
+    h = np.tanh(x @ W1 + b1)
+    z = h @ W2 + b2
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    p[np.arange(len(y)), y] -= 1.0                  # dLoss/dz
+    dh = (p @ W2.T) * (1 - h * h)
+    return np.concatenate([(x.T @ dh).ravel(), dh.sum(0), (h.T @ p).ravel(), p.sum(0)])
+
+
+def wrong_size(params, X, y):
+    return np.zeros(3)
+
+
+def digits(parts):
+    datasets = pytest.importorskip("sklearn.datasets")
+    X, y = datasets.load_digits(return_X_y=True)
+    X, y = X.astype(np.int64)[:600], y.astype(np.int64)[:600]
+    return [(Xp, yp) for Xp, yp in zip(np.array_split(X, parts), np.array_split(y, parts))]
+
+
+def accuracy(params, partitions):
+    W1, b1, W2, b2 = unpack(params)
+    X = np.vstack([X for X, _ in partitions]) / 16.0
+    y = np.concatenate([y for _, y in partitions])
+    return float(((np.tanh(X @ W1 + b1) @ W2 + b2).argmax(1) == y).mean())
+
+
+@pytest.mark.bounded(120)
+def test_an_mlp_fit_with_lost_workers_equals_the_uncoded_fit_bit_for_bit(bounded):
+    code = CyclicRepetition(F, 6, 2)
+    partitions = digits(6)
+    start = np.random.default_rng(0).normal(scale=0.1, size=sum(
+        int(np.prod(s)) for s in shapes()))
+    steps, rate = 20, 2e-3
+    with ffcode.Cluster(6) as cluster:
+        fit = descend(cluster, code, mlp_gradient, start, partitions, steps=steps, rate=rate,
+                      faults=Faults(crash_after={1: 0, 4: 0}), timeout=60)
+    plain = start.copy()
+    for _ in range(steps):
+        plain = plain - rate * local_sum(F, mlp_gradient, plain, partitions, 2**20)
+    assert fit.params.dtype == np.float64 and np.array_equal(fit.params, plain)
+    assert len(fit.reports) == steps and all(
+        not r.workers[1].packets and not r.workers[4].packets for r in fit.reports)
+    assert accuracy(fit.params, partitions) > 0.8 > accuracy(start, partitions) + 0.5
+
+
+@pytest.mark.bounded(60)
+def test_least_squares_in_the_original_protocol():
+    """The built-in example gradient, whole messages only (partial=False), fractional
+    repetition: the same steps as summed here."""
+    code = FractionalRepetition(F, 4, 1)
+    rng = np.random.default_rng(4)
+    w = np.array([1.5, -2.0, 0.25])
+    partitions = []
+    for _ in range(4):
+        X = rng.integers(-5, 6, size=(30, 3))
+        partitions.append((X, X @ np.array([3, -1, 2])))
+    with ffcode.Cluster(4) as cluster:
+        fit = descend(cluster, code, least_squares, w, partitions, steps=3, rate=1e-3,
+                      partial=False)
+    plain = w
+    for _ in range(3):
+        plain = plain - 1e-3 * local_sum(F, least_squares, plain, partitions, 2**20)
+    assert np.array_equal(fit.params, plain)
+
+
+@pytest.mark.bounded(60)
+def test_bad_input_is_refused(bounded):
+    code = CyclicRepetition(F, 3, 1)
+    parts = [(np.ones((2, 2), np.int64), np.ones(2, np.int64))] * 3
+    with pytest.raises(InvalidParameterError, match="integer arrays"):
+        descend(None, code, least_squares, np.zeros(2), [(np.ones((2, 2)), np.ones(2))] * 3,
+                steps=1, rate=0.1)
+    with pytest.raises(InvalidParameterError, match="power of two"):
+        descend(None, code, least_squares, np.zeros(2), parts, steps=1, rate=0.1, scale=1000)
+    with pytest.raises(InvalidParameterError, match="rate"):
+        descend(None, code, least_squares, np.zeros(2), parts, steps=1, rate=0)
+    with pytest.raises(InvalidParameterError, match="wrap around"):
+        descend(None, code, least_squares, np.array([2.0**62]), parts, steps=1, rate=0.1)
+    with ffcode.Cluster(3) as cluster:
+        with pytest.raises(WorkerError, match="3 values for 2 parameters"):
+            descend(cluster, code, wrong_size, np.zeros(2), parts, steps=1, rate=0.1,
+                    timeout=20)
+        with pytest.raises(WorkerError, match="beyond the bound"):
+            descend(cluster, code, least_squares, np.full(2, 2.0**37), parts, steps=1,
+                    rate=0.1, timeout=20)
