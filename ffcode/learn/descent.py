@@ -78,13 +78,15 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
             scale: int = 2**20, partial: bool = True, faults: Any = None,
             timeout: float = 600.0, callback: Optional[Callable[[int, np.ndarray], Any]] = None
             ) -> Descent:
-    """``steps`` steps of params -= rate * (the sum over partitions of ``gradient``), each
-    sum decoded from ``code``'s workers on ``cluster`` (``partial``: at full speed; faults
-    injected every step). ``partitions``: the code's partitions, a tuple of integer arrays
-    each (the gradient's arguments after the parameters). ``scale``: the fixed point's, a
-    power of two; the parameters and every partition's gradient must stay within
-    ``(p - 1) / 2 / partitions / scale`` in magnitude (a step that passes fails, naming
-    the bound). ``callback(step, params)`` is called after each step."""
+    """``steps`` steps of params -= rate * (the sum over partitions of ``gradient``), each sum
+    decoded from ``code``'s workers on ``cluster`` (``partial``: at full speed; faults
+    injected every step). The partitions are loaded on the workers once (a step ships the
+    parameters only) and unloaded at the end. ``partitions``: the code's partitions, a
+    tuple of integer arrays each (the gradient's arguments after the parameters).
+    ``scale``: the fixed point's, a power of two; the parameters and every partition's
+    gradient must stay within ``(p - 1) / 2 / partitions / scale`` in magnitude (a step
+    that passes fails, naming the bound). ``callback(step, params)`` is called after each
+    step."""
     from ffcode.runtime import GradientStep      # the runtime loads only when a fit runs
 
     checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
@@ -98,17 +100,24 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     parts = [_integers(part, j) for j, part in enumerate(partitions)]
     path = _path_bytes(gradient)
     fit = Descent(params)
-    for step in range(steps):
-        start = time.perf_counter()
-        job = GradientStep(code, fixed_point_gradient, parts, _shipped(F, fit.params, scale),
-                           np.array([scale], np.int64), path, partial=partial, bound="auto")
-        total, report = cluster.run(job, **({} if faults is None else {"faults": faults}),
-                                    timeout=timeout)
-        fit.params = fit.params - rate * F.to_real(total, scale)
-        fit.seconds.append(time.perf_counter() - start)
-        fit.reports.append(report)
-        if callback is not None:
-            callback(step, fit.params)
+    _shipped(F, params, scale)                  # parameters that cannot be shipped: now
+    data = cluster.load(code, parts)            # the partitions stay on their workers
+    try:
+        for step in range(steps):
+            start = time.perf_counter()
+            job = GradientStep(data, fixed_point_gradient, _shipped(F, fit.params, scale),
+                               np.array([scale], np.int64), path, partial=partial,
+                               bound="auto")
+            total, report = cluster.run(job, **({} if faults is None else {"faults": faults}),
+                                        timeout=timeout)
+            fit.params = fit.params - rate * F.to_real(total, scale)
+            fit.seconds.append(time.perf_counter() - start)
+            fit.reports.append(report)
+            if callback is not None:
+                callback(step, fit.params)
+    finally:
+        if cluster.holds(data):
+            cluster.unload(data)
     return fit
 
 

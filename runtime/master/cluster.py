@@ -25,12 +25,13 @@ import threading
 import time
 import weakref
 from numbers import Integral, Real
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 from ffcode import checks
 from ffcode.codes.base import Code
 from ffcode.constraints import Interval, validate
 from ffcode.errors import ClusterBusy, ClusterError
+from ffcode.gradcoding import GradientCode
 from ffcode.runtime.master import engines, jobs
 from ffcode.runtime.master.engines import Engine
 from ffcode.runtime.shared import wire
@@ -38,6 +39,7 @@ from ffcode.runtime.master.driver import Driver, JobFuture, Outcome, Slots, resu
 from ffcode.runtime.master.jobrun import JobRun
 from ffcode.runtime.master.jobs import Options
 from ffcode.runtime.master.resident import Resident, Residents
+from ffcode.runtime.master.gradient import Partitions
 from ffcode.runtime.master.roster import Roster, WorkerHandle
 
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
@@ -220,8 +222,9 @@ class Cluster:
         """The job, its data encoded (in the calling thread)."""
         start = time.monotonic()
         resident = isinstance(code, Resident)
-        if resident:
-            self.residents.check(code)
+        on = code if resident else getattr(code, "resident", None)     # a kind's too
+        if on is not None:
+            self.residents.check(on)
         plan, inputs, check = jobs.prepare(code, inputs,
                                            Options(**options) if options else _DEFAULTS,
                                            self.members,
@@ -235,7 +238,8 @@ class Cluster:
                       session=self.transport.session, encode=time.monotonic() - start,
                       check=check, buffers=self._buffers)
 
-    def load(self, code: Code, *data, scheme: str = "compfs", pieces: int = 4,
+    def load(self, code: Union[Code, GradientCode], *data, scheme: str = "compfs",
+             pieces: int = 4,
              seed: Optional[int] = None,
              assignment: Optional[Sequence[Sequence[int]]] = None,
              allocate: Any = None) -> Resident:
@@ -248,14 +252,24 @@ class Cluster:
         pieces pieces, for runs with that m). seed: the masks and piece combinations
         (default fresh randomness). assignment, allocate: as for ``run``, kept by every run
         on the data. A worker lost and replaced gets its share again before its next job
-        (its timeline's ``reloaded`` bytes). ``unload`` (or closing) frees their memory."""
+        (its timeline's ``reloaded`` bytes). ``unload`` (or closing) frees their memory.
+
+        A gradient code (ffcode.GradientCode) takes its partitions instead (one argument: a
+        tuple of arrays per partition), each worker holding those of its assignment: a
+        ``GradientStep(resident, f, *args)`` then ships only the step's arguments."""
         driver = self._driver.outside("Cluster.load")
-        options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
-                          allocate=allocate)
-        jobs.check_data(code, data, self.groups)
-        assignment = options.assignment_for(code, self.members, self.speeds(),
-                                            remote=not self.local)
-        resident = self.residents.add(code, data, options, assignment)
+        if isinstance(code, GradientCode):      # its partitions, each on its workers
+            jobs.check_data(code, data, self.groups)
+            layout = Partitions(code, *data)
+            assignment = layout.assignment
+            resident = self.residents.hold(layout, data)
+        else:
+            options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
+                              allocate=allocate)
+            jobs.check_data(code, data, self.groups)
+            assignment = options.assignment_for(code, self.members, self.speeds(),
+                                                remote=not self.local)
+            resident = self.residents.add(code, data, options, assignment)
         try:
             resident.shipped = result_of(driver.when_ready(
                 self.roster.count(len(assignment)), self.start_timeout,

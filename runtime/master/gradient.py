@@ -31,12 +31,45 @@ from ffcode.runtime.shared.kinds import JobKind
 from ffcode.runtime.shared.task import Task
 
 
+class Partitions:
+    """A gradient code's partitions laid out for ``Cluster.load``: worker i holds those of
+    ``code.assignment[i]``, in its order, a share each (the arrays a task of a resident
+    step finds on its worker)."""
+    holds = "partitions"
+
+    def __init__(self, code: GradientCode, partitions: Sequence[Sequence[Any]]) -> None:
+        self.code = checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
+        self.partitions = checked_partitions(code, partitions)
+        self.assignment = code.assignment
+        self.nbytes = sum(a.nbytes for part in self.partitions for a in part)
+
+    def held(self, worker: int) -> list:
+        """The (partition, arrays) worker holds, in its order."""
+        return [(j, self.partitions[j]) for j in self.assignment[worker]]
+
+
+def checked_partitions(code: GradientCode, partitions: Sequence[Sequence[Any]]) -> list:
+    """Each of the code's partitions as a list of its arrays (one or more)."""
+    if isinstance(partitions, np.ndarray) or len(partitions) != code.partitions:
+        raise InvalidParameterError(f"{code!r} has {code.partitions} partitions, not "
+                                    f"{len(partitions)}.")
+    out = []
+    for j, part in enumerate(partitions):
+        if isinstance(part, np.ndarray) or not isinstance(part, (tuple, list)) or not part:
+            raise InvalidParameterError(f"Partition {j} must be a tuple of its arrays (one "
+                                        f"or more), not {type(part).__name__}.")
+        out.append([np.asarray(a) for a in part])
+    return out
+
+
 class GradientStep(JobKind):
     """One step of gradient coding on a cluster: ``code`` (a GradientCode over the
     cluster's first n_workers workers), ``f`` (a function or its import path:
     ``f(F, *arrays, *args)`` is the gradient of the partition of those arrays, field
     elements of one shape for every partition), ``partitions`` (each partition's arrays,
     a tuple per partition), ``args`` (the step's arrays every worker gets: the model).
+    With resident partitions (``Cluster.load(code, partitions)``),
+    ``GradientStep(resident, f, *args)`` ships only the arguments.
     ``partial``: each worker sends after every partition (full speed), else once, after
     its last (the original protocol). ``bound``: for gradients in signed fixed point, the
     largest magnitude a partition's may have (a worker whose gradient passes it fails the
@@ -46,20 +79,26 @@ class GradientStep(JobKind):
     (the sum of every partition's gradient, the report); with ``faults=`` it injects
     them, a pause or slowdown per partition."""
 
-    def __init__(self, code: GradientCode, f: Union[Callable, str],
-                 partitions: Sequence[Sequence[Any]], *args: Any, partial: bool = True,
-                 bound: Union[int, str, None] = None):
-        self.code = checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
-        F = code.F
+    def __init__(self, code: Any, f: Union[Callable, str], *data: Any,
+                 partial: bool = True, bound: Union[int, str, None] = None):
+        layout = getattr(code, "layout", None)
+        if isinstance(layout, Partitions):      # resident: the arguments only
+            self.resident, self.code, self.partitions = code, layout.code, None
+            args = data
+        else:
+            self.code = checks.instance(code, "code", GradientCode,
+                                        "an ffcode.GradientCode or its resident partitions")
+            if not data:
+                raise InvalidParameterError(f"{self.code!r} needs its partitions (or load "
+                                            "them on the cluster first).")
+            self.resident, self.partitions = None, checked_partitions(self.code, data[0])
+            args = data[1:]
+        F = self.code.F
         self.f = f if isinstance(f, str) else functions.path_of(f)
-        if len(partitions) != code.partitions:
-            raise InvalidParameterError(f"{code!r} has {code.partitions} partitions, not "
-                                        f"{len(partitions)}.")
-        self.partitions = [self._arrays(part, j) for j, part in enumerate(partitions)]
         self.args = [np.asarray(a) for a in args]
         self.partial = checks.flag(partial, "partial")
         self.p = F.p
-        most = F.max_signed // code.partitions
+        most = F.max_signed // self.code.partitions
         if bound == "auto":
             bound = most
         self.bound = None if bound is None else checks.integer(bound, "bound", low=0,
@@ -67,13 +106,6 @@ class GradientStep(JobKind):
 
     def __repr__(self) -> str:
         return f"a gradient step of {self.code!r}"
-
-    @staticmethod
-    def _arrays(part: Any, j: int) -> list:
-        if isinstance(part, np.ndarray) or not isinstance(part, (tuple, list)) or not part:
-            raise InvalidParameterError(f"Partition {j} must be a tuple of its arrays (one "
-                                        f"or more), not {type(part).__name__}.")
-        return [np.asarray(a) for a in part]
 
     def plan(self, options: Any) -> KindPlan:
         """Worker i's task: its partitions' arrays in its order, its coefficients, the
@@ -86,11 +118,16 @@ class GradientStep(JobKind):
         for i, order in enumerate(code.assignment):
             weights = tuple(int(w) for w in code.coefficients[i, list(order)])
             payload = Gradient(self.f, self.p, weights, self.partial, self.bound)
-            arrays = [a for j in order for a in self.partitions[j]] + self.args
-            task = Task(payload, counts=tuple(len(self.partitions[j]) for j in order),
-                        faults=faults.for_worker(i, len(order)))
-            tasks.append((task, arrays))
+            faulty = faults.for_worker(i, len(order))
+            if self.partitions is None:         # resident: its partitions are on its worker
+                task = Task(payload, data=self.resident.ident, faults=faulty)
+                tasks.append((task, list(self.args)))
+                continue
+            parts = [self.partitions[j] for j in order]
+            task = Task(payload, counts=tuple(len(part) for part in parts), faults=faulty)
+            tasks.append((task, [a for part in parts for a in part] + self.args))
         plan = KindPlan(tasks, GradientCollector(code), name=repr(code), label="gradient",
                         every_worker=False, options=options, dtype=code.F.dtype)
         plan.measure = "rank"           # of the messages' span, up to one per partition
+        plan.resident = self.resident
         return plan

@@ -15,7 +15,7 @@ ffcode.errors.InvalidParameterError: Argument 'data' must be what Cluster.load r
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Optional
 
 from ffcode.errors import InvalidParameterError
 from ffcode.runtime.master.jobs import Layout
@@ -29,14 +29,14 @@ class Resident:
 
     ``code``; ``scheme`` and ``pieces``, what it was loaded for (its shares serve: slices
     the uncoded scheme, whole shares classic, systematic and cfs, piece-combined shares
-    compfs with that m); ``assignment``, the shares each worker holds (every run on the
-    data uses it); ``nbytes`` of all shares (the master keeps them too, to reload a
-    worker that replaced a lost one); ``shipped``, the bytes ``load`` sent; ``loaded``,
-    False once unloaded or the cluster closed. ``session`` and ``ident`` name the cluster
-    that holds it and the data there."""
+    compfs with that m; None for a gradient code's partitions); ``assignment``, the shares
+    each worker holds (every run on the data uses it); ``nbytes`` of all shares (the master
+    keeps them too, to reload a worker that replaced a lost one); ``shipped``, the bytes
+    ``load`` sent; ``loaded``, False once unloaded or the cluster closed. ``session`` and
+    ``ident`` name the cluster that holds it and the data there."""
 
-    def __init__(self, session: int, ident: int, layout: Layout, data: tuple, scheme: Scheme,
-                 pieces: int) -> None:
+    def __init__(self, session: int, ident: int, layout: Any, data: tuple,
+                 scheme: Optional[Scheme], pieces: Optional[int]) -> None:
         self.session, self.ident, self.layout = session, ident, layout
         self.data, self.scheme, self.pieces = data, scheme, pieces
         self.shipped = 0
@@ -55,7 +55,8 @@ class Resident:
         return self.layout.nbytes
 
     def __repr__(self) -> str:
-        return (f"Resident({self.code!r}, {self.layout.holds} for {self.scheme}, "
+        serves = "" if self.scheme is None else f" for {self.scheme}"
+        return (f"Resident({self.code!r}, {self.layout.holds}{serves}, "
                 f"{self.nbytes / 2**20:.1f} MiB{'' if self.loaded else ', unloaded'})")
 
 
@@ -73,11 +74,17 @@ class Residents:
         worker's shares by the assignment, to be held."""
         held, m = Scheme.parse(options.scheme or schemes.default()), options.pieces
         assert m is not None, "load always gives pieces"
-        layout = Layout(code, data, held, m, options.seed, assignment)
+        return self.hold(Layout(code, data, held, m, options.seed, assignment), data, held, m)
+
+    def hold(self, layout: Any, data: tuple, scheme: Any = None,
+             pieces: Any = None) -> Resident:
+        """Data laid out for the workers (a Layout, or another kind's with its ``held``,
+        ``assignment``, ``code``, ``holds`` and ``nbytes``), to be held."""
         with self.lock:
             self.count += 1
             ident = self.count
-        resident = self.held[ident] = Resident(self.session, ident, layout, data, held, m)
+        resident = self.held[ident] = Resident(self.session, ident, layout, data, scheme,
+                                               pieces)
         return resident
 
     def holds(self, data: Resident) -> bool:

@@ -125,3 +125,33 @@ def test_bad_steps_and_tasks_are_refused():
                 dict(good, f="no path"), {"f": "m:f"}):
         with pytest.raises(ProtocolError):
             Gradient.from_meta(bad)
+
+
+@pytest.mark.bounded(60)
+def test_resident_partitions_ship_once(bounded):
+    """cluster.load(code, partitions) leaves each worker its partitions: a step on them ships
+    only the arguments, gives the same exact sum, reloads a worker that replaced a lost one,
+    and is refused once unloaded or on another cluster."""
+    code = CyclicRepetition(F, 6, 2)
+    parts, w, want = data(code, seed=5)
+    with ffcode.Cluster(6) as cluster:
+        resident = cluster.load(code, parts)
+        assert "partitions" in repr(resident)
+        first, report = cluster.run(GradientStep(resident, cube_sum, w))
+        assert np.array_equal(first, want)
+        shipped = sum(t.shipped or 0 for t in report.workers)
+        assert shipped < 6 * (w.nbytes + 2048)         # the arguments and the tasks only
+        output, report = cluster.run(GradientStep(resident, cube_sum, w, partial=False),
+                                     faults=Faults(crash_after={3: 0}))
+        assert np.array_equal(output, want)
+        output, report = cluster.run(GradientStep(resident, cube_sum, w))
+        assert np.array_equal(output, want) and report.reloaded == [3]
+        cluster.unload(resident)
+        with pytest.raises(InvalidParameterError, match="unloaded"):
+            cluster.run(GradientStep(resident, cube_sum, w))
+        with pytest.raises(InvalidParameterError, match="6 partitions, not 5"):
+            cluster.load(code, parts[:5])
+        other_data = cluster.load(code, parts)
+        with ffcode.Cluster(6) as other:
+            with pytest.raises(InvalidParameterError, match="another cluster"):
+                other.run(GradientStep(other_data, cube_sum, w))
