@@ -1,6 +1,10 @@
-"""Gradient descent on any model through a gradient code (ffcode.learn.descent): a small
-numpy MLP on load_digits trained with two of six workers lost every step equals, bit for
-bit, the same fit summed here without coding; bad input refused with clear errors."""
+"""Gradient descent on any model through a gradient code (ffcode.learn.descent): the
+guide's small numpy MLP (docs/examples/mlp.py) on load_digits, trained with two of six
+workers lost every step, equals bit for bit the same fit summed here without coding; bad
+input refused with clear errors."""
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,33 +14,10 @@ from ffcode.errors import InvalidParameterError, WorkerError
 from ffcode.learn.descent import descend, least_squares, local_sum
 
 F = ffcode.GF(2**61 - 1)
-HIDDEN, CLASSES, FEATURES = 16, 10, 64
-
-
-def shapes():
-    return [(FEATURES, HIDDEN), (HIDDEN,), (HIDDEN, CLASSES), (CLASSES,)]
-
-
-def unpack(params):
-    out, at = [], 0
-    for shape in shapes():
-        size = int(np.prod(shape))
-        out.append(params[at:at + size].reshape(shape))
-        at += size
-    return out
-
-
-def mlp_gradient(params, X, y):
-    """The gradient of the summed cross-entropy of a tanh MLP (64-16-10) on pixels 0..16."""
-    W1, b1, W2, b2 = unpack(params)
-    x = X / 16.0
-    h = np.tanh(x @ W1 + b1)
-    z = h @ W2 + b2
-    p = np.exp(z - z.max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    p[np.arange(len(y)), y] -= 1.0                  # dLoss/dz
-    dh = (p @ W2.T) * (1 - h * h)
-    return np.concatenate([(x.T @ dh).ravel(), dh.sum(0), (h.T @ p).ravel(), p.sum(0)])
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "docs" / "examples"
+if str(EXAMPLES) not in sys.path:           # the guide's MLP (workers get this sys.path too)
+    sys.path.insert(0, str(EXAMPLES))
+import mlp  # noqa: E402
 
 
 def wrong_size(params, X, y):
@@ -51,25 +32,23 @@ def digits(parts):
 
 
 def accuracy(params, partitions):
-    W1, b1, W2, b2 = unpack(params)
-    X = np.vstack([X for X, _ in partitions]) / 16.0
+    X = np.vstack([X for X, _ in partitions])
     y = np.concatenate([y for _, y in partitions])
-    return float(((np.tanh(X @ W1 + b1) @ W2 + b2).argmax(1) == y).mean())
+    return float((mlp.predict(params, X) == y).mean())
 
 
 @pytest.mark.bounded(120)
 def test_an_mlp_fit_with_lost_workers_equals_the_uncoded_fit_bit_for_bit(bounded):
     code = CyclicRepetition(F, 6, 2)
     partitions = digits(6)
-    start = np.random.default_rng(0).normal(scale=0.1, size=sum(
-        int(np.prod(s)) for s in shapes()))
+    start = np.random.default_rng(0).normal(scale=0.1, size=mlp.SIZE)
     steps, rate = 20, 2e-3
     with ffcode.Cluster(6) as cluster:
-        fit = descend(cluster, code, mlp_gradient, start, partitions, steps=steps, rate=rate,
+        fit = descend(cluster, code, mlp.gradient, start, partitions, steps=steps, rate=rate,
                       faults=Faults(crash_after={1: 0, 4: 0}), timeout=60)
     plain = start.copy()
     for _ in range(steps):
-        plain = plain - rate * local_sum(F, mlp_gradient, plain, partitions, 2**20)
+        plain = plain - rate * local_sum(F, mlp.gradient, plain, partitions, 2**20)
     assert fit.params.dtype == np.float64 and np.array_equal(fit.params, plain)
     assert len(fit.reports) == steps and all(
         not r.workers[1].packets and not r.workers[4].packets for r in fit.reports)
