@@ -325,3 +325,24 @@ def test_several_shares_on_actors(bounded, cluster):
     assert np.array_equal(output, F.matmul(A, x))
     counts = [len(w.shares) for w in report.workers]
     assert sum(counts) == 3 * N and counts[0] == max(counts) > counts[1]
+
+
+@pytest.mark.bounded(120)
+def test_gradient_steps_on_actors(bounded, cluster):
+    """A gradient-coded step runs on Ray actors as on local workers: the exact sum, shipped
+    or from resident partitions, at full speed and in the original protocol."""
+    from ffcode import CyclicRepetition
+    from ffcode.runtime import GradientStep
+
+    F = ffcode.GF(2**61 - 1)
+    code = CyclicRepetition(F, N, 1)
+    parts = [(F.random((6, 3), seed=40 + j),) for j in range(N)]
+    want = F.combine(np.ones((1, N), F.dtype),
+                     [F.mul(F.mul(X, X), X) for (X,) in parts])[0]
+    output, _ = cluster.run(GradientStep(code, "ffcode.functions:cube", parts), timeout=30)
+    assert exact(output, want)
+    data = cluster.load(code, parts)
+    output, report = cluster.run(GradientStep(data, "ffcode.functions:cube", partial=False),
+                                 timeout=30)
+    assert exact(output, want) and all(w.shipped < 4096 for w in report.workers)
+    cluster.unload(data)
