@@ -53,26 +53,37 @@ def finish(code: GradientCode, times: np.ndarray, protocol: str) -> float:
                                     f"{max(loads)}), not {times.shape}.")
     if np.isnan(times).any() or (times < 0).any():
         raise InvalidParameterError("Argument 'times' must hold seconds >= 0 (inf: never).")
-    if protocol == "uncoded":
-        return float(times[:, 0].max())
-    done = [np.cumsum(times[i, :load]) for i, load in enumerate(loads)]
-    if protocol == "original":
-        finished: list = []
-        for i in np.argsort([d[-1] for d in done], kind="stable"):
-            if not np.isfinite(done[i][-1]):
-                break
-            finished.append(int(i))
-            if code.tolerates(finished):
-                return float(done[i][-1])
-        return float("inf")
-    events = sorted((t, i, u) for i, d in enumerate(done) for u, t in enumerate(d)
-                    if np.isfinite(t))
+    return _FINISH[protocol](code, times, loads)
+
+
+def _uncoded(code: GradientCode, times: np.ndarray, loads: list) -> float:
+    return float(times[:, 0].max())
+
+
+def _original(code: GradientCode, times: np.ndarray, loads: list) -> float:
+    done = [float(np.sum(times[i, :load])) for i, load in enumerate(loads)]
+    finished: list = []
+    for i in np.argsort(done, kind="stable"):
+        if not np.isfinite(done[i]):
+            break
+        finished.append(int(i))
+        if code.tolerates(finished):
+            return done[i]
+    return float("inf")
+
+
+def _partial(code: GradientCode, times: np.ndarray, loads: list) -> float:
+    events = sorted((t, i, u) for i, load in enumerate(loads)
+                    for u, t in enumerate(np.cumsum(times[i, :load])) if np.isfinite(t))
     covered: set = set()
     for t, i, u in events:
         covered.add(code.assignment[i][u])
         if len(covered) == code.partitions:
             return float(t)
     return float("inf")
+
+
+_FINISH = {"uncoded": _uncoded, "original": _original, "partial": _partial}
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,11 @@ import threading
 import time
 import weakref
 from numbers import Integral, Real
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
 from ffcode import checks
-from ffcode.codes.base import Code
 from ffcode.constraints import Interval, validate
 from ffcode.errors import ClusterBusy, ClusterError
-from ffcode.gradcoding import GradientCode
 from ffcode.runtime.master import engines, jobs
 from ffcode.runtime.master.engines import Engine
 from ffcode.runtime.shared import wire
@@ -39,7 +37,6 @@ from ffcode.runtime.master.driver import Driver, JobFuture, Outcome, Slots, resu
 from ffcode.runtime.master.jobrun import JobRun
 from ffcode.runtime.master.jobs import Options
 from ffcode.runtime.master.resident import Resident, Residents
-from ffcode.runtime.master.gradient import Partitions
 from ffcode.runtime.master.roster import Roster, WorkerHandle
 
 MAX_MESSAGE = 256 << 20     # bytes: the largest message part the master takes, by default
@@ -222,9 +219,8 @@ class Cluster:
         """The job, its data encoded (in the calling thread)."""
         start = time.monotonic()
         resident = isinstance(code, Resident)
-        on = code if resident else getattr(code, "resident", None)     # a kind's too
-        if on is not None:
-            self.residents.check(on)
+        if resident or getattr(code, "resident", None) is not None:    # a kind's data too
+            self.residents.check(code if resident else code.resident)
         plan, inputs, check = jobs.prepare(code, inputs,
                                            Options(**options) if options else _DEFAULTS,
                                            self.members,
@@ -238,9 +234,8 @@ class Cluster:
                       session=self.transport.session, encode=time.monotonic() - start,
                       check=check, buffers=self._buffers)
 
-    def load(self, code: Union[Code, GradientCode], *data, scheme: str = "compfs",
-             pieces: int = 4,
-             seed: Optional[int] = None,
+    def load(self, code: Any, *data, scheme: str = "compfs",
+             pieces: int = 4, seed: Optional[int] = None,
              assignment: Optional[Sequence[Sequence[int]]] = None,
              allocate: Any = None) -> Resident:
         """Encode a code's data once and leave each worker its share: ``run(resident,
@@ -252,33 +247,24 @@ class Cluster:
         pieces pieces, for runs with that m). seed: the masks and piece combinations
         (default fresh randomness). assignment, allocate: as for ``run``, kept by every run
         on the data. A worker lost and replaced gets its share again before its next job
-        (its timeline's ``reloaded`` bytes). ``unload`` (or closing) frees their memory.
-
-        A gradient code (ffcode.GradientCode) takes its partitions instead (one argument: a
-        tuple of arrays per partition), each worker holding those of its assignment: a
+        (its timeline's ``reloaded`` bytes). ``unload`` (or closing) frees their memory. A
+        gradient code takes its partitions (a tuple of arrays each) for its workers instead:
         ``GradientStep(resident, f, *args)`` then ships only the step's arguments."""
         driver = self._driver.outside("Cluster.load")
-        if isinstance(code, GradientCode):      # its partitions, each on its workers
-            jobs.check_data(code, data, self.groups)
-            layout = Partitions(code, *data)
-            assignment = layout.assignment
-            resident = self.residents.hold(layout, data)
-        else:
-            options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
-                              allocate=allocate)
-            jobs.check_data(code, data, self.groups)
-            assignment = options.assignment_for(code, self.members, self.speeds(),
-                                                remote=not self.local)
-            resident = self.residents.add(code, data, options, assignment)
+        jobs.check_data(code, data, self.groups)
+        options = Options(scheme=scheme, pieces=pieces, seed=seed, assignment=assignment,
+                          allocate=allocate)
+        resident = self.residents.add(code, data, options, self.members, self.speeds(),
+                                      remote=not self.local)
         try:
             resident.shipped = result_of(driver.when_ready(
-                self.roster.count(len(assignment)), self.start_timeout,
+                self.roster.count(len(resident.assignment)), self.start_timeout,
                 functools.partial(self.roster.give_all, resident)))
         except BaseException:
             self.residents.drop(resident)
             raise
         log.info("resident data %d: %.1f MiB shipped to %d workers", resident.ident,
-                 resident.shipped / 2**20, len(assignment))
+                 resident.shipped / 2**20, len(resident.assignment))
         return resident
 
     def unload(self, data: Resident) -> None:

@@ -18,6 +18,8 @@ import threading
 from typing import Any, Optional
 
 from ffcode.errors import InvalidParameterError
+from ffcode.gradcoding import GradientCode
+from ffcode.runtime.master.gradient import Partitions
 from ffcode.runtime.master.jobs import Layout
 from ffcode.runtime.master.options import Options
 from ffcode import schemes
@@ -69,11 +71,16 @@ class Residents:
         self.count = 0                      # resident data loaded so far (their ids)
         self.lock = threading.Lock()        # loads from several threads count in turn
 
-    def add(self, code: Any, data: tuple, options: Options, assignment: tuple) -> Resident:
+    def add(self, code: Any, data: tuple, options: Options, n_workers: int, speeds: list,
+            remote: bool) -> Resident:
         """The code's data encoded as ``Cluster.load``'s (checked) options say, each
-        worker's shares by the assignment, to be held."""
+        worker's shares by the assignment they give for a cluster of ``n_workers``, to be
+        held; a gradient code's partitions, each on the workers its assignment names."""
+        if isinstance(code, GradientCode):
+            return self.hold(Partitions(code, *data), data)
         held, m = Scheme.parse(options.scheme or schemes.default()), options.pieces
         assert m is not None, "load always gives pieces"
+        assignment = options.assignment_for(code, n_workers, speeds, remote=remote)
         return self.hold(Layout(code, data, held, m, options.seed, assignment), data, held, m)
 
     def hold(self, layout: Any, data: tuple, scheme: Any = None,
