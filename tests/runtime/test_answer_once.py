@@ -130,7 +130,9 @@ def test_jobs_on_resident_data_reuse_their_tasks():
     code = MDS(F, 2, 3)
     assignment = ((0,), (1,), (2,))
     data = Residents(session=1).add(code, (F.random((6, 4), seed=4),),
-                                    Options(scheme="classic", pieces=2), assignment)
+                                    Options(scheme="classic", pieces=2, assignment=assignment),
+                                    3, [None] * 3, remote=False)
+    assert data.assignment == assignment
 
     def on(x, **options):
         return Plan(code, (x,), Options(pieces=2, **options).resolved(Scheme.CLASSIC),
