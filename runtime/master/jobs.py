@@ -271,6 +271,9 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     data = None
     if resident:
         data = code
+        if not isinstance(data.code, Code):     # a gradient code's partitions
+            raise InvalidParameterError(f"{data!r} holds a gradient code's partitions: run "
+                                        f"ffcode.runtime.GradientStep(data, f, *args) on it.")
         if options.assignment is not None or options.allocate is not None:
             raise InvalidParameterError("Resident data keeps the assignment it was loaded with: "
                                         "give assignment or allocate to load, not to run.")

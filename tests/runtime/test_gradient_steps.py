@@ -146,6 +146,8 @@ def test_resident_partitions_ship_once(bounded):
         assert np.array_equal(output, want)
         output, report = cluster.run(GradientStep(resident, cube_sum, w))
         assert np.array_equal(output, want) and report.reloaded == [3]
+        with pytest.raises(InvalidParameterError, match="run ffcode.runtime.GradientStep"):
+            cluster.run(resident, w)
         cluster.unload(resident)
         with pytest.raises(InvalidParameterError, match="unloaded"):
             cluster.run(GradientStep(resident, cube_sum, w))
