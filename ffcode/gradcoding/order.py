@@ -20,8 +20,8 @@ workers to partitions (Koenig), and matching u puts its partitions at place u.
 4
 >>> worst_case_processed([(1, 0), (1, 2), (2, 0)])      # partition 0 last on both holders
 5
->>> best_orders([(1, 0), (1, 2), (2, 0)])
-((1, 0), (2, 1), (0, 2))
+>>> best_orders([(1, 0), (1, 2), (2, 0)])      # each partition at places 0 and 1
+((0, 1), (1, 2), (2, 0))
 """
 from __future__ import annotations
 
@@ -88,23 +88,38 @@ def best_orders(assignment: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], .
 
 
 def _perfect_matching(edges: list[set]) -> list[int]:
-    """A partition for each worker, each partition once (Kuhn's augmenting paths)."""
-    owner: dict = {}
-
-    def augment(worker: int, seen: set) -> bool:
-        for j in sorted(edges[worker]):
-            if j not in seen:
-                seen.add(j)
-                if j not in owner or augment(owner[j], seen):
-                    owner[j] = worker
-                    return True
-        return False
-
-    for worker in range(len(edges)):
-        if not augment(worker, set()):
+    """A partition for each worker, each partition once: augmenting paths found breadth
+    first (Kuhn's method without recursion, so that any number of workers fits)."""
+    owner: dict = {}                # partition -> its worker
+    held: dict = {}                 # worker -> its partition
+    for start in range(len(edges)):
+        came: dict = {}             # partition -> the worker the search reached it from
+        frontier, reached, free = [start], {start}, None
+        while frontier and free is None:
+            ahead = []
+            for worker in frontier:
+                for j in sorted(edges[worker]):
+                    if j in came:
+                        continue
+                    came[j] = worker
+                    if j not in owner:
+                        free = j
+                        break
+                    if owner[j] not in reached:
+                        reached.add(owner[j])
+                        ahead.append(owner[j])
+                if free is not None:
+                    break
+            frontier = ahead
+        if free is None:
             raise InvalidParameterError("The assignment has no perfect matching of workers to "
                                         "partitions.")
-    match = [0] * len(edges)
-    for j, worker in owner.items():
-        match[worker] = j
-    return match
+        j = free
+        while True:                 # flip the path: each worker on it takes the next one
+            worker = came[j]
+            before = held.get(worker)
+            owner[j], held[worker] = worker, j
+            if worker == start:
+                break
+            j = before
+    return [held[worker] for worker in range(len(edges))]

@@ -175,6 +175,17 @@ def test_the_codes_orders_are_best():
             worst_case_processed(code.assignment)
 
 
+def test_best_orders_for_thousands_of_workers():
+    """The matchings are found without recursion: 3000 workers of the cyclic assignment
+    (3 partitions each) in shuffled orders get their least worst case back, as three do."""
+    n = 3000
+    cyclic = [(i, (i + 1) % n, (i + 2) % n) for i in range(n)]
+    rng = np.random.default_rng(3)
+    shuffled = [tuple(rng.permutation(order).tolist()) for order in cyclic]
+    assert worst_case_processed(shuffled) > worst_case_processed(cyclic)
+    assert worst_case_processed(best_orders(shuffled)) == worst_case_processed(cyclic)
+
+
 def test_bad_assignments_are_refused():
     with pytest.raises(InvalidParameterError, match="distinct"):
         worst_case_processed([(0, 0), (1, 0)])
