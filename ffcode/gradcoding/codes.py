@@ -295,15 +295,27 @@ class CyclicRepetition(GradientCode):
                                         f"nonzero points), not p = {p}.")
         held = [[(i + u) % n for u in range(s + 1)] for i in range(n)]
         self.points = np.arange(1, n + 1, dtype=self.F.dtype)
-        inverse = [pow(int(a), p - 2, p) for a in self.points]
+        # B[i, j] = prod over l outside W_j (j's holders) of t(i, l) = 1 - a_i / a_l: worker
+        # i's product over every l != i, divided by that over W_j's others. With a_l = l + 1
+        # the whole product has a closed form: prod (a_l - a_i) = (-1)^(a - 1) (a - 1)!
+        # (n - a)!, and prod a_l = n! / a, for a = a_i; so O(n s^2), not O(n^2 s).
+        factorial = [1] * (n + 1)
+        for m in range(1, n + 1):
+            factorial[m] = factorial[m - 1] * m % p
+        over_all = pow(factorial[n], p - 2, p)
+        inverse = [0] + [pow(d, p - 2, p) for d in range(1, n)]     # of 1 .. n - 1
         B = np.zeros((n, n), self.F.dtype)
-        for j in range(n):
-            holders = {(j - u) % n for u in range(s + 1)}
-            others = [l for l in range(n) if l not in holders]
-            for i in holders:
-                value = 1
-                for l in others:
-                    value = value * (1 - (i + 1) * inverse[l]) % p
+        for i in range(n):
+            a = i + 1
+            whole = factorial[a - 1] * factorial[n - a] % p * a % p * over_all % p
+            whole = whole if a % 2 else (p - whole) % p          # the sign (-1)^(a - 1)
+            for j in held[i]:
+                value = whole
+                for u in range(s + 1):
+                    l = (j - u) % n                              # another holder of j
+                    if l != i:              # divide by t(i, l) = (a_l - a_i) / a_l
+                        over = inverse[l - i] if l > i else p - inverse[i - l]
+                        value = value * (l + 1) % p * over % p
                 B[i, j] = value
         self._define(held, B)
 

@@ -255,3 +255,24 @@ def test_a_code_given_its_layout_with_more_partitions_than_workers():
         GradientCode(F, 3, 6, 1).assignment
     with pytest.raises(InvalidParameterError, match=r"Worker 0 holds partitions \[0, 1, 2, 3\]"):
         GradientCode(F, 3, 6, 1, assignment, np.ones((3, 6), np.uint64))
+
+
+@pytest.mark.parametrize("p", [7, 65521, 2**61 - 1], ids=prime_id)
+def test_cyclic_coefficients_are_the_products_they_are_defined_as(p):
+    """B[i, j] = prod over the workers l without partition j of (1 - (i + 1) / (l + 1)),
+    computed here term by term in Python integers, for every n < p up to 40 (p = 7: up
+    to 6) and a few s."""
+    F = ffcode.GF(p)
+    for n in range(1, min(p, 41), 3):
+        for s in sorted({s for s in (0, 1, n // 2, n - 1) if s < n}):
+            code = CyclicRepetition(F, n, s)
+            for j in range(n):
+                holders = {(j - u) % n for u in range(s + 1)}
+                for i in range(n):
+                    want = 0
+                    if i in holders:
+                        want = 1
+                        for l in range(n):
+                            if l not in holders:
+                                want = want * (1 - (i + 1) * pow(l + 1, p - 2, p)) % p
+                    assert int(code.coefficients[i, j]) == want, (n, s, i, j)
