@@ -487,11 +487,17 @@ class Code:
 
     def check_magnitude(self, bound: int, what: str) -> None:
         """Refuse signed data whose exact integer result could wrap around mod p."""
-        if bound > self.F.max_signed:
-            raise InvalidParameterError(f"With signed data the exact result could reach {what} = "
-                                        f"{bound}, beyond (p-1)/2 = {self.F.max_signed}, and wrap "
-                                        "around mod p. Use a larger prime or a smaller fixed-point "
-                                        "scale.")
+        refuse_wraparound(self.F, bound, what)
+
+
+def refuse_wraparound(F: PrimeField, bound: int, what: str) -> None:
+    """InvalidParameterError when an exact signed result, up to ``bound`` in magnitude
+    (``what`` names that bound), could pass (p - 1) / 2 and wrap around mod p."""
+    if bound > F.max_signed:
+        raise InvalidParameterError(f"With signed data the exact result could reach {what} = "
+                                    f"{bound}, beyond (p-1)/2 = {F.max_signed}, and wrap "
+                                    "around mod p. Use a larger prime or a smaller fixed-point "
+                                    "scale.")
 
 
 def powers(F: PrimeField, points: np.ndarray, exponents: Sequence[Int]) -> np.ndarray:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ffcode import checks
 from ffcode._types import ArrayLike, Int
+from ffcode.codes.base import refuse_wraparound
 from ffcode.errors import DecodingError, InvalidParameterError
 from ffcode.field import PrimeField
 from ffcode.gradcoding.order import checked_assignment
@@ -137,6 +138,20 @@ class GradientCode:
                                         f"{len(gradients)}.")
         return self.partial(worker, len(held), gradients)
 
+    def partition_arrays(self, partitions: Sequence[Sequence[ArrayLike]]) -> list:
+        """Each of the code's partitions as a list of its arrays (one or more): what the
+        workers compute a partition's gradient from."""
+        if isinstance(partitions, np.ndarray) or len(partitions) != self.partitions:
+            raise InvalidParameterError(f"{self!r} has {self.partitions} partitions, not "
+                                        f"{len(partitions)}.")
+        out = []
+        for j, part in enumerate(partitions):
+            if isinstance(part, np.ndarray) or not isinstance(part, (tuple, list)) or not part:
+                raise InvalidParameterError(f"Partition {j} must be a tuple of its arrays (one "
+                                            f"or more), not {type(part).__name__}.")
+            out.append([np.asarray(a) for a in part])
+        return out
+
     # -- decoding ---------------------------------------------------------------------------
 
     def decoding_vector(self, workers: Sequence[Int]) -> np.ndarray:
@@ -166,10 +181,10 @@ class GradientCode:
         if not isinstance(results, Mapping):
             raise InvalidParameterError("Argument 'results' must be a mapping of worker index "
                                         f"to message, not {type(results).__name__}.")
-        workers = sorted(self.worker_index(w) for w in results)
-        if len(set(workers)) != len(workers):
-            raise InvalidParameterError("Argument 'results' names a worker twice.")
         by_index = {self.worker_index(w): m for w, m in results.items()}
+        if len(by_index) != len(results):
+            raise InvalidParameterError("Argument 'results' names a worker twice.")
+        workers = sorted(by_index)
         messages = [self.F.elements(by_index[w], "message") for w in workers]
         if len({m.shape for m in messages}) > 1:
             raise InvalidParameterError("The messages must have one shape, not "
@@ -183,12 +198,8 @@ class GradientCode:
         could pass (p - 1) / 2 and wrap around mod p (the messages may: they are field
         elements, and only the sum is read as signed)."""
         largest = checks.integer(largest, "largest", low=0)
-        bound = self.partitions * largest
-        if bound > self.F.max_signed:
-            raise InvalidParameterError(f"The sum of {self.partitions} partitions' gradients of "
-                                        f"magnitude up to {largest} could reach {bound}, beyond "
-                                        f"(p-1)/2 = {self.F.max_signed}, and wrap around mod p. "
-                                        "Use a larger prime or a smaller fixed-point scale.")
+        refuse_wraparound(self.F, self.partitions * largest,
+                          f"{self.partitions} partitions x {largest}")
 
     def tolerates(self, workers: Sequence[Int]) -> bool:
         """Whether these workers' messages give the sum."""

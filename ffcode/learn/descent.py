@@ -97,7 +97,12 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     if scale & (scale - 1):
         raise InvalidParameterError(f"Argument 'scale' must be a power of two, not {scale}.")
     params = np.array(params, dtype=float).reshape(-1)
-    parts = [_integers(part, j) for j, part in enumerate(partitions)]
+    parts = code.partition_arrays(partitions)
+    for j, part in enumerate(parts):
+        if any(a.dtype.kind not in "iu" for a in part):
+            raise InvalidParameterError(f"Partition {j} has an array that is not of integers: "
+                                        "the workers take integer arrays (fixed point for "
+                                        "reals).")
     path = _path_bytes(gradient)
     fit = Descent(params)
     _shipped(F, params, scale)                  # parameters that cannot be shipped: now
@@ -129,18 +134,6 @@ def _shipped(F: PrimeField, params: np.ndarray, scale: int) -> np.ndarray:
 def _path_bytes(gradient: Union[Callable, str]) -> np.ndarray:
     path = gradient if isinstance(gradient, str) else functions.path_of(gradient)
     return np.frombuffer(path.encode(), np.uint8).copy()
-
-
-def _integers(part: Any, j: int) -> tuple:
-    if not isinstance(part, (tuple, list)) or not part:
-        raise InvalidParameterError(f"Partition {j} must be a tuple of its arrays, not "
-                                    f"{type(part).__name__}.")
-    arrays = tuple(np.asarray(a) for a in part)
-    for a in arrays:
-        if a.dtype.kind not in "iu":
-            raise InvalidParameterError(f"Partition {j} has an array of dtype {a.dtype}: the "
-                                        "workers take integer arrays (fixed point for reals).")
-    return arrays
 
 
 __all__ = ["Descent", "descend", "fixed_point_gradient", "least_squares", "local_sum"]

@@ -39,27 +39,13 @@ class Partitions:
 
     def __init__(self, code: GradientCode, partitions: Sequence[Sequence[Any]]) -> None:
         self.code = checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
-        self.partitions = checked_partitions(code, partitions)
+        self.partitions = code.partition_arrays(partitions)
         self.assignment = code.assignment
         self.nbytes = sum(a.nbytes for part in self.partitions for a in part)
 
     def held(self, worker: int) -> list:
         """The (partition, arrays) worker holds, in its order."""
         return [(j, self.partitions[j]) for j in self.assignment[worker]]
-
-
-def checked_partitions(code: GradientCode, partitions: Sequence[Sequence[Any]]) -> list:
-    """Each of the code's partitions as a list of its arrays (one or more)."""
-    if isinstance(partitions, np.ndarray) or len(partitions) != code.partitions:
-        raise InvalidParameterError(f"{code!r} has {code.partitions} partitions, not "
-                                    f"{len(partitions)}.")
-    out = []
-    for j, part in enumerate(partitions):
-        if isinstance(part, np.ndarray) or not isinstance(part, (tuple, list)) or not part:
-            raise InvalidParameterError(f"Partition {j} must be a tuple of its arrays (one "
-                                        f"or more), not {type(part).__name__}.")
-        out.append([np.asarray(a) for a in part])
-    return out
 
 
 class GradientStep(JobKind):
@@ -91,7 +77,7 @@ class GradientStep(JobKind):
             if not data:
                 raise InvalidParameterError(f"{self.code!r} needs its partitions (or load "
                                             "them on the cluster first).")
-            self.resident, self.partitions = None, checked_partitions(self.code, data[0])
+            self.resident, self.partitions = None, self.code.partition_arrays(data[0])
             args = data[1:]
         F = self.code.F
         self.f = f if isinstance(f, str) else functions.path_of(f)
