@@ -45,6 +45,8 @@ RELATED = (4, 200, 10, 0.2)
 DATASETS = {"breast_cancer": "logistic", "digits": "logistic", "diabetes": "linear",
             "synthetic": None}
 COMPARED = [Scheme.UNCODED, Scheme.CLASSIC, Scheme.COMPFS]
+GRADIENT = "gradient"                       # --coding of gradient codes
+PROTOCOLS = ["uncoded", "original", "partial"]  # --compare with --coding gradient
 DEFAULTS = {"samples": 2000, "features": 20, "slowdown": 4.0}
 TEST_FRACTION = 0.25
 EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[learn]"
@@ -78,11 +80,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model = parser.add_argument_group("training")
     model.add_argument("--workers", type=integer(low=1), default=6, metavar="N",
                        help="N local worker processes")
-    model.add_argument("--coding", choices=code_names("matvec") + code_names("lcc"),
-                       default="mds", help="mds: X w and X^T r as two MDS-coded products "
-                       "per iteration; lcc: the whole gradient as one Lagrange-coded job, "
-                       "private against any one worker; or a code registered for matvec "
-                       "or lcc (ffcode.codes.registry), run as they are (default mds)")
+    model.add_argument("--coding", choices=code_names("matvec") + code_names("lcc") +
+                       [GRADIENT], default="mds", help="mds: X w and X^T r as two "
+                       "MDS-coded products per iteration; lcc: the whole gradient as one "
+                       "Lagrange-coded job, private against any one worker; gradient: a "
+                       "gradient code, each worker holding --stragglers + 1 of the "
+                       "samples' partitions and sending coded sums of their gradients as "
+                       "it finishes each (stragglers' partial work counts); or a code "
+                       "registered for matvec or lcc (ffcode.codes.registry), run as they "
+                       "are (default mds)")
+    model.add_argument("--original", action="store_true", help="with --coding gradient: "
+                       "the original protocol, each worker sending once, after its last "
+                       "partition (default: after each; --compare trains with uncoded, "
+                       "original and partial)")
     model.add_argument("--k", type=integer(low=1), metavar="K", help="the data's blocks "
                        "(default: with mds the workers that are not stragglers, so that "
                        "classic can do without them; with lcc the most that fit)")
@@ -142,6 +152,11 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    if args.coding == GRADIENT:
+        _settle_gradient(args)
+        return args
+    if args.original:
+        raise ValueError("--original is the protocol of --coding gradient.")
     if args.k is None and not _lagrange(args.coding):
         args.k = max(1, args.workers - args.stragglers)
     if args.k is not None:      # R: k for mds, 2 (k + W - 1) + 1 for lcc (t = 1, degree 1)
@@ -158,7 +173,26 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
 
 def _lagrange(coding: str) -> bool:
     """Whether --coding runs the gradient as one Lagrange-coded job (as lcc)."""
-    return code_entry(coding).job == "lcc"
+    return coding != GRADIENT and code_entry(coding).job == "lcc"
+
+
+def _settle_gradient(args: argparse.Namespace) -> None:
+    """--coding gradient: the code tolerates --stragglers (below --workers), and the
+    products' flags do not apply."""
+    for flag, given in (("k", args.k is not None), ("scheme", args.scheme is not None),
+                        ("shares", args.shares != 1)):
+        if given:
+            raise ValueError(f"--{flag} is for the coded products (--coding mds or lcc); "
+                             "--coding gradient codes the gradient's sum (see --stragglers).")
+    if args.task == "multitask":
+        raise ValueError("--coding gradient is for 'ffcode learn linear|logistic'; "
+                         "multitask codes the product X W (--coding mds or lcc).")
+    if args.stragglers >= args.workers:
+        raise ValueError(f"--coding gradient tolerates fewer stragglers than --workers "
+                         f"({args.workers}), not {args.stragglers}.")
+    if args.compare and args.original:
+        raise ValueError("--compare trains with uncoded, original and partial: leave out "
+                         "--original.")
 
 
 def _settle_tasks(args: argparse.Namespace) -> None:
@@ -195,7 +229,10 @@ def _settle_dataset(args: argparse.Namespace) -> None:
 
 def schemes_for(args: argparse.Namespace) -> tuple[list, list]:
     """(the schemes to train with, notes saying why --compare picks cfs); prints nothing."""
-    lcc = _lagrange(namespace(args).coding)
+    if namespace(args).coding == GRADIENT:
+        return (PROTOCOLS if args.compare else
+                ["original" if args.original else "partial"]), []
+    lcc = _lagrange(args.coding)
     if args.compare and args.task != "multitask":
         notes = ["  cfs in place of compfs: an LCC gradient is not row-linear in the data"] \
             if lcc else []
@@ -349,7 +386,9 @@ def main(args: argparse.Namespace) -> int:
             learn.settings(_model(Model, args, scheme, faults), args.workers)
     start = time.perf_counter()
     with Cluster(args.workers) as cluster:  # checks its arguments before a worker starts
-        blocks = f" (k = {args.k} of {args.workers})" if args.k else ""
+        blocks = f" (k = {args.k} of {args.workers})" if args.k else \
+            f" (cyclic repetition, any {args.workers - args.stragglers} of " \
+            f"{args.workers} workers)" if args.coding == GRADIENT else ""
         coupling = f", coupling {args.coupling:g}" if multitask else ""
         print(f"ffcode learn {args.task}: {what}, {args.coding.upper()} coding{blocks}, "
               f"{args.iterations} iterations{coupling}")
@@ -495,9 +534,13 @@ def _model(Model, args, scheme, faults, progress=None, **options):
     """The model the arguments ask for, with one scheme (and options: coupling)."""
     if args.learning_rate is not None:
         options["learning_rate"] = args.learning_rate
-    return Model(coding=args.coding, scheme=scheme, iterations=args.iterations,
-                 k=args.k, faults=faults, seed=args.seed, progress=progress,
-                 shares=args.shares, **options)
+    if args.coding == GRADIENT:         # scheme: the protocol (uncoded: no redundancy)
+        options.update(stragglers=0 if scheme == "uncoded" else args.stragglers,
+                       partial=scheme != "original")
+    else:
+        options.update(scheme=scheme, k=args.k, shares=args.shares)
+    return Model(coding=args.coding, iterations=args.iterations, faults=faults,
+                 seed=args.seed, progress=progress, **options)
 
 
 def _table(results, metric):

@@ -3,7 +3,7 @@ summed by a gradient code (ffcode.gradcoding) on a cluster's workers, exactly.
 
 You give the gradient of the loss over some samples as a plain numpy function,
 ``gradient(params, *arrays)`` (params: the model's flat float64 parameters; arrays: one
-partition's integer arrays, features and labels), importable by the workers. The data is
+partition's arrays, features and labels), importable by the workers. The data is
 cut into the code's partitions; each step the workers compute their partitions' gradients
 at the rounded parameters, in signed fixed point at ``scale`` (``F.from_real``), and send
 coded sums; the master decodes the exact sum of the rounded gradients from whichever
@@ -32,6 +32,8 @@ from ffcode.errors import InvalidParameterError
 from ffcode.field import PrimeField
 from ffcode.gradcoding import GradientCode
 
+INTEGER, REAL = ord("i"), ord("f")      # a partition's array kinds, as workers are told
+
 
 def least_squares(params: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The gradient of sum (X w - y)**2 / 2: X^T (X w - y) (an example of a gradient)."""
@@ -39,10 +41,15 @@ def least_squares(params: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarra
 
 
 def fixed_point_gradient(F: PrimeField, *arrays: np.ndarray) -> np.ndarray:
-    """What a worker runs for a partition: ``arrays`` are the partition's, then the
-    parameters in fixed point, the scale, and the gradient's import path (bytes); the
-    partition's gradient at the rounded parameters, back in fixed point at that scale."""
-    *data, params, scales, path = arrays
+    """What a worker runs for a partition: ``arrays`` are the partition's (as
+    ``worker_partitions`` ships them), then the parameters in fixed point, the scale, the
+    gradient's import path (bytes) and the partition's array kinds; the partition's
+    gradient at the rounded parameters, back in fixed point at that scale."""
+    *data, params, scales, path, kinds = arrays
+    if len(kinds) != len(data):
+        raise ValueError(f"{len(kinds)} array kinds for a partition of {len(data)} arrays")
+    data = [np.ascontiguousarray(a).view(np.float64) if kind == REAL else a
+            for a, kind in zip(data, kinds)]
     scale = float(int(scales[0]))
     gradient = functions.load(bytes(np.asarray(path, np.uint8)).decode())
     real = F.to_real(params, scale)
@@ -52,14 +59,64 @@ def fixed_point_gradient(F: PrimeField, *arrays: np.ndarray) -> np.ndarray:
     return F.from_real(value, scale)
 
 
+def worker_partitions(code: GradientCode, partitions: Sequence[Sequence[Any]]) -> tuple:
+    """(the code's partitions as the workers hold them, their arrays' kinds): integer
+    arrays travel as they are; real ones as float64, in their bits (an int64 view that
+    ``fixed_point_gradient`` reads back exactly). Every partition must have arrays of the
+    same kinds, in the same order."""
+    shipped, kinds = [], None
+    for j, part in enumerate(code.partition_arrays(partitions)):
+        arrays, these = _shipped_partition(j, part)
+        if kinds is not None and not np.array_equal(these, kinds):
+            raise InvalidParameterError(f"Partition {j} has arrays of other kinds than "
+                                        "partition 0's (integer or real, in order): every "
+                                        "partition's arrays are the gradient's same "
+                                        "arguments.")
+        shipped.append(arrays)
+        kinds = these
+    return shipped, kinds
+
+
+def _shipped_partition(j: int, part: Sequence[Any]) -> tuple:
+    """(partition j's arrays as a worker holds them, their kinds)."""
+    arrays, kinds = [], []
+    for a in map(np.asarray, part):
+        if a.dtype.kind not in "iuf":
+            raise InvalidParameterError(f"Partition {j} has an array of {a.dtype}: the "
+                                        "workers take integer or real arrays.")
+        real = a.dtype.kind == "f"
+        kinds.append(REAL if real else INTEGER)
+        arrays.append(np.ascontiguousarray(a, np.float64).view(np.int64) if real else a)
+    return tuple(arrays), np.array(kinds, np.uint8)
+
+
+def shipped_parameters(F: PrimeField, params: np.ndarray, scale: int) -> np.ndarray:
+    """The parameters as the workers get them: rounded to the fixed point at ``scale``."""
+    return F.from_real(np.asarray(params, float), scale)
+
+
+def gradient_job(F: PrimeField, data: Any, gradient: Union[Callable, str],
+                 params: np.ndarray, scale: int, kinds: np.ndarray,
+                 partial: bool = True) -> Any:
+    """The runtime's job (a ``GradientStep``) of the sum of every partition's rounded
+    gradient at ``params``: ``data`` is the resident partitions (``Cluster.load``), or a
+    tuple (the code, the partitions as ``worker_partitions`` ships them)."""
+    from ffcode.runtime import GradientStep      # the runtime loads only when a fit runs
+    code, *partitions = data if isinstance(data, tuple) else (data,)
+    return GradientStep(code, fixed_point_gradient, *partitions,
+                        shipped_parameters(F, params, scale), np.array([scale], np.int64),
+                        _path_bytes(gradient), kinds, partial=partial, bound="auto")
+
+
 def local_sum(F: PrimeField, gradient: Union[Callable, str], params: np.ndarray,
-              partitions: Sequence[Sequence[np.ndarray]], scale: int) -> np.ndarray:
+              partitions: Sequence[Sequence[Any]], scale: int) -> np.ndarray:
     """The sum of every partition's rounded gradient, computed here: what any coded step
     decodes, as real numbers."""
-    rounded = _shipped(F, params, scale)
+    rounded = shipped_parameters(F, params, scale)
     path = _path_bytes(gradient)
-    parts = [fixed_point_gradient(F, *part, rounded, np.array([scale]), path)
-             for part in partitions]
+    parts = [fixed_point_gradient(F, *arrays, rounded, np.array([scale]), path, kinds)
+             for arrays, kinds in (_shipped_partition(j, part)
+                                   for j, part in enumerate(partitions))]
     total = F.combine(np.ones((1, len(parts)), F.dtype), parts)[0]
     return F.to_real(total, scale)
 
@@ -82,13 +139,11 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     decoded from ``code``'s workers on ``cluster`` (``partial``: at full speed; faults
     injected every step). The partitions are loaded on the workers once (a step ships the
     parameters only) and unloaded at the end. ``partitions``: the code's partitions, a
-    tuple of integer arrays each (the gradient's arguments after the parameters).
-    ``scale``: the fixed point's, a power of two; the parameters and every partition's
-    gradient must stay within ``(p - 1) / 2 / partitions / scale`` in magnitude (a step
-    that passes fails, naming the bound). ``callback(step, params)`` is called after each
-    step."""
-    from ffcode.runtime import GradientStep      # the runtime loads only when a fit runs
-
+    tuple of arrays each (the gradient's arguments after the parameters), integer or
+    real (the workers get reals exactly, as float64). ``scale``: the fixed point's, a
+    power of two; the parameters and every partition's gradient must stay within
+    ``(p - 1) / 2 / partitions / scale`` in magnitude (a step that passes fails, naming
+    the bound). ``callback(step, params)`` is called after each step."""
     checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
     F = code.F
     steps = checks.integer(steps, "steps", low=0)
@@ -97,22 +152,14 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     if scale & (scale - 1):
         raise InvalidParameterError(f"Argument 'scale' must be a power of two, not {scale}.")
     params = np.array(params, dtype=float).reshape(-1)
-    parts = code.partition_arrays(partitions)
-    for j, part in enumerate(parts):
-        if any(a.dtype.kind not in "iu" for a in part):
-            raise InvalidParameterError(f"Partition {j} has an array that is not of integers: "
-                                        "the workers take integer arrays (fixed point for "
-                                        "reals).")
-    path = _path_bytes(gradient)
+    parts, kinds = worker_partitions(code, partitions)
     fit = Descent(params)
-    _shipped(F, params, scale)                  # parameters that cannot be shipped: now
+    shipped_parameters(F, params, scale)        # parameters that cannot be shipped: now
     data = cluster.load(code, parts)            # the partitions stay on their workers
     try:
         for step in range(steps):
             start = time.perf_counter()
-            job = GradientStep(data, fixed_point_gradient, _shipped(F, fit.params, scale),
-                               np.array([scale], np.int64), path, partial=partial,
-                               bound="auto")
+            job = gradient_job(F, data, gradient, fit.params, scale, kinds, partial)
             total, report = cluster.run(job, **({} if faults is None else {"faults": faults}),
                                         timeout=timeout)
             fit.params = fit.params - rate * F.to_real(total, scale)
@@ -126,14 +173,10 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     return fit
 
 
-def _shipped(F: PrimeField, params: np.ndarray, scale: int) -> np.ndarray:
-    """The parameters as the workers get them: rounded to the fixed point."""
-    return F.from_real(np.asarray(params, float), scale)
-
-
 def _path_bytes(gradient: Union[Callable, str]) -> np.ndarray:
     path = gradient if isinstance(gradient, str) else functions.path_of(gradient)
     return np.frombuffer(path.encode(), np.uint8).copy()
 
 
-__all__ = ["Descent", "descend", "fixed_point_gradient", "least_squares", "local_sum"]
+__all__ = ["Descent", "descend", "fixed_point_gradient", "gradient_job", "least_squares",
+           "local_sum", "shipped_parameters", "worker_partitions"]

@@ -36,11 +36,12 @@ from ffcode.codes.registry import code_entry, code_names, threshold
 from ffcode.errors import InvalidParameterError
 from ffcode.pieces import pieces_count
 from ffcode.schemes import Scheme, default, registered
-from ffcode.learn.gradients import (Step, _Jobs, _LCCGradient, _MDSGradient, _by_rows, _sigmoid,
-                                    sigmoid_polynomial)
+from ffcode.learn.gradients import (Step, _Jobs, _LCCGradient, _MDSGradient, _SummedGradient,
+                                    _by_rows, _sigmoid, sigmoid_polynomial)
 from ffcode.learn._sklearn import BaseEstimator, ClassifierMixin, RegressorMixin
 
-PRECISION = {"matvec": 16, "lcc": 8}   # fractional bits by default, by the coding's job
+GRADIENT = "gradient"                   # the coding of gradient codes (ffcode.gradcoding)
+PRECISION = {"matvec": 16, "lcc": 8, GRADIENT: 32}  # fractional bits by default, by job
 POWER_ITERATIONS = 30                   # for the default learning rate
 DEFAULT_WORKERS = 4                     # of the local cluster a fit opens itself
 
@@ -92,16 +93,22 @@ def _opened(cluster: Any, n_workers: int) -> Iterator[Any]:
 # -- the codings ----------------------------------------------------------------------------
 
 def codings() -> list[str]:
-    """The codings a model takes, the registered codes (ffcode.codes.registry) it can run:
+    """The codings a model takes: the registered codes (ffcode.codes.registry) it can run,
     those of products A @ x (job "matvec", run as coding="mds" is: X w and X^T r, a code
     made with k blocks and signed=True) and of LCC's job (run as coding="lcc" is, a code
-    made with LCC's k, t, f, degree and keywords)."""
-    return code_names("matvec") + code_names("lcc")
+    made with LCC's k, t, f, degree and keywords); and "gradient", a gradient code
+    (ffcode.CyclicRepetition) over the samples' partitions."""
+    return code_names("matvec") + code_names("lcc") + [GRADIENT]
 
 
 def lagrange(coding: str) -> bool:
     """Whether the coding runs the gradient as one Lagrange-coded job (as "lcc")."""
-    return code_entry(coding).job == "lcc"
+    return coding != GRADIENT and code_entry(coding).job == "lcc"
+
+
+def _job(coding: str) -> str:
+    """The job a coding runs: "matvec", "lcc" or "gradient"."""
+    return GRADIENT if coding == GRADIENT else code_entry(coding).job
 
 
 # -- the settings of a fit ---------------------------------------------------------------------
@@ -112,9 +119,10 @@ class Settings:
     defaults of ``scheme``, ``precision`` and ``k`` filled in), each checked: what
     ``settings`` returns, a fit would accept. On a cluster of relays (``groups``, its
     groups' sizes) the data ships with every job (``resident`` is off) and ``faults``
-    name relays."""
+    name relays. With coding="gradient" there is no scheme (None) and k is 1: the code
+    is ``stragglers``' cyclic repetition, ``partial`` its protocol."""
     coding: str
-    scheme: Scheme
+    scheme: Optional[Scheme]
     pieces: int
     iterations: int
     learning_rate: Optional[float]
@@ -130,6 +138,8 @@ class Settings:
     n_workers: int
     k: int = 1
     groups: tuple = ()                  # a cluster of relays: its groups' sizes
+    stragglers: int = 0                 # coding="gradient": the code tolerates as many
+    partial: bool = True                # coding="gradient": stragglers' partial work counts
 
     @property
     def n_points(self) -> int:
@@ -216,6 +226,7 @@ class _CodedGradientDescent(BaseEstimator):
     docstring); LinearRegression and LogisticRegression say what h and the loss are.
     Hyperparameters are only stored here; fit checks them (``settings``)."""
     _logistic = False
+    _gradient_path: str                 # coding="gradient": a partition's gradient function
     # What fit sets (declared for type checkers; the class defines none of them, so that
     # scikit-learn's check_is_fitted tells a fitted model).
     coef_: np.ndarray
@@ -237,12 +248,14 @@ class _CodedGradientDescent(BaseEstimator):
                  precision: Optional[int] = None, prime: int = 2**61 - 1, faults: Any = None,
                  seed: Optional[int] = None, resident: bool = True,
                  progress: Optional[Callable[[Step], None]] = None, shares: int = 1,
-                 n_workers: int = DEFAULT_WORKERS) -> None:
+                 n_workers: int = DEFAULT_WORKERS, stragglers: Optional[int] = None,
+                 partial: bool = True) -> None:
         self.coding, self.scheme, self.pieces = coding, scheme, pieces
         self.iterations, self.learning_rate, self.k = iterations, learning_rate, k
         self.t, self.degree, self.precision, self.prime = t, degree, precision, prime
         self.faults, self.seed, self.resident = faults, seed, resident
         self.progress, self.shares, self.n_workers = progress, shares, n_workers
+        self.stragglers, self.partial = stragglers, partial
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -262,14 +275,14 @@ class _CodedGradientDescent(BaseEstimator):
         if self.progress is not None and not callable(self.progress):
             raise InvalidParameterError("Argument 'progress' must be callable as progress(step).")
         s = Settings(
-            coding=coding, scheme=_scheme(self.scheme, coding),
+            coding=coding, scheme=None if coding == GRADIENT else _scheme(self.scheme, coding),
             pieces=pieces_count(self.pieces),
             iterations=checks.integer(self.iterations, "iterations", low=1),
             learning_rate=None if self.learning_rate is None else
             checks.positive(self.learning_rate, "learning_rate"),
             t=checks.integer(self.t, "t", low=0),
             degree=checks.integer(self.degree, "degree", low=1),
-            precision=PRECISION[code_entry(coding).job] if self.precision is None else
+            precision=PRECISION[_job(coding)] if self.precision is None else
             checks.integer(self.precision, "precision", low=1),
             F=GF(self.prime), faults=_faults(self.faults, len(groups) or n_workers),
             seed=None if self.seed is None else checks.integer(self.seed, "seed", low=0),
@@ -277,9 +290,34 @@ class _CodedGradientDescent(BaseEstimator):
             shares=checks.integer(self.shares, "shares", low=1), n_workers=n_workers,
             groups=tuple(groups))
         self._check_polynomial(s)
+        if coding == GRADIENT:
+            self._gradient_settings(s)
+            return s
+        if self.stragglers is not None or self.partial is not True:
+            raise InvalidParameterError(
+                "Arguments 'stragglers' and 'partial' are a gradient code's: use "
+                f"coding='gradient', or leave them out with coding={coding!r}.")
         s.k = s.default_k() if self.k is None else checks.integer(self.k, "k", low=1)
         self._check_workers(s)
         return s
+
+    def _gradient_settings(self, s: Settings) -> None:
+        """coding="gradient": the stragglers (by default 1, or 0 on one worker) below the
+        workers, the protocol, and none of the other codings' arguments."""
+        given = [name for name, value in (("scheme", self.scheme), ("k", self.k))
+                 if value is not None] + (["shares"] if s.shares != 1 else [])
+        if given:
+            raise InvalidParameterError(
+                f"coding='gradient' takes no {' or '.join(repr(n) for n in given)}: each "
+                "worker computes its partitions' gradients and sends coded sums of them "
+                "(see 'stragglers' and 'partial').")
+        if s.groups:
+            raise InvalidParameterError("coding='gradient' runs on a cluster without relays; "
+                                        "this one has groups behind relays.")
+        default = min(1, s.n_workers - 1)
+        s.stragglers = default if self.stragglers is None else checks.integer(
+            self.stragglers, "stragglers", low=0, high=s.n_workers - 1)
+        s.partial = checks.flag(self.partial, "partial")
 
     def _check_polynomial(self, s: Settings) -> None:
         """t and the degree of the sigmoid's polynomial are LCC's, and only the logistic
@@ -364,6 +402,8 @@ class _CodedGradientDescent(BaseEstimator):
     def _coded(self, s: Settings, data: _Data) -> "_Jobs":
         """The coded jobs of the gradient. Weights: mds multiplies the residual by them on
         the master; lcc scales each row by the root of its weight (exact for z itself)."""
+        if s.coding == GRADIENT:
+            return _SummedGradient(s, data.X1, data.y, data.weights, self._gradient_path)
         rows = data.rooted if lagrange(s.coding) else data.X1
         try:
             Xq = s.F.from_real(rows, 2.0 ** s.precision)
@@ -457,6 +497,7 @@ class _LeastSquares(_CodedGradientDescent):
     / 2 in the units of y (standardized inside fit to y_scale_, around y_mean_)."""
     y_mean_: Any                        # a float; for tasks, an array (T,)
     y_scale_: float
+    _gradient_path = "ffcode.learn.gradients:least_squares_gradient"
 
     def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return z - y
@@ -479,6 +520,7 @@ class _LogLoss(_CodedGradientDescent):
     coding="lcc"), the loss the (weighted) log-loss; lcc refuses unequal weights."""
     _logistic = True
     classes_: np.ndarray
+    _gradient_path = "ffcode.learn.gradients:log_loss_gradient"
 
     def _check_weights(self, s: Settings, weights: Optional[np.ndarray]) -> None:
         if lagrange(s.coding) and weights is not None:
@@ -505,12 +547,18 @@ class LinearRegression(RegressorMixin, _LeastSquares):
     as X is). A scikit-learn regressor: ``fit(X, y, sample_weight=None, *, cluster=None)``,
     ``predict``, ``score`` (R^2).
 
-    ``coding``: "mds" (two coded products per iteration) or "lcc" (one private job,
-    poly(z) = z, degree 2 in X). ``scheme``: the runtime's, compfs by default (cfs for lcc,
+    ``coding``: "mds" (two coded products per iteration), "lcc" (one private job,
+    poly(z) = z, degree 2 in X) or "gradient" (one gradient-coded step per iteration: the
+    samples cut into n_workers partitions, each worker holding ``stragglers`` + 1 of them
+    (ffcode.CyclicRepetition), computing their gradients in float64 and sending coded
+    sums, after each partition with ``partial=True`` (stragglers' partial work counts);
+    the sum is exact whichever ``stragglers`` workers are lost, so the fit is the same
+    bit for bit; ``stragglers`` defaults to 1, and scheme, k and shares do not apply).
+    ``scheme``: the runtime's, compfs by default (cfs for lcc,
     whose gradient is not row-linear); ``pieces``: its m. ``k``: data blocks, by default
     the most that leave a worker to spare. ``t``: LCC's privacy (any t workers learn
     nothing of X). ``precision``: fractional bits of the fixed point (16 for mds, 8 for
-    lcc). ``learning_rate``: by default 1 / the largest eigenvalue of the standardized
+    lcc, 32 for gradient: its weights and each partition's gradient). ``learning_rate``: by default 1 / the largest eigenvalue of the standardized
     X^T X / n. ``faults`` (ffcode.Faults) go to every job; ``seed`` seeds the masks and
     packet combinations (None: fresh randomness, private). ``resident=False`` ships the
     data with every job instead of loading it once (as a cluster of relays always does:

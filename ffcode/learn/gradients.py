@@ -36,6 +36,8 @@ from ffcode.field import PrimeField
 from ffcode.codes import HierarchicalCode, MatDot
 from ffcode.codes.registry import make_code
 from ffcode.errors import InvalidParameterError
+from ffcode.gradcoding import CyclicRepetition
+from ffcode.learn.descent import gradient_job, worker_partitions
 
 SIGMOID_INTERVAL = 4.0                  # the polynomial fits the sigmoid on [-4, 4]
 
@@ -140,6 +142,11 @@ class _Jobs:
             code, inputs = self.data[which]
             job = (code, *inputs, *arguments)
             options.update(scheme=self.s.scheme, pieces=self.s.pieces)
+        return self.started(*job, **options)
+
+    def started(self, *job: Any, **options: Any) -> concurrent.futures.Future:
+        """The Future of ``cluster.run(*job, **options)``: submitted (``together``), or
+        run now."""
         if self.together:
             return self.cluster.submit(*job, **options)
         done: concurrent.futures.Future = concurrent.futures.Future()
@@ -200,6 +207,53 @@ class _MDSGradient(_Jobs):
         else:
             g, second = yield self.submit(1, rq)
         return F.to_real(g, s * s), [first, second]
+
+
+def least_squares_gradient(params: np.ndarray, X: np.ndarray, y: np.ndarray,
+                           weights: Optional[np.ndarray] = None) -> np.ndarray:
+    """X^T (weights (X w - y)): a partition's part of the least-squares gradient, as a
+    worker of coding="gradient" computes it (in float64)."""
+    r = X @ params - y
+    return X.T @ (r if weights is None else weights * r)
+
+
+def log_loss_gradient(params: np.ndarray, X: np.ndarray, y: np.ndarray,
+                      weights: Optional[np.ndarray] = None) -> np.ndarray:
+    """X^T (weights (sigmoid(X w) - y)): a partition's part of the log-loss's gradient."""
+    r = _sigmoid(X @ params) - y
+    return X.T @ (r if weights is None else weights * r)
+
+
+class _SummedGradient(_Jobs):
+    """The gradient as one gradient-coded step (coding="gradient"): the samples cut into
+    a cyclic repetition code's partitions, each worker's partitions' gradients computed
+    in float64 at the rounded weights and summed exactly (see ffcode.learn.descent)."""
+
+    def __init__(self, s: Any, X1: np.ndarray, y: np.ndarray,
+                 weights: Optional[np.ndarray], gradient: str) -> None:
+        code = CyclicRepetition(s.F, s.n_workers, s.stragglers)
+        rows = np.array_split(np.arange(len(y)), code.partitions)
+        partitions = [(X1[r], y[r]) + (() if weights is None else (weights[r],))
+                      for r in rows]
+        parts, self.kinds = worker_partitions(code, partitions)
+        super().__init__(s, [(code, (parts,))])
+        self.gradient_path, self.scale = gradient, 2 ** s.precision
+
+    def load(self) -> None:
+        code, (parts,) = self.data[0]
+        resident = self.cluster.load(code, parts)
+        self.loaded.append(resident)
+        self.loaded_bytes += resident.shipped
+
+    def steps(self, w: np.ndarray) -> _Steps:
+        F = self.s.F
+        code, (parts,) = self.data[0]
+        data = self.loaded[0] if self.loaded else (code, parts)
+        job = gradient_job(F, data, self.gradient_path, w, self.scale, self.kinds,
+                           self.s.partial)
+        options = {} if self.s.faults is None else {"faults": self.s.faults}
+        total, report = yield self.started(job, **options)
+        return F.to_real(total, self.scale), [report]
 
 
 def summed_at_relays(F: PrimeField, groups: int, size: int) -> HierarchicalCode:

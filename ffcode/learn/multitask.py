@@ -80,6 +80,11 @@ class _MultiTask(_CodedGradientDescent):
 
     def _settings(self, n_workers: Optional[int], groups: tuple = ()) -> Settings:
         checks.non_negative(self.coupling, "coupling")
+        if self.coding == "gradient":
+            raise InvalidParameterError(
+                "The multi-task estimators code the product X W (coding='mds' or 'lcc'); "
+                "coding='gradient' is the single-task estimators' (LinearRegression, "
+                "LogisticRegression), or ffcode.learn.descend's for any model.")
         return super()._settings(n_workers, groups)
 
     # -- the data ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ def table_rows(out) -> dict:
     start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["scheme",
                                                                           "iteration"])
     return {line.split()[0]: line.split() for line in lines[start + 1:]
-            if line.split() and line.split()[0] in COMPARED + ["cfs"]}
+            if line.split() and line.split()[0] in COMPARED + ["cfs", "original", "partial"]}
 
 
 @pytest.mark.bounded(60)
@@ -83,6 +83,33 @@ def test_compare_lcc(bounded, capsys):
     assert "cfs in place of compfs" in out and "LCC coding" in out
     assert list(table_rows(out)) == ["uncoded", "classic", "cfs"]
     assert "every scheme learned the same model (exact arithmetic): yes" in out
+
+
+@pytest.mark.bounded(90)
+def test_compare_gradient_coding(bounded, capsys, tmp_path):
+    """--coding gradient --compare trains uncoded (each worker one partition), with the
+    original protocol and at full speed on the same stragglers: the same model, bit for
+    bit; the report names the protocols."""
+    path = tmp_path / "learn.json"
+    status, out = learn(capsys, "linear", "--dataset", "diabetes", "--coding", "gradient",
+                        *FEW, "--stragglers", "1", "--compare", "--report", str(path))
+    assert status == 0, out
+    assert "diabetes, 442 samples x 10 features (331 train, 111 test), GRADIENT coding " \
+        "(cyclic repetition, any 3 of 4 workers)" in out
+    assert list(table_rows(out)) == ["uncoded", "original", "partial"]
+    assert "every scheme learned the same model (exact arithmetic): yes" in out
+    runs = json.loads(path.read_text())["runs"]
+    assert [r["scheme"] for r in runs] == ["uncoded", "original", "partial"]
+    assert runs[0]["coef"] == runs[2]["coef"] and len(runs[0]["coef"]) == 10
+
+
+@pytest.mark.bounded(60)
+def test_gradient_coding_original_protocol(bounded, capsys):
+    status, out = learn(capsys, "logistic", "--dataset", "breast_cancer", "--coding",
+                        "gradient", "--original", *FEW, "--iterations", "10")
+    assert status == 0, out
+    line = next(line for line in out.splitlines() if line.startswith("  original: "))
+    assert 0.85 < float(line.split("test accuracy ")[1]) <= 1, line
 
 
 class Terminal(io.StringIO):
@@ -290,6 +317,21 @@ def test_multitask_related_regressions(bounded, capsys):
     (["linear", "--dataset", "diabetes", "--coding", "lcc", "--k", "3", "--workers", "4",
       "--stragglers", "0", "--shares", "2"], "--k 3 with --coding lcc needs results from 9 "
      "shares, but --workers 4 with --shares 2 hold 8."),
+    (["linear", "--dataset", "diabetes", "--coding", "gradient", "--k", "2"], "--k is for the "
+     "coded products (--coding mds or lcc); --coding gradient codes the gradient's sum"),
+    (["linear", "--dataset", "diabetes", "--coding", "gradient", "--scheme", "cfs"],
+     "--scheme is for the coded products"),
+    (["linear", "--dataset", "diabetes", "--coding", "gradient", "--shares", "2"],
+     "--shares is for the coded products"),
+    (["linear", "--dataset", "diabetes", "--coding", "gradient", "--workers", "3",
+      "--stragglers", "3"], "--coding gradient tolerates fewer stragglers than --workers "
+     "(3), not 3."),
+    (["linear", "--dataset", "diabetes", "--coding", "gradient", "--compare", "--original"],
+     "--compare trains with uncoded, original and partial: leave out --original."),
+    (["multitask", "--coding", "gradient"], "--coding gradient is for 'ffcode learn "
+     "linear|logistic'"),
+    (["linear", "--dataset", "diabetes", "--original"], "--original is the protocol of "
+     "--coding gradient."),
     (["logistic", "--dataset", "breast_cancer", "--coding", "lcc", "--workers", "2",
       "--stragglers", "0"], "LogisticRegression with coding='lcc', k=1, t=1, degree=1 needs "
      "results from R = 3 workers, but the cluster has 2."),

@@ -76,12 +76,39 @@ def test_least_squares_in_the_original_protocol():
 
 
 @pytest.mark.bounded(60)
+def test_real_partitions_reach_the_workers_exactly():
+    """Float partitions travel in their bits: the fit equals the sum computed here, whose
+    gradients see the very float64 values given (not a fixed point of them)."""
+    code = CyclicRepetition(F, 3, 1)
+    rng = np.random.default_rng(9)
+    partitions = [(rng.normal(size=(20, 3)) * 1e-3, rng.normal(size=20).astype(np.float32))
+                  for _ in range(3)]
+    w = np.array([0.5, -1.0, 2.0])
+    with ffcode.Cluster(3) as cluster:
+        fit = descend(cluster, code, least_squares, w, partitions, steps=2, rate=0.1,
+                      scale=2**40, faults=Faults(crash_after={0: 0}))
+    plain = w
+    for _ in range(2):
+        plain = plain - 0.1 * local_sum(F, least_squares, plain, partitions, 2**40)
+    assert np.array_equal(fit.params, plain)
+    X = np.vstack([X for X, _ in partitions])       # reals, not a fixed point of them
+    y = np.concatenate([y for _, y in partitions]).astype(float)
+    exact = w
+    for _ in range(2):
+        exact = exact - 0.1 * least_squares(exact, X, y)
+    assert 0 < np.abs(plain - exact).max() < 1e-9
+
+
+@pytest.mark.bounded(60)
 def test_bad_input_is_refused(bounded):
     code = CyclicRepetition(F, 3, 1)
     parts = [(np.ones((2, 2), np.int64), np.ones(2, np.int64))] * 3
-    with pytest.raises(InvalidParameterError, match="integer arrays"):
-        descend(None, code, least_squares, np.zeros(2), [(np.ones((2, 2)), np.ones(2))] * 3,
-                steps=1, rate=0.1)
+    with pytest.raises(InvalidParameterError, match="array of complex128"):
+        descend(None, code, least_squares, np.zeros(2),
+                [(np.ones((2, 2), complex), np.ones(2))] * 3, steps=1, rate=0.1)
+    mixed = parts[:2] + [(np.ones((2, 2)), np.ones(2, np.int64))]
+    with pytest.raises(InvalidParameterError, match="Partition 2 has arrays of other kinds"):
+        descend(None, code, least_squares, np.zeros(2), mixed, steps=1, rate=0.1)
     with pytest.raises(InvalidParameterError, match="power of two"):
         descend(None, code, least_squares, np.zeros(2), parts, steps=1, rate=0.1, scale=1000)
     with pytest.raises(InvalidParameterError, match="rate"):

@@ -280,7 +280,7 @@ class Unreachable:
 
 
 @pytest.mark.parametrize("options, error, match", [
-    ({"coding": "plain"}, ValueError, "'coding' must be one of 'mds', 'lcc'; not 'plain'"),
+    ({"coding": "plain"}, ValueError, "'coding' must be one of 'mds', 'lcc', 'gradient'; not 'plain'"),
     ({"scheme": "fast"}, ValueError, "'scheme' must be one of"),
     ({"coding": "lcc", "scheme": "compfs"}, ValueError, "cannot use scheme='compfs'"),
     ({"pieces": 0}, ValueError, "pieces"),
