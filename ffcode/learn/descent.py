@@ -51,7 +51,11 @@ def fixed_point_gradient(F: PrimeField, *arrays: np.ndarray) -> np.ndarray:
     data = [np.ascontiguousarray(a).view(np.float64) if kind == REAL else a
             for a, kind in zip(data, kinds)]
     scale = float(int(scales[0]))
-    gradient = functions.load(bytes(np.asarray(path, np.uint8)).decode())
+    name = bytes(np.asarray(path, np.uint8)).decode()
+    if name.startswith("__main__:"):            # defined in the master's script
+        from ffcode.runtime.shared.local import import_main
+        import_main()
+    gradient = functions.load(name)
     real = F.to_real(params, scale)
     value = np.asarray(gradient(real, *data), float).reshape(-1)
     if value.shape != real.shape:

@@ -3,7 +3,9 @@ guide's small numpy MLP (docs/examples/mlp.py) on load_digits, trained with two 
 workers lost every step, equals bit for bit the same fit summed here without coding; bad
 input refused with clear errors."""
 import pathlib
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -97,6 +99,35 @@ def test_real_partitions_reach_the_workers_exactly():
     for _ in range(2):
         exact = exact - 0.1 * least_squares(exact, X, y)
     assert 0 < np.abs(plain - exact).max() < 1e-9
+
+
+SCRIPT = textwrap.dedent("""
+    import numpy as np, ffcode
+    from ffcode.learn.descent import descend, local_sum
+
+    def gradient(params, X, y):         # defined in the script the master runs
+        return X.T @ (X @ params - y)
+
+    if __name__ == "__main__":
+        F = ffcode.GF(2**61 - 1)
+        rng = np.random.default_rng(0)
+        parts = [(rng.normal(size=(10, 2)), rng.normal(size=10)) for _ in range(3)]
+        with ffcode.Cluster(3) as cluster:
+            fit = descend(cluster, ffcode.CyclicRepetition(F, 3, 1), gradient, np.zeros(2),
+                          parts, steps=1, rate=0.01)
+        print(np.array_equal(fit.params, -0.01 * local_sum(F, gradient, np.zeros(2), parts,
+                                                           2**20)))
+""")
+
+
+@pytest.mark.bounded(90)
+def test_a_gradient_defined_in_the_masters_script(tmp_path):
+    script = tmp_path / "fit.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=80)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
 
 
 @pytest.mark.bounded(60)
