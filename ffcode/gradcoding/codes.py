@@ -37,6 +37,22 @@ from ffcode.gradcoding.order import checked_assignment
 CHECK_SETS = 20_000     # check() looks at every survivor set up to this many of them
 
 
+def ones_combination(F: PrimeField, vectors: np.ndarray) -> Optional[np.ndarray]:
+    """a with sum_i a[i] vectors[i] = (1, ..., 1) over F, or None when the all-ones
+    vector is not in their span: the weights that turn messages into the sum."""
+    m, k = vectors.shape
+    system = np.empty((k, m + 1), F.dtype)          # [V^T | 1]
+    system[:, :-1], system[:, -1] = vectors.T, 1
+    reduced = F.rref(system)
+    pivots = [int(np.flatnonzero(row)[0]) for row in reduced if row.any()]
+    if pivots and pivots[-1] == m:
+        return None
+    a = np.zeros(m, F.dtype)
+    for r, c in enumerate(pivots):
+        a[c] = reduced[r, -1]
+    return a
+
+
 class GradientCode:
     """The contract of a gradient code: ``n_workers`` workers hold ``partitions`` data
     partitions, and the sum of the partitions' gradients is exact from any ``n_workers -
@@ -158,21 +174,13 @@ class GradientCode:
         """a over ``workers`` (distinct) with sum_i a[i] B[workers[i]] = (1, ..., 1):
         DecodingError naming the partitions they cannot cover when there is none."""
         rows = self._distinct(workers)
-        B = self.coefficients[rows]
-        k = self.partitions
-        system = np.empty((k, len(rows) + 1), self.F.dtype)      # [B_F^T | 1]
-        system[:, :-1], system[:, -1] = B.T, 1
-        reduced = self.F.rref(system)
-        pivots = [int(np.flatnonzero(row)[0]) for row in reduced if row.any()]
-        if pivots and pivots[-1] == len(rows):
+        a = ones_combination(self.F, self.coefficients[rows])
+        if a is None:
             held = set(itertools.chain.from_iterable(self.assignment[i] for i in rows))
-            missing = sorted(set(range(k)) - held)
+            missing = sorted(set(range(self.partitions)) - held)
             why = (f"partitions {missing} are on none of them" if missing else
                    "their coefficients do not span the all-ones vector")
             raise DecodingError(f"Workers {sorted(rows)} cannot give the sum: {why}.")
-        a = np.zeros(len(rows), self.F.dtype)
-        for r, c in enumerate(pivots):
-            a[c] = reduced[r, -1]
         return a
 
     def decode(self, results: Mapping[Int, np.ndarray]) -> np.ndarray:
