@@ -46,7 +46,8 @@ DATASETS = {"breast_cancer": "logistic", "digits": "logistic", "diabetes": "line
             "synthetic": None}
 COMPARED = [Scheme.UNCODED, Scheme.CLASSIC, Scheme.COMPFS]
 GRADIENT = "gradient"                       # --coding of gradient codes
-PROTOCOLS = ["uncoded", "original", "partial"]  # --compare with --coding gradient
+# --coding gradient's protocols, --compare's three: (the code's redundancy, partial work)
+PROTOCOLS = {"uncoded": (False, True), "original": (True, False), "partial": (True, True)}
 DEFAULTS = {"samples": 2000, "features": 20, "slowdown": 4.0}
 TEST_FRACTION = 0.25
 EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[learn]"
@@ -83,12 +84,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--coding", choices=code_names("matvec") + code_names("lcc") +
                        [GRADIENT], default="mds", help="mds: X w and X^T r as two "
                        "MDS-coded products per iteration; lcc: the whole gradient as one "
-                       "Lagrange-coded job, private against any one worker; gradient: a "
-                       "gradient code, each worker holding --stragglers + 1 of the "
-                       "samples' partitions and sending coded sums of their gradients as "
-                       "it finishes each (stragglers' partial work counts); or a code "
-                       "registered for matvec or lcc (ffcode.codes.registry), run as they "
-                       "are (default mds)")
+                       "Lagrange-coded job, private against any one worker; gradient: "
+                       "each worker holds --stragglers + 1 of the samples' partitions and "
+                       "sends coded sums of their gradients as it finishes each; or a code "
+                       "registered for matvec or lcc (ffcode.codes.registry) (default mds)")
     model.add_argument("--original", action="store_true", help="with --coding gradient: "
                        "the original protocol, each worker sending once, after its last "
                        "partition (default: after each; --compare trains with uncoded, "
@@ -230,7 +229,7 @@ def _settle_dataset(args: argparse.Namespace) -> None:
 def schemes_for(args: argparse.Namespace) -> tuple[list, list]:
     """(the schemes to train with, notes saying why --compare picks cfs); prints nothing."""
     if namespace(args).coding == GRADIENT:
-        return (PROTOCOLS if args.compare else
+        return (list(PROTOCOLS) if args.compare else
                 ["original" if args.original else "partial"]), []
     lcc = _lagrange(args.coding)
     if args.compare and args.task != "multitask":
@@ -534,9 +533,9 @@ def _model(Model, args, scheme, faults, progress=None, **options):
     """The model the arguments ask for, with one scheme (and options: coupling)."""
     if args.learning_rate is not None:
         options["learning_rate"] = args.learning_rate
-    if args.coding == GRADIENT:         # scheme: the protocol (uncoded: no redundancy)
-        options.update(stragglers=0 if scheme == "uncoded" else args.stragglers,
-                       partial=scheme != "original")
+    if args.coding == GRADIENT:         # scheme: the protocol
+        redundant, partial = PROTOCOLS[scheme]
+        options.update(stragglers=args.stragglers if redundant else 0, partial=partial)
     else:
         options.update(scheme=scheme, k=args.k, shares=args.shares)
     return Model(coding=args.coding, iterations=args.iterations, faults=faults,

@@ -24,7 +24,7 @@ coefficients from the code, by (worker, partitions done).
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ffcode._ext.rankbasis import RankBasis
 from ffcode._types import ArrayLike, Int
 from ffcode.errors import InvalidParameterError
 from ffcode.gradcoding.codes import GradientCode
+from ffcode.gradcoding.robust import RobustGradientDecoder
 from ffcode.pieces import Packet
 
 
@@ -126,12 +127,16 @@ class GradientDecoder:
 class GradientCollector:
     """A gradient-coded job's collector on the runtime (ffcode.decoding.collectors'
     protocol): worker w's packet k is its message after k + 1 partitions, its payload the
-    message; the coefficients a packet carries are not read (the code's are used)."""
+    message; the coefficients a packet carries are not read (the code's are used). With
+    ``adversaries`` it reads the sum despite that many wrong workers
+    (RobustGradientDecoder) and names them in ``wrong``."""
     pending = 0             # every message is eliminated as it comes,
     buffer = None           # into storage of its own
 
-    def __init__(self, code: GradientCode) -> None:
-        self.decoder = GradientDecoder(code)
+    def __init__(self, code: GradientCode, adversaries: Int = 0) -> None:
+        adversaries = checks.integer(adversaries, "adversaries", low=0)
+        self.decoder: Any = RobustGradientDecoder(code, adversaries) if adversaries else \
+            GradientDecoder(code)
         self.needed = code.partitions           # the most messages a span of them needs
 
     @property
@@ -143,13 +148,23 @@ class GradientCollector:
         return self.decoder.complete
 
     @property
+    def sufficient(self) -> bool:
+        """Whether the messages so far would give the sum if every worker were honest
+        (their vectors span the all-ones vector)."""
+        if isinstance(self.decoder, GradientDecoder):
+            return self.decoder.complete
+        return self.decoder.spans
+
+    @property
     def wrong(self) -> list:
-        return []
+        """The workers whose messages the sum had to leave out (correcting only)."""
+        return list(getattr(self.decoder, "wrong", []))
 
     @property
     def missing(self) -> str:
-        """What the messages so far leave uncovered ("" once complete)."""
-        if self.complete:
+        """What the messages so far leave uncovered ("" once complete, or when
+        correcting: the runtime says the messages cannot be explained)."""
+        if self.complete or not isinstance(self.decoder, GradientDecoder):
             return ""
         k = self.decoder.code.partitions
         covered = set(self.decoder.covered())
@@ -170,4 +185,9 @@ class GradientCollector:
         return True
 
     def exclude(self, share: int) -> None:
-        raise ValueError("A gradient-coded job trusts its workers: none is excluded.")
+        """Leave a worker's messages out (it sent an invalid one, or failed): only when
+        correcting wrong workers; a job that trusts its workers excludes none."""
+        if not isinstance(self.decoder, RobustGradientDecoder):
+            raise ValueError("A gradient-coded job without adversaries trusts its workers: "
+                             "none is excluded.")
+        self.decoder.exclude(share)

@@ -46,8 +46,10 @@ class RobustGradientDecoder:
     """A gradient code's messages (``add(worker, done, message)``, as GradientDecoder's)
     read despite up to ``adversaries`` workers sending wrong ones: ``complete`` once the
     sum is certain, ``result()`` the exact sum, ``wrong`` the workers whose messages it
-    had to leave out. ``exclude(worker)`` drops a worker known wrong (or failed). The
-    code must tolerate 2 * adversaries stragglers (ValueError otherwise)."""
+    had to leave out. The messages' shape is ``shape``, or the one A + 1 workers agree
+    on: a worker that sends another is wrong. ``exclude(worker)`` drops a worker known
+    wrong (or failed). The code must tolerate 2 * adversaries stragglers (ValueError
+    otherwise)."""
 
     def __init__(self, code: GradientCode, adversaries: Int, shape: Optional[tuple] = None,
                  seed: Optional[int] = None):
@@ -66,6 +68,8 @@ class RobustGradientDecoder:
             self._reserve(tuple(checks.integer(d, "shape", low=0) for d in shape))
         self._messages: dict = {}           # worker -> {done: (vector, payload, projected)}
         self._excluded: set = set()
+        self._unshaped: list = []           # (worker, done, vector, message) until agreed
+        self._misshaped: set = set()        # workers that sent another shape
         self._result: Optional[np.ndarray] = None
         self.wrong: list[int] = []
         self.received = 0
@@ -84,6 +88,13 @@ class RobustGradientDecoder:
         vectors = self._rows(self._present())[0]
         return self.F.rank(vectors) if len(vectors) else 0
 
+    @property
+    def spans(self) -> bool:
+        """Whether the messages' vectors (of workers not excluded) span the all-ones
+        vector: the sum would follow if every worker were honest."""
+        vectors = self._rows(self._present())[0]
+        return bool(len(vectors)) and ones_combination(self.F, vectors) is not None
+
     def add(self, worker: Int, done: Int, message: ArrayLike) -> bool:
         """Take ``worker``'s message after its first ``done`` partitions; True if it was
         new (not a repeat, not of an excluded worker, not after completion). A message
@@ -92,25 +103,24 @@ class RobustGradientDecoder:
         self.received += 1
         worker, done = int(worker), int(done)
         held = self._messages.setdefault(worker, {})
-        if self.complete or worker in self._excluded or done in held:
+        if self.complete or worker in self._excluded or done in held or \
+                any(w == worker and d == done for w, d, _, _ in self._unshaped):
             return False
         checked = self.F.elements(message, "message")
-        if self._shape is None:
-            self._reserve(checked.shape)
-        if checked.shape != self._shape:
-            raise InvalidParameterError(f"A message has shape {checked.shape}, expected "
-                                        f"{self._shape}.")
-        flat = np.ascontiguousarray(checked).reshape(1, -1) if checked.size else \
-            np.zeros((1, 1), self.F.dtype)
-        held[done] = (vector, flat, self.F.matmul(flat, self._projection))
-        self._decide()
+        if self._shape is None:             # no worker alone decides the shape
+            self._unshaped.append((worker, done, vector, checked))
+            self._settle_shape()
+        else:
+            self._keep(worker, done, vector, checked)
+        if self._shape is not None:
+            self._decide()
         return True
 
     def exclude(self, worker: Int) -> None:
         """Leave ``worker``'s messages out from now on (it is known wrong, or failed)."""
         worker = self.code.worker_index(worker)
         self._excluded.add(worker)
-        if not self.complete:
+        if not self.complete and self._shape is not None:
             self._decide()
 
     def result(self) -> np.ndarray:
@@ -126,8 +136,7 @@ class RobustGradientDecoder:
         """Complete when the fewest workers (at most A) whose removal leaves consistent
         messages that span the all-ones vector still leave it spanned without any A more."""
         present = self._present()
-        vectors = self._rows(present)[0]
-        if not len(vectors) or ones_combination(self.F, vectors) is None:
+        if not self.spans:
             return
         for size in range(self.adversaries + 1):
             for left_out in itertools.combinations(present, size):
@@ -169,9 +178,33 @@ class RobustGradientDecoder:
         assert self._shape is not None, "a message came"
         total = self.F.matmul(a[None, :], payloads)[0]
         self._result = total[:math.prod(self._shape)].reshape(self._shape)
-        self.wrong = sorted(wrong)
+        self.wrong = sorted(set(wrong) | self._misshaped)
 
     # -- the messages ---------------------------------------------------------------------
+
+    def _settle_shape(self) -> None:
+        """Fix the messages' shape once A + 1 workers agree on it (one of them is honest),
+        and file the messages held until then."""
+        workers: dict = {}
+        for worker, _, _, message in self._unshaped:
+            workers.setdefault(message.shape, set()).add(worker)
+        agreed = [shape for shape, who in workers.items() if len(who) > self.adversaries]
+        if agreed:
+            self._reserve(agreed[0])
+            unshaped, self._unshaped = self._unshaped, []
+            for worker, done, vector, message in unshaped:
+                self._keep(worker, done, vector, message)
+
+    def _keep(self, worker: int, done: int, vector: np.ndarray, message: np.ndarray) -> None:
+        """File a message of the agreed shape; one of another shape makes its worker
+        wrong, and its messages no longer count."""
+        if message.shape != self._shape:
+            self._misshaped.add(worker)
+            self._excluded.add(worker)
+            return
+        flat = np.ascontiguousarray(message).reshape(1, -1) if message.size else \
+            np.zeros((1, 1), self.F.dtype)
+        self._messages[worker][done] = (vector, flat, self.F.matmul(flat, self._projection))
 
     def _present(self) -> list:
         return [w for w in sorted(self._messages) if self._messages[w]

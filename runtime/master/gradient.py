@@ -63,7 +63,9 @@ class GradientStep(JobKind):
     wrapping around mod p, ``F.max_signed // partitions``; None (the default) checks
     nothing, for gradients that are plain field elements. ``cluster.run(step)`` returns
     (the sum of every partition's gradient, the report); with ``faults=`` it injects
-    them, a pause or slowdown per partition."""
+    them, a pause or slowdown per partition; with ``adversaries=A`` (a code tolerating
+    2A stragglers) it reads the sum despite A wrong workers, named in ``report.wrong``
+    (ffcode.gradcoding.robust)."""
 
     def __init__(self, code: Any, f: Union[Callable, str], *data: Any,
                  partial: bool = True, bound: Union[int, str, None] = None):
@@ -112,8 +114,11 @@ class GradientStep(JobKind):
             parts = [self.partitions[j] for j in order]
             task = Task(payload, counts=tuple(len(part) for part in parts), faults=faulty)
             tasks.append((task, [a for part in parts for a in part] + self.args))
-        plan = KindPlan(tasks, GradientCollector(code), name=repr(code), label="gradient",
-                        every_worker=False, options=options, dtype=code.F.dtype)
+        adversaries = getattr(options, "adversaries", 0)
+        plan = KindPlan(tasks, GradientCollector(code, adversaries), name=repr(code),
+                        label="gradient", every_worker=False, options=options,
+                        dtype=code.F.dtype)
         plan.measure = "rank"           # of the messages' span, up to one per partition
+        plan.adversaries = adversaries  # named wrong (report.wrong) and excluded after
         plan.resident = self.resident
         return plan

@@ -301,7 +301,7 @@ class JobRun:
             raise self.ledger.failure(JobFailed, "when a worker was lost: every worker's "
                                       "part is needed", self)
         if len(self.finished) == self.places:
-            unexplained = plan.adversaries and plan.collector.rank >= plan.needed
+            unexplained = plan.adversaries and sufficient(plan.collector, plan.needed)
             raise self.ledger.failure(VerificationError if unexplained else JobFailed,
                                       "after every live worker finished", self)
 
@@ -528,7 +528,7 @@ class Ledger:
         missing = getattr(run.plan.collector, "missing", "")    # what a collector may say
         if missing:                                             # it still lacks
             message += f"; {missing}"
-        if self.adversaries and rank >= needed:
+        if self.adversaries and sufficient(run.plan.collector, needed):
             message += (f"; the results cannot be explained with at most "
                         f"{self.adversaries} wrong workers")
         if lost:
@@ -578,3 +578,10 @@ _HANDLERS: dict = {
     ev.Stopped: JobRun._message, ev.Failed: JobRun._message,
     ev.Cancel: lambda run, event: run._end_with(None, event.now),
     ev.Abort: lambda run, event: run._end_with(event.error, event.now, event.stop)}
+
+
+def sufficient(collector: Any, needed: int) -> bool:
+    """Whether what arrived would decode if every sender were honest: the rank needed, or
+    what a collector says of itself (a gradient code's span of the all-ones vector)."""
+    said = getattr(collector, "sufficient", None)
+    return bool(said) if said is not None else collector.rank >= needed

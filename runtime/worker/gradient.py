@@ -29,7 +29,7 @@ import numpy as np
 from ffcode import functions
 from ffcode.field import GF
 from ffcode.runtime.shared import local
-from ffcode.runtime.worker.coded import paused
+from ffcode.runtime.worker.coded import paused, tamper
 
 
 def gradient_steps(job, out, worker):
@@ -43,8 +43,9 @@ def gradient_steps(job, out, worker):
     if held is None or len(held) != len(task.coefficients):
         raise ValueError(f"the task names {len(task.coefficients)} partitions, and "
                          f"{'none' if held is None else len(held)} came with it")
-    delays, slowdown = job.faults.delays, job.faults.slowdown
-    total, last = None, len(held) - 1
+    delays, slowdown, corrupt = job.faults.delays, job.faults.slowdown, job.faults.corrupt
+    rng = np.random.default_rng() if corrupt else None
+    total, last, sent = None, len(held) - 1, 0
     for u, (arrays, weight) in enumerate(zip(held, task.coefficients)):
         began, cpu = time.perf_counter(), time.thread_time()
         gradient = F.elements(f(F, *arrays, *job.args), "the gradient")
@@ -59,7 +60,9 @@ def gradient_steps(job, out, worker):
         term = F.combine(np.array([[weight]], F.dtype), [gradient])[0]
         total = term if total is None else F.add(total, term)
         if task.partial or u == last:
-            out(*job.packet(u, np.ones(1, F.dtype), total, compute=spent))
+            message = total if not corrupt else tamper(F, total, sent, corrupt, rng)
+            sent += 1
+            out(*job.packet(u, np.ones(1, F.dtype), message, compute=spent))
         if u < last:
             yield                       # a turn a partition: another job's may come between
     out(*job.done())

@@ -137,10 +137,24 @@ def test_bad_arguments_are_refused():
     with pytest.raises(InvalidParameterError, match="adversaries"):
         RobustGradientDecoder(code, 0)
     decoder = RobustGradientDecoder(code, 1, shape=(3,))
-    with pytest.raises(InvalidParameterError, match="shape"):
-        decoder.add(0, 1, F.asarray([1, 2]))
     with pytest.raises(ValueError):
         decoder.add(0, 1, np.array([70000, 1, 2]))
     with pytest.raises(ValueError, match="Not decidable yet"):
         decoder.result()
     assert not decoder.complete and decoder.rank == 0
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_no_worker_alone_decides_the_shape(first):
+    """A liar whose messages have another shape, heard first or last, is named wrong and
+    left out; the shape is the one two workers agree on (A + 1)."""
+    code = CyclicRepetition(F, 5, 2)
+    g = gradients(F, 5, 7)
+    sent = messages(code, g, [3] * 5)
+    liar = [(w, d, np.concatenate([m, m[:1]])) for w, d, m in sent if w == 2]
+    honest = [x for x in sent if x[0] != 2]
+    decoder = RobustGradientDecoder(code, 1)
+    for w, d, m in (liar + honest if first else honest[:6] + liar + honest[6:]):
+        decoder.add(w, d, m)
+    assert decoder.complete and decoder.wrong == [2]
+    assert np.array_equal(decoder.result(), F.combine(np.ones((1, 5), F.dtype), g)[0])

@@ -157,3 +157,42 @@ def test_resident_partitions_ship_once(bounded):
         with ffcode.Cluster(6) as other:
             with pytest.raises(InvalidParameterError, match="another cluster"):
                 other.run(GradientStep(other_data, cube_sum, w))
+
+
+@pytest.mark.bounded(120)
+@pytest.mark.parametrize("how", ["random", "piece", "shape"])
+def test_a_wrong_worker_is_corrected_named_and_excluded(bounded, how):
+    """adversaries=1 with a code tolerating 2 stragglers: a worker that lies (random
+    messages, one element off by one, or a message of the wrong shape), heard first, is
+    left out of the exact sum, named in report.wrong and excluded from later jobs."""
+    code = CyclicRepetition(F, 6, 2)
+    parts, w, want = data(code, seed=4)
+    others = Faults(corrupt={3: how}, delay={i: (0.3, 0) for i in (0, 1, 2, 4, 5)})
+    with ffcode.Cluster(6) as own:
+        output, report = own.run(GradientStep(code, cube_sum, parts, w, partial=False),
+                                 faults=others, adversaries=1, timeout=30)
+        assert np.array_equal(output, want) and report.wrong == [3]
+        output, report = own.run(GradientStep(code, cube_sum, parts, w), timeout=30)
+        assert np.array_equal(output, want)
+        assert not report.workers[3].packets
+
+
+@pytest.mark.bounded(90)
+def test_wrong_workers_at_full_speed_and_beyond_the_redundancy(bounded):
+    """At full speed a liar's partial messages are left out or outvoted; two liars
+    cannot be explained with at most one (VerificationError); a code without the
+    redundancy for two is refused."""
+    from ffcode.errors import VerificationError
+    code = CyclicRepetition(F, 6, 2)
+    parts, w, want = data(code, seed=5)
+    with ffcode.Cluster(6) as own:
+        with pytest.raises(VerificationError, match="cannot be explained with at most 1"):
+            own.run(GradientStep(code, cube_sum, parts, w, partial=False),
+                    faults=Faults(corrupt={1: "random", 4: "random"}), adversaries=1,
+                    timeout=30)
+        with pytest.raises(InvalidParameterError, match="tolerates 4 stragglers"):
+            own.run(GradientStep(code, cube_sum, parts, w), adversaries=2)
+        output, report = own.run(GradientStep(code, cube_sum, parts, w),
+                                 faults=Faults(corrupt={2: "random"}), adversaries=1,
+                                 timeout=30)
+        assert np.array_equal(output, want) and report.wrong in ([], [2])
