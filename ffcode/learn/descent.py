@@ -142,7 +142,10 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     """``steps`` steps of params -= rate * (the sum over partitions of ``gradient``), each sum
     decoded from ``code``'s workers on ``cluster`` (``partial``: at full speed; faults
     injected every step). The partitions are loaded on the workers once (a step ships the
-    parameters only) and unloaded at the end. ``partitions``: the code's partitions, a
+    parameters only) and unloaded at the end; on a cluster of relays the code's workers
+    are the relays, each step ships the partitions, and each relay's group sums a
+    partition's gradient over its cut into the group's parts (so its rounding is the
+    parts'). ``partitions``: the code's partitions, a
     tuple of arrays each (the gradient's arguments after the parameters), integer or
     real (the workers get reals exactly, as float64). ``scale``: the fixed point's, a
     power of two; the parameters and every partition's gradient must stay within
@@ -159,7 +162,9 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     parts, kinds = worker_partitions(code, partitions)
     fit = Descent(params)
     shipped_parameters(F, params, scale)        # parameters that cannot be shipped: now
-    data = cluster.load(code, parts)            # the partitions stay on their workers
+    relays = bool(getattr(cluster, "groups", ()))
+    # the partitions stay on their workers; a cluster of relays ships them every step
+    data = (code, parts) if relays else cluster.load(code, parts)
     try:
         for step in range(steps):
             start = time.perf_counter()
@@ -172,7 +177,7 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
             if callback is not None:
                 callback(step, fit.params)
     finally:
-        if cluster.holds(data):
+        if not relays and cluster.holds(data):
             cluster.unload(data)
     return fit
 

@@ -142,6 +142,12 @@ class Settings:
     partial: bool = True                # coding="gradient": stragglers' partial work counts
 
     @property
+    def coded_workers(self) -> int:
+        """A gradient code's workers: the cluster's, or its relays (each relay's group
+        sums its partitions' gradients)."""
+        return len(self.groups) or self.n_workers
+
+    @property
     def n_points(self) -> int:
         """The number of the codes' points, shares per worker times the workers."""
         return self.n_workers * self.shares
@@ -303,7 +309,8 @@ class _CodedGradientDescent(BaseEstimator):
 
     def _gradient_settings(self, s: Settings) -> None:
         """coding="gradient": the stragglers (by default 1, or 0 on one worker) below the
-        workers, the protocol, and none of the other codings' arguments."""
+        workers (on a cluster of relays: the relays), the protocol, and none of the other
+        codings' arguments."""
         given = [name for name, value in (("scheme", self.scheme), ("k", self.k))
                  if value is not None] + (["shares"] if s.shares != 1 else [])
         if given:
@@ -311,12 +318,9 @@ class _CodedGradientDescent(BaseEstimator):
                 f"coding='gradient' takes no {' or '.join(repr(n) for n in given)}: each "
                 "worker computes its partitions' gradients and sends coded sums of them "
                 "(see 'stragglers' and 'partial').")
-        if s.groups:
-            raise InvalidParameterError("coding='gradient' runs on a cluster without relays; "
-                                        "this one has groups behind relays.")
-        default = min(1, s.n_workers - 1)
-        s.stragglers = default if self.stragglers is None else checks.integer(
-            self.stragglers, "stragglers", low=0, high=s.n_workers - 1)
+        units = s.coded_workers
+        s.stragglers = min(1, units - 1) if self.stragglers is None else checks.integer(
+            self.stragglers, "stragglers", low=0, high=units - 1)
         s.partial = checks.flag(self.partial, "partial")
 
     def _check_polynomial(self, s: Settings) -> None:

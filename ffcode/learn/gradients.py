@@ -231,7 +231,7 @@ class _SummedGradient(_Jobs):
 
     def __init__(self, s: Any, X1: np.ndarray, y: np.ndarray,
                  weights: Optional[np.ndarray], gradient: str) -> None:
-        code = CyclicRepetition(s.F, s.n_workers, s.stragglers)
+        code = CyclicRepetition(s.F, s.coded_workers, s.stragglers)
         rows = np.array_split(np.arange(len(y)), code.partitions)
         partitions = [(X1[r], y[r]) + (() if weights is None else (weights[r],))
                       for r in rows]

@@ -16,7 +16,7 @@ worker's partial work counts) and stops everyone.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -65,10 +65,15 @@ class GradientStep(JobKind):
     (the sum of every partition's gradient, the report); with ``faults=`` it injects
     them, a pause or slowdown per partition; with ``adversaries=A`` (a code tolerating
     2A stragglers) it reads the sum despite A wrong workers, named in ``report.wrong``
-    (ffcode.gradcoding.robust)."""
+    (ffcode.gradcoding.robust). On a cluster of relays the code's workers are the relays:
+    each cuts a partition along its arrays' first axis into its group's parts, and the
+    group sums their gradients, tolerating ``group_stragglers`` members (default 1)."""
+
+    through_relays = True       # on a cluster of relays, each relay's group computes
 
     def __init__(self, code: Any, f: Union[Callable, str], *data: Any,
-                 partial: bool = True, bound: Union[int, str, None] = None):
+                 partial: bool = True, bound: Union[int, str, None] = None,
+                 group_stragglers: Optional[int] = None):
         layout = getattr(code, "layout", None)
         if isinstance(layout, Partitions):      # resident: the arguments only
             self.resident, self.code, self.partitions = code, layout.code, None
@@ -91,21 +96,27 @@ class GradientStep(JobKind):
             bound = most
         self.bound = None if bound is None else checks.integer(bound, "bound", low=0,
                                                                 high=most)
+        self.group_stragglers = None if group_stragglers is None else checks.integer(
+            group_stragglers, "group_stragglers", low=0)
 
     def __repr__(self) -> str:
         return f"a gradient step of {self.code!r}"
 
-    def plan(self, options: Any) -> KindPlan:
+    def plan(self, options: Any, groups: Sequence[int] = ()) -> KindPlan:
         """Worker i's task: its partitions' arrays in its order, its coefficients, the
         arguments; a lost worker is done without (the job fails, naming the partitions
-        left uncovered, only when the others cannot cover them)."""
+        left uncovered, only when the others cannot cover them). On a cluster of relays
+        (``groups``: their groups' sizes) the code's workers are the relays, and each
+        relay's group computes its partitions' gradients (see ``inner``)."""
         code = self.code
         faults = getattr(options, "faults", None) or Faults()
         faults.check_workers(code.n_workers)
+        inner = self.inner(groups, getattr(options, "group_faults", None))
         tasks = []
         for i, order in enumerate(code.assignment):
             weights = tuple(int(w) for w in code.coefficients[i, list(order)])
-            payload = Gradient(self.f, self.p, weights, self.partial, self.bound)
+            payload = Gradient(self.f, self.p, weights, self.partial, self.bound,
+                               inner[i] if inner else None)
             faulty = faults.for_worker(i, len(order))
             if self.partitions is None:         # resident: its partitions are on its worker
                 task = Task(payload, data=self.resident.ident, faults=faulty)
@@ -122,3 +133,36 @@ class GradientStep(JobKind):
         plan.adversaries = adversaries  # named wrong (report.wrong) and excluded after
         plan.resident = self.resident
         return plan
+
+    def inner(self, groups: Sequence[int], group_faults: Any) -> list:
+        """Each relay's inner code, (stragglers, its group's faults as a dict or None): a
+        partition is cut along its arrays' first axis (its samples) into a cyclic
+        repetition code's partitions over the group, which tolerates ``group_stragglers``
+        of its workers (by default 1, or 0 in a group of one). [] without relays."""
+        if not groups:
+            if group_faults is not None:
+                raise InvalidParameterError("Argument 'group_faults' is for a cluster of "
+                                            "relays (groups=).")
+            return []
+        if len(groups) != self.code.n_workers:
+            raise InvalidParameterError(
+                f"On a cluster of relays a gradient code's workers are the relays: "
+                f"{self.code!r} has {self.code.n_workers}, the cluster {len(groups)}.")
+        if self.resident is not None:
+            raise InvalidParameterError("A cluster of relays ships each step's partitions.")
+        faults = dict(group_faults or {})
+        if any(not isinstance(g, int) or not 0 <= g < len(groups) for g in faults):
+            raise InvalidParameterError(f"Argument 'group_faults' names groups 0 to "
+                                        f"{len(groups) - 1}, not {sorted(faults)}.")
+        out = []
+        for g, size in enumerate(groups):
+            s = min(1, size - 1) if self.group_stragglers is None else self.group_stragglers
+            if s >= size:
+                raise InvalidParameterError(f"Argument 'group_stragglers' must be below "
+                                            f"every group's size; group {g} has {size}.")
+            chosen = faults.get(g)
+            if chosen is not None:
+                checks.instance(chosen, "group_faults", Faults, "an ffcode.Faults")
+                chosen.check_workers(size)
+            out.append((s, None if chosen is None else chosen.to_dict()))
+        return out

@@ -17,8 +17,10 @@ from concurrent.futures import Future
 from typing import Any, Callable, Sequence
 
 from ffcode import checks
+from ffcode.gradcoding import CyclicRepetition
 from ffcode.runtime.master.cluster import Cluster
 from ffcode.runtime.master.forwarding import Forwarding
+from ffcode.runtime.master.gradient import GradientStep
 from ffcode.runtime.shared.faults import Faults
 from ffcode.runtime.shared.local import IN_POOL
 from ffcode.runtime.shared.task import Task
@@ -57,6 +59,15 @@ class Group:
         handed to ``arrived`` as it comes."""
         job = Forwarding(task, split, self.n_workers, arrived)
         return self.cluster.submit(job, timeout=GROUP_TIMEOUT, priority=priority)
+
+    def gradient(self, F: Any, f: str, parts: list, args: Sequence[Any], stragglers: int,
+                 bound: int | None, *, faults: Faults | None, priority: int) -> Future:
+        """A partition's gradient: the sum of its parts' (one per member, ``f``'s) by a
+        cyclic repetition code over the group, at full speed."""
+        code = CyclicRepetition(F, self.n_workers, stragglers)
+        step = GradientStep(code, f, parts, *args, bound=bound)
+        return self.cluster.submit(step, faults=faults, timeout=GROUP_TIMEOUT,
+                                   priority=priority)
 
     def close(self) -> None:
         self.cluster.close()

@@ -255,9 +255,12 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     ``groups``: the group sizes of a cluster of relays (its n_workers relays), which runs
     a hierarchical code's outer code (``through_relays``)."""
     if isinstance(code, JobKind):       # a relay's forwarding, a MapReduce phase, ...
-        if groups:
+        if not groups:
+            return code.plan(options), (), None
+        if not code.through_relays:
             raise InvalidParameterError(f"A cluster of relays (groups=...) cannot run {code!r}.")
-        return code.plan(options), (), None
+        relayed: Any = code             # its plan takes the groups: their relays compute
+        return relayed.plan(options, groups=groups), (), None
     relayed, asked, assignment = None, code, None
     if groups and isinstance(code, HierarchicalCode):
         code, carried = through_relays(code, groups, options.group_faults)

@@ -26,17 +26,22 @@ class Gradient:
     partition, in that order); partial: it sends its message after each partition (at
     full speed), else once, after the last; bound: the largest magnitude a partition's
     gradient may have as a signed integer (fixed point), so that the sum cannot wrap
-    around mod p (None: any field elements)."""
+    around mod p (None: any field elements). For a relay, ``group``: its group's inner
+    code, (stragglers, the group's faults as Faults.to_dict or None): the relay's group
+    computes each partition's gradient, the partition cut into the group's partitions
+    (None: a worker computes its own)."""
     KIND: ClassVar[str] = "gradient"
     f: str
     p: int
     coefficients: Tuple[int, ...]
     partial: bool = True
     bound: Optional[int] = None
+    group: Optional[Tuple[int, Optional[dict]]] = None
 
     def to_meta(self) -> dict:
         return {"f": self.f, "p": self.p, "coefficients": list(self.coefficients),
-                "partial": self.partial, "bound": self.bound}
+                "partial": self.partial, "bound": self.bound,
+                "group": None if self.group is None else list(self.group)}
 
     @classmethod
     def from_meta(cls, meta: Any) -> "Gradient":
@@ -50,4 +55,14 @@ class Gradient:
         bound = check.optional(meta["bound"], "bound",
                                lambda b, name: check.count(b, name, (p - 1) // 2))
         return cls(f=check.path(meta["f"], "f"), p=p, coefficients=tuple(weights),
-                   partial=check.flag(meta["partial"], "partial"), bound=bound)
+                   partial=check.flag(meta["partial"], "partial"), bound=bound,
+                   group=check.optional(meta["group"], "group", _group))
+
+
+def _group(value: Any, name: str) -> tuple:
+    """A relay's inner code: [its stragglers, its group's faults (a mapping) or None]."""
+    if not (isinstance(value, list) and len(value) == 2):
+        raise ProtocolError(f"a task's {name} must be [stragglers, faults], not "
+                            f"{str(value)[:200]}")
+    return (check.count(value[0], f"{name} stragglers"),
+            check.optional(value[1], f"{name} faults", check.mapping))

@@ -110,6 +110,7 @@ class JobKind:
     ``steps``. ``Cluster.submit(kind_instance)`` runs it; the workers find it by its import
     path (``tag``), so it lives in a module they can import."""
     Payload: ClassVar[type]
+    through_relays: ClassVar[bool] = False  # True: plan(options, groups=sizes) on relays
 
     def __init_subclass__(cls, **options: Any) -> None:
         super().__init_subclass__(**options)

@@ -36,9 +36,7 @@ def gradient_steps(job, out, worker):
     """The step's turns: one partition each; every message to out(header, frames)."""
     task = job.payload
     F = GF(task.p)
-    if task.f.startswith("__main__:"):
-        local.import_main()             # f is defined in the master's script
-    f = functions.load(task.f)
+    gradient_of = _gradient_of(job, F, worker)
     held = job.shares
     if held is None or len(held) != len(task.coefficients):
         raise ValueError(f"the task names {len(task.coefficients)} partitions, and "
@@ -48,7 +46,7 @@ def gradient_steps(job, out, worker):
     total, last, sent = None, len(held) - 1, 0
     for u, (arrays, weight) in enumerate(zip(held, task.coefficients)):
         began, cpu = time.perf_counter(), time.thread_time()
-        gradient = F.elements(f(F, *arrays, *job.args), "the gradient")
+        gradient = gradient_of(arrays)
         if task.bound is not None:
             within(F, gradient, task.bound)
         spent, cpu = time.perf_counter() - began, time.thread_time() - cpu
@@ -67,6 +65,23 @@ def gradient_steps(job, out, worker):
             yield                       # a turn a partition: another job's may come between
     out(*job.done())
     yield
+
+
+def _gradient_of(job, F, worker):
+    """A partition's gradient from its arrays, checked to be field elements: the task's f
+    computed here, or on a relay by its group (the task's ``group``)."""
+    task = job.payload
+    relays = getattr(worker, "relays", False)
+    if relays != (task.group is not None):
+        raise ValueError("this worker is a relay: its group computes, and the task has no "
+                         "group's code" if relays else "this worker is not a relay: it "
+                         "cannot run a task's group code")
+    if relays:
+        return worker.partition_gradient(job, F)
+    if task.f.startswith("__main__:"):
+        local.import_main()             # f is defined in the master's script
+    f = functions.load(task.f)
+    return lambda arrays: F.elements(f(F, *arrays, *job.args), "the gradient")
 
 
 def within(F, gradient, bound: int) -> None:

@@ -64,6 +64,9 @@ class GroupRunner(Protocol):
     def forward(self, task: Any, split: tuple, arrived: Callable[[Any], None], *,
                 priority: int) -> Future: ...
 
+    def gradient(self, F: Any, f: str, parts: list, args: Sequence[Any], stragglers: int,
+                 bound: int | None, *, faults: Faults | None, priority: int) -> Future: ...
+
     def close(self) -> None: ...
 
 
@@ -101,17 +104,42 @@ class Relay(Worker):
         job.group = []
 
         def op(*operands):
-            future = job.in_group = self.group.run(code, operands, faults=faults,
-                                                   priority=job.priority)
-            while True:
-                try:
-                    return F.elements(self.settled(job, future, LOOK_EVERY),
-                                      "the group's output")
-                except concurrent.futures.TimeoutError:
-                    if job.stop.is_set():
-                        future.cancel()
-                        raise Stopped from None
+            return self.awaited(job, F, self.group.run(code, operands, faults=faults,
+                                                       priority=job.priority))
         return F, op
+
+    def partition_gradient(self, job, F):
+        """op(arrays): a gradient step's partition's gradient, computed by the group: the
+        arrays cut along their first axis (samples) into one part per member, summed by a
+        cyclic repetition code over the group that absorbs the task's group stragglers,
+        each part's gradient bounded so that their sum stays within the task's bound."""
+        task = job.payload
+        stragglers, chosen = task.group
+        faults = None if chosen is None else Faults.from_dict(chosen)
+        size = self.group.n_workers
+        if stragglers >= size:
+            raise ValueError(f"the group's code tolerates {stragglers} stragglers, and this "
+                             f"relay's group has {size} workers")
+        bound = None if task.bound is None else task.bound // size
+        job.group = []
+
+        def op(arrays):
+            parts = samples_cut(arrays, size)
+            return self.awaited(job, F, self.group.gradient(
+                F, task.f, parts, job.args, stragglers, bound, faults=faults,
+                priority=job.priority))
+        return op
+
+    def awaited(self, job, F, future):
+        """The field elements the group's job ``future`` gives, cancelled on a stop."""
+        job.in_group = future
+        while True:
+            try:
+                return F.elements(self.settled(job, future, LOOK_EVERY), "the group's output")
+            except concurrent.futures.TimeoutError:
+                if job.stop.is_set():
+                    future.cancel()
+                    raise Stopped from None
 
     def settled(self, job, future, wait=None):
         """The output of the job's group job ``future``, its brief noted, once it ended
@@ -187,6 +215,21 @@ class Relay(Worker):
     def close(self) -> None:
         super().close()
         self.group.close()
+
+
+def samples_cut(arrays: Sequence[np.ndarray], parts: int) -> list:
+    """A partition's arrays cut along their first axis (its samples) into ``parts``
+    partitions, a tuple of arrays each (ValueError when their lengths differ).
+
+    >>> [tuple(a.tolist() for a in p) for p in samples_cut([np.arange(5)], 2)]
+    [([0, 1, 2],), ([3, 4],)]
+    """
+    lengths = {len(a) if np.ndim(a) else None for a in arrays}
+    if len(lengths) != 1 or None in lengths:
+        raise ValueError("a relay's group cuts a partition along its arrays' first axis "
+                         "(its samples): they must all have one, of one length, not "
+                         f"{sorted(lengths, key=str)}")
+    return list(zip(*(np.array_split(a, parts) for a in arrays)))
 
 
 def maker(group: GroupRunner) -> Callable[..., Relay]:

@@ -46,6 +46,22 @@ def test_lcc_and_many_tasks_through_relays(bounded, cluster, flat):
     assert np.array_equal(tasks.coef_, again.coef_)
 
 
+@pytest.mark.bounded(120)
+def test_gradient_coding_through_relays(bounded, cluster, flat):
+    """coding="gradient": the code's workers are the relays, each group sums its
+    partitions' gradients; a relay that never answers changes nothing, bit for bit, and
+    the fit is the flat one to the fixed point's precision (each group rounds its parts)."""
+    X, y = small_problem(seed=6)
+    model = LogisticRegression(coding="gradient", iterations=5).fit(X, y, cluster=cluster)
+    assert model.codes_[0].n_workers == 3 and model.loaded_bytes_ == 0
+    slow = LogisticRegression(coding="gradient", iterations=5,
+                              faults=Faults(delay={0: (30.0, 0)})).fit(X, y, cluster=cluster)
+    assert np.array_equal(model.coef_, slow.coef_)
+    assert all(not step.reports[0].workers[0].packets for step in slow.history_)
+    same = LogisticRegression(coding="gradient", iterations=5).fit(X, y, cluster=flat)
+    np.testing.assert_allclose(model.coef_, same.coef_, atol=1e-8)
+
+
 @pytest.mark.bounded(60)
 def test_faults_name_relays(bounded, cluster):
     X, y = small_problem(seed=5)

@@ -8,7 +8,7 @@ import pytest
 import ffcode
 from ffcode import GF, CyclicRepetition, Faults, FractionalRepetition
 from ffcode.errors import InvalidParameterError, JobFailed, ProtocolError, WorkerError
-from ffcode.runtime import GradientStep
+from ffcode.runtime import GradientStep, Options
 from ffcode.runtime.shared.gradient import Gradient
 
 from helpers import shared_cluster
@@ -196,3 +196,40 @@ def test_wrong_workers_at_full_speed_and_beyond_the_redundancy(bounded):
                                  faults=Faults(corrupt={2: "random"}), adversaries=1,
                                  timeout=30)
         assert np.array_equal(output, want) and report.wrong in ([], [2])
+
+
+@pytest.mark.bounded(120)
+def test_on_a_cluster_of_relays_each_group_sums_its_partitions():
+    """The code's workers are the relays; each relay's group computes each of its
+    partitions' gradients as the sum over the partition's cut into the group's parts (a
+    gradient step of its own, absorbing a slow member); a lost relay is done without. On
+    integer data the sum equals the flat one exactly."""
+    from ffcode.learn.descent import gradient_job, local_sum, worker_partitions
+    G = GF(2**61 - 1)
+    code = CyclicRepetition(G, 3, 1)
+    rng = np.random.default_rng(6)
+    parts = [(rng.integers(-9, 10, (40, 3)), rng.integers(-9, 10, 40)) for _ in range(3)]
+    w = np.array([1.0, -2.0, 3.0])
+    path = "ffcode.learn.descent:least_squares"
+    want = local_sum(G, path, w, parts, 1)
+    shipped, kinds = worker_partitions(code, parts)
+    with ffcode.Cluster(9, groups=3) as relays:
+        for partial in (True, False):
+            output, report = relays.run(
+                gradient_job(G, (code, shipped), path, w, 1, kinds, partial),
+                faults=Faults(crash_after={1: 0}), group_faults={0: Faults(delay={2: (30.0, 0)})},
+                timeout=30)
+            assert np.array_equal(G.to_real(output, 1), want)
+            assert not report.workers[1].packets
+        with pytest.raises(InvalidParameterError, match="the relays: .* has 6, the cluster 3"):
+            relays.run(gradient_job(G, (CyclicRepetition(G, 6, 1), shipped * 2), path, w, 1,
+                                    kinds))
+        with pytest.raises(InvalidParameterError, match="'group_stragglers' must be below"):
+            relays.run(GradientStep(code, path, shipped, group_stragglers=3))
+        uneven = [(X, y[:-1]) for X, y in parts]
+        shipped, kinds = worker_partitions(code, uneven)
+        with pytest.raises(WorkerError, match="first axis"):
+            relays.run(gradient_job(G, (code, shipped), path, w, 1, kinds), timeout=30)
+    with pytest.raises(InvalidParameterError, match="'group_faults' is for a cluster of"):
+        cluster_free = GradientStep(code, path, shipped)
+        cluster_free.plan(Options(group_faults={0: Faults()}))
