@@ -16,6 +16,13 @@ hypothesis.settings.register_profile(
 hypothesis.settings.load_profile("ffcode")
 
 
+def pytest_collection_modifyitems(config, items):
+    """@pytest.mark.bounded(s) bounds a test even when it does not ask for the fixture."""
+    for item in items:
+        if item.get_closest_marker("bounded") and "bounded" not in item.fixturenames:
+            item.fixturenames.insert(0, "bounded")
+
+
 @pytest.fixture(params=PRIMES, ids=prime_id)
 def field(request):
     """ffcode.GF(p) for every prime of the suite."""

@@ -79,7 +79,7 @@ def test_learning_with_a_registered_code(bounded, registered):
     pytest.importorskip("sklearn")      # the learning extra (the core's quick runs lack it)
     from ffcode.learn import LinearRegression
     from ffcode.learn.estimators import codings, settings
-    assert codings() == ["mds", "halved", "lcc"]
+    assert codings() == ["mds", "halved", "lcc", "gradient"]
     model = LinearRegression(coding="halved", iterations=20, n_workers=3)
     s = settings(model, 3)
     assert (s.coding, s.k, s.precision) == ("halved", 2, 16)
@@ -88,7 +88,8 @@ def test_learning_with_a_registered_code(bounded, registered):
     y = X @ np.array([1.0, -2.0, 0.5])
     model.fit(X, y)
     assert model.score(X, y) > 0.9
-    with pytest.raises(ValueError, match="'coding' must be one of 'mds', 'halved', 'lcc'"):
+    with pytest.raises(ValueError,
+                       match="'coding' must be one of 'mds', 'halved', 'lcc', 'gradient'"):
         settings(LinearRegression(coding="square"), 3)
 
 

@@ -11,7 +11,8 @@ from ffcode.errors import InvalidParameterError, JobFailed, ProtocolError, Worke
 from ffcode.runtime import GradientStep, Options
 from ffcode.runtime.shared.gradient import Gradient
 
-from helpers import shared_cluster
+from helpers import reap, shared_cluster
+from test_remote import LOOPBACK, start_workers
 
 F = GF(2**31 - 1)
 cluster = shared_cluster(6)
@@ -199,7 +200,7 @@ def test_wrong_workers_at_full_speed_and_beyond_the_redundancy(bounded):
 
 
 @pytest.mark.bounded(120)
-def test_on_a_cluster_of_relays_each_group_sums_its_partitions():
+def test_on_a_cluster_of_relays_each_group_sums_its_partitions(bounded):
     """The code's workers are the relays; each relay's group computes each of its
     partitions' gradients as the sum over the partition's cut into the group's parts (a
     gradient step of its own, absorbing a slow member); a lost relay is done without. On
@@ -233,3 +234,48 @@ def test_on_a_cluster_of_relays_each_group_sums_its_partitions():
     with pytest.raises(InvalidParameterError, match="'group_faults' is for a cluster of"):
         cluster_free = GradientStep(code, path, shipped)
         cluster_free.plan(Options(group_faults={0: Faults()}))
+
+
+@pytest.mark.bounded(60)
+def test_steps_in_flight_together(bounded):
+    """Several steps submitted at once (a resident one among them), each its exact sum,
+    while one worker is slow in all of them."""
+    code = CyclicRepetition(F, 6, 2)
+    jobs = [data(code, seed=20 + i) for i in range(4)]
+    slow = Faults(delay={2: (0.5, 0)})
+    with ffcode.Cluster(6) as own:
+        resident = own.load(code, jobs[0][0])
+        futures = [own.submit(GradientStep(resident, cube_sum, jobs[0][1]), faults=slow)]
+        futures += [own.submit(GradientStep(code, cube_sum, parts, w, partial=i % 2 == 0),
+                               faults=slow) for i, (parts, w, _) in enumerate(jobs[1:])]
+        for future, (_, _, want) in zip(futures, jobs):
+            output, _ = future.result(timeout=30)
+            assert np.array_equal(output, want)
+
+
+@pytest.mark.bounded(90)
+def test_on_workers_over_tcp(bounded, tmp_path):
+    """Workers started by hand, over tcp on loopback (they import what ffcode has: the
+    least-squares gradient of ffcode.learn.descent, on integers), resident too."""
+    from ffcode.learn.descent import gradient_job, local_sum, worker_partitions
+    G = GF(2**61 - 1)
+    code = CyclicRepetition(G, 3, 1)
+    rng = np.random.default_rng(7)
+    parts = [(rng.integers(-9, 10, (20, 2)), rng.integers(-9, 10, 20)) for _ in range(3)]
+    w, path = np.array([2.0, -1.0]), "ffcode.learn.descent:least_squares"
+    want = local_sum(G, path, w, parts, 1)
+    shipped, kinds = worker_partitions(code, parts)
+    procs = []
+    try:
+        with ffcode.Cluster(3, endpoint=LOOPBACK, insecure=True, start_timeout=30) as tcp:
+            procs = start_workers(tcp.endpoint, 3, tmp_path)
+            tcp.wait()
+            output, _ = tcp.run(gradient_job(G, (code, shipped), path, w, 1, kinds),
+                                timeout=30)
+            assert np.array_equal(G.to_real(output, 1), want)
+            resident = tcp.load(code, shipped)
+            output, _ = tcp.run(gradient_job(G, resident, path, w, 1, kinds, False),
+                                timeout=30)
+            assert np.array_equal(G.to_real(output, 1), want)
+    finally:
+        reap(procs)
