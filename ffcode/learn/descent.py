@@ -137,8 +137,8 @@ class Descent:
 def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
             params: Any, partitions: Sequence[Sequence[Any]], *, steps: int, rate: float,
             scale: int = 2**20, partial: bool = True, faults: Any = None,
-            timeout: float = 600.0, callback: Optional[Callable[[int, np.ndarray], Any]] = None
-            ) -> Descent:
+            timeout: float = 600.0, callback: Optional[Callable[[int, np.ndarray], Any]] = None,
+            wait_for_stops: bool = True) -> Descent:
     """``steps`` steps of params -= rate * (the sum over partitions of ``gradient``), each sum
     decoded from ``code``'s workers on ``cluster`` (``partial``: at full speed; faults
     injected every step). The partitions are loaded on the workers once (a step ships the
@@ -150,7 +150,11 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
     real (the workers get reals exactly, as float64). ``scale``: the fixed point's, a
     power of two; the parameters and every partition's gradient must stay within
     ``(p - 1) / 2 / partitions / scale`` in magnitude (a step that passes fails, naming
-    the bound). ``callback(step, params)`` is called after each step."""
+    the bound). ``callback(step, params)`` is called after each step.
+    ``wait_for_stops=False`` returns each step the moment its sum is decoded, without
+    waiting for the stopped workers' acknowledgements (see ffcode.Options): sooner when
+    stragglers are starved of CPU, and a worker that died is then found by the next
+    step."""
     checks.instance(code, "code", GradientCode, "an ffcode.GradientCode")
     F = code.F
     steps = checks.integer(steps, "steps", low=0)
@@ -170,7 +174,7 @@ def descend(cluster: Any, code: GradientCode, gradient: Union[Callable, str],
             start = time.perf_counter()
             job = gradient_job(F, data, gradient, fit.params, scale, kinds, partial)
             total, report = cluster.run(job, **({} if faults is None else {"faults": faults}),
-                                        timeout=timeout)
+                                        timeout=timeout, wait_for_stops=wait_for_stops)
             fit.params = fit.params - rate * F.to_real(total, scale)
             fit.seconds.append(time.perf_counter() - start)
             fit.reports.append(report)

@@ -355,10 +355,11 @@ class Job:
         return None
 
     def _lose_gone(self) -> None:
-        """Give up on the workers still at a job that asked each for one answer, sent no
-        stop and has ended, whose process is gone: no stop's acknowledgement will tell
-        (looked at once its future is settled: the caller need not wait for it)."""
-        if self.run.once:
+        """Give up on the workers still at a job whose process is gone, when the job asked
+        each for one answer and sent no stop, or returned its output before its stops
+        were acknowledged: no acknowledgement will tell before the next job (looked at
+        once its future is settled: the caller need not wait for it)."""
+        if self.run.once or self.run.delivered:
             for handle in self.at_work():
                 gone = handle.gone()
                 if gone:

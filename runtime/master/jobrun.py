@@ -104,6 +104,7 @@ class JobRun:
         self.last_rank = -1
         self.output: Any = None
         self.decoded = False
+        self.delivered = False              # its output resolved (before it drained)
         self.out: list = []                 # the instructions of the event at hand
 
     def __repr__(self) -> str:
@@ -337,7 +338,9 @@ class JobRun:
             report.rank = collector.rank
             self.state = DRAINING
             self.drained = event.now + STOP_GRACE
-            if not self.waiting:
+            if not getattr(self.plan, "wait_for_stops", True):   # an optional plan field
+                self._finish(event.now, drained=False)
+            if not self.waiting and self.state == DRAINING:
                 self._finish(event.now)
 
     def _drain(self, event: ev.Message) -> None:
@@ -365,6 +368,10 @@ class JobRun:
         caller)."""
         if self.state == ENDED:
             return
+        if self.delivered:                  # its output went out: only the drain is cut
+            self.sending = self.then = None
+            self._end(None)
+            return
         if isinstance(error, ClusterError) and error.report is None:
             error.report = self.report
         if error is None:
@@ -378,24 +385,33 @@ class JobRun:
 
     # -- inside ---------------------------------------------------------------------------
 
-    def _finish(self, now: float) -> None:
-        """The output, checked where asked, to the future; workers found wrong in a job
-        whose output is returned are excluded from later jobs."""
-        report, output = self.report, self.output
-        self.ledger.quiet(self.decodable - self.started)
-        self.out.append(ev.RecordSpeeds(tuple(t.speed for t in report.workers)))
-        log.info("job %d decoded in %.3f s", self.epoch, report.total)
-        if self.buffers is not None:
-            self.plan.release(self.buffers)     # reused: no fresh pages next time
-        try:
-            if self.check is not None:
-                self.check(output, report)
-        except VerificationError as e:
-            self._end_with(e, now)
-            return
-        for i in report.wrong:                  # known wrong once the output is trusted
-            self.out.append(ev.Exclude(i, f"sent a wrong result in job {self.epoch}"))
-        self._end(None, (output, report))
+    def _finish(self, now: float, drained: bool = True) -> None:
+        """The output, checked where asked, to the future, once: before the job drained
+        when it does not wait for its stops (not ``drained``); once drained, the report
+        completed. Workers found wrong in a job whose output is returned are excluded
+        from later jobs."""
+        report, outcome = self.report, None
+        if drained:
+            self.ledger.quiet(self.decodable - self.started)
+            self.out.append(ev.RecordSpeeds(tuple(t.speed for t in report.workers)))
+            log.info("job %d decoded in %.3f s", self.epoch, report.total)
+            if self.buffers is not None:
+                self.plan.release(self.buffers)     # reused: no fresh pages next time
+        if not self.delivered:
+            try:
+                if self.check is not None:
+                    self.check(self.output, report)
+            except VerificationError as e:
+                self._end_with(e, now)
+                return
+            for i in report.wrong:              # known wrong once the output is trusted
+                self.out.append(ev.Exclude(i, f"sent a wrong result in job {self.epoch}"))
+            self.delivered, outcome = True, (self.output, report)
+            if not drained:                     # the stops' acks fill the report in after
+                self.out.append(ev.Resolve(*outcome))
+                self.output = None
+                return
+        self._end(None, outcome)
 
     def _end(self, error: Optional[BaseException], outcome: Any = None) -> None:
         """What the job rejected into its report; what it holds let go; its outcome (or

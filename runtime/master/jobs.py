@@ -115,6 +115,7 @@ class Plan:
         self.measure = scheme.measure
         self.work_per_packet = work_pieces / self.pieces
         self.timeout, self.progress = options.timeout, options.progress
+        self.wait_for_stops = options.wait_for_stops
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,

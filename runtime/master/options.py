@@ -116,6 +116,15 @@ class Options:
     of the highest priority first, and those of equal priority in turn, the ones it has
     been markedly faster on first (default 0, for all).
 
+    wait_for_stops: the job returns once the workers it stopped have acknowledged (or after
+    a quarter of a second), so that its report tells how long stopping took (True, the
+    default); False returns the output as soon as it is decoded (and checked), and the
+    report's stop fields (stop_latency, quiet, wasted_after_stop, each worker's stopped,
+    rejected and stale) fill in as the acknowledgements come. A worker starved of CPU
+    acknowledges late: only False then returns at the pace of the fast workers. A
+    worker that died during the job is then found by the next one (which fails if it
+    cannot do without it), rather than by this one's stops.
+
     group_faults: on a cluster of relays (``groups=``), {group: ffcode.Faults} injected
     into the group's workers (numbered 0..size-1 in their group) on every piece of work
     its relay gives them; ``faults`` are the relays'.
@@ -151,6 +160,7 @@ class Options:
     allocate: Optional[Union[str, Sequence[float]]] = None
     priority: int = 0
     group_faults: Optional[Mapping[int, Faults]] = None
+    wait_for_stops: bool = True
 
     # ffcode.constraints: what each option may be (None: the default, unsaid in messages);
     # the rules that tie options together are code after them (__post_init__).
@@ -167,7 +177,8 @@ class Options:
         "allocate": Default(Allocate()),
         "priority": Interval(Integral, -MAX_PRIORITY, MAX_PRIORITY),
         "group_faults": Default(InstanceOf(Mapping, what="a mapping of groups to "
-                                           "ffcode.Faults"))}
+                                           "ffcode.Faults")),
+        "wait_for_stops": OneOf((True, False))}
 
     def __post_init__(self) -> None:
         checked = validate(self._parameter_constraints, vars(self))

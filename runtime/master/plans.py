@@ -42,6 +42,7 @@ class KindPlan:
         self.every_worker, self.dtype = every_worker, np.dtype(dtype)
         self.held = [[w] for w in range(len(self.tasks))]
         self.timeout: float = getattr(options, "timeout", TIMEOUT)
+        self.wait_for_stops: bool = getattr(options, "wait_for_stops", True)
         self.progress: Optional[Callable[[int, int], None]] = getattr(options, "progress",
                                                                        None)
 

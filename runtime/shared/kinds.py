@@ -47,7 +47,8 @@ class JobPlan(Protocol):
     many wrong workers the collector corrects; ``timeout`` and ``progress`` (rank,
     needed); ``resident``, the resident data it runs on (None:
     shipped); ``settings``, what its report says it was; ``release(buffers)``, its payload
-    storage handed on to the next job."""
+    storage handed on to the next job. A plan may also say ``wait_for_stops`` (default
+    True; see ffcode.Options)."""
     @property
     def tasks(self) -> Sequence[Optional[tuple]]: ...
 

@@ -25,11 +25,11 @@ SESSION, EPOCH, WALL = 7, 1, 1_000_000.0
 
 
 def coded_plan(n=3, k=2, adversaries=0, timeout=5.0, progress=None, scheme="classic",
-               once=False):
+               once=False, wait_for_stops=True):
     """An MDS(k, n) job of A (4 x 3) times x, worker i holding share i; ``once``: each
     worker answers in one message (None: as the plan decides for so small a job)."""
     options = Options(scheme=scheme, timeout=timeout, adversaries=adversaries,
-                      progress=progress)
+                      progress=progress, wait_for_stops=wait_for_stops)
     return Plan(MDS(F, k, n), (A, X), options, assignment=tuple((i,) for i in range(n)),
                 once=once)
 

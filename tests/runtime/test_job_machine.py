@@ -97,6 +97,26 @@ def test_stops_the_moment_it_is_decodable_then_drains_the_acks():
     assert speeds == pytest.approx((4 / 0.5, 4 / 0.75, 4 / 0.75))
 
 
+def test_without_waiting_for_stops_the_output_goes_out_before_the_acks():
+    """wait_for_stops=False: Resolve the moment it is decoded, the stops' acks drained
+    after it into the same report, then Ended; a cancel while draining ends it quietly."""
+    job = started(wait_for_stops=False)
+    job.feed(job.at(0.5).packet(0))
+    out = job.feed(job.at(0.75).packet(1))
+    assert kinds(out) == ["Resolve"] and job.run.state == DRAINING
+    report = out[0].report
+    assert np.array_equal(out[0].output, F.matmul(A, X)) and report.stop_latency == []
+    assert job.feed(job.at(0.8).stopped(0), job.stopped(2)) == []
+    out = job.feed(job.stopped(1))
+    assert kinds(out) == ["RecordSpeeds", "Ended"] and job.run.state == ENDED
+    assert report.stop_latency == pytest.approx([0.05, 0.05, 0.05])
+    assert [t.stopped for t in report.workers] == pytest.approx([0.8, 0.8, 0.8])
+    job = started(wait_for_stops=False)
+    job.feed(job.at(1.0).packet(0), job.packet(2))
+    out = job.feed(ev.Cancel(1.1))
+    assert kinds(out) == ["Ended"] and job.run.report.cancelled is False
+
+
 def test_the_grace_ends_the_draining_without_every_ack():
     job = started()
     job.feed(job.at(1.0).packet(0), job.packet(2))
