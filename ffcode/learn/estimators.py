@@ -143,8 +143,8 @@ class Settings:
 
     @property
     def coded_workers(self) -> int:
-        """A gradient code's workers: the cluster's, or its relays (each relay's group
-        sums its partitions' gradients)."""
+        """How many workers a gradient code has, the cluster's or, behind relays, the
+        relays (each relay's group sums its partitions' gradients)."""
         return len(self.groups) or self.n_workers
 
     @property
