@@ -141,18 +141,17 @@ class RobustGradientDecoder:
         for size in range(self.adversaries + 1):
             for left_out in itertools.combinations(present, size):
                 rest = [w for w in present if w not in left_out]
-                if self._explains(rest) and self._safe(rest):
+                if self._safe(rest) and self._explains(rest):
                     vectors, payloads, _ = self._rows(rest)
                     if self._consistent_exactly(vectors, payloads):
                         self._finish(vectors, payloads, list(left_out))
                         return
 
     def _explains(self, workers: list) -> bool:
-        """Whether the workers' messages span the all-ones vector and agree on every
-        projection (a pivot in the projections' columns breaks a relation)."""
+        """Whether the workers' messages agree on every projection (a pivot in the
+        projections' columns breaks a relation); asked of workers already ``_safe``,
+        whose vectors span the all-ones vector."""
         vectors, _, projected = self._rows(workers)
-        if ones_combination(self.F, vectors) is None:
-            return False
         reduced = self.F.rref(np.hstack([vectors, projected]))
         k = vectors.shape[1]
         return not any(row[:k].max(initial=0) == 0 and row[k:].any() for row in reduced)

@@ -35,9 +35,12 @@ from ffcode.gradcoding import GradientCode
 INTEGER, REAL = ord("i"), ord("f")      # a partition's array kinds, as workers are told
 
 
-def least_squares(params: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The gradient of sum (X w - y)**2 / 2: X^T (X w - y) (an example of a gradient)."""
-    return X.T @ (X @ params - y)
+def least_squares(params: np.ndarray, X: np.ndarray, y: np.ndarray,
+                  weights: Optional[np.ndarray] = None) -> np.ndarray:
+    """The gradient of sum weights (X w - y)**2 / 2: X^T (weights (X w - y)) (an example of
+    a gradient, and a partition's part of LinearRegression's with coding="gradient")."""
+    r = X @ params - y
+    return X.T @ (r if weights is None else weights * r)
 
 
 def fixed_point_gradient(F: PrimeField, *arrays: np.ndarray) -> np.ndarray:
@@ -51,11 +54,8 @@ def fixed_point_gradient(F: PrimeField, *arrays: np.ndarray) -> np.ndarray:
     data = [np.ascontiguousarray(a).view(np.float64) if kind == REAL else a
             for a, kind in zip(data, kinds)]
     scale = float(int(scales[0]))
-    name = bytes(np.asarray(path, np.uint8)).decode()
-    if name.startswith("__main__:"):            # defined in the master's script
-        from ffcode.runtime.shared.local import import_main
-        import_main()
-    gradient = functions.load(name)
+    from ffcode.runtime.shared.local import load_function    # on a worker: loaded there
+    gradient = load_function(bytes(np.asarray(path, np.uint8)).decode())
     real = F.to_real(params, scale)
     value = np.asarray(gradient(real, *data), float).reshape(-1)
     if value.shape != real.shape:

@@ -501,7 +501,7 @@ class _LeastSquares(_CodedGradientDescent):
     / 2 in the units of y (standardized inside fit to y_scale_, around y_mean_)."""
     y_mean_: Any                        # a float; for tasks, an array (T,)
     y_scale_: float
-    _gradient_path = "ffcode.learn.gradients:least_squares_gradient"
+    _gradient_path = "ffcode.learn.descent:least_squares"
 
     def _residual(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return z - y
@@ -562,8 +562,8 @@ class LinearRegression(RegressorMixin, _LeastSquares):
     whose gradient is not row-linear); ``pieces``: its m. ``k``: data blocks, by default
     the most that leave a worker to spare. ``t``: LCC's privacy (any t workers learn
     nothing of X). ``precision``: fractional bits of the fixed point (16 for mds, 8 for
-    lcc, 32 for gradient: its weights and each partition's gradient). ``learning_rate``: by default 1 / the largest eigenvalue of the standardized
-    X^T X / n. ``faults`` (ffcode.Faults) go to every job; ``seed`` seeds the masks and
+    lcc, 32 for gradient: its weights and each partition's gradient). ``learning_rate``:
+    by default 1 / the largest eigenvalue of the standardized X^T X / n. ``faults`` (ffcode.Faults) go to every job; ``seed`` seeds the masks and
     packet combinations (None: fresh randomness, private). ``resident=False`` ships the
     data with every job instead of loading it once (as a cluster of relays always does:
     there the gradient's sum is added up at the relays, see ffcode.learn.gradients).

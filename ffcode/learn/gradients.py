@@ -209,14 +209,6 @@ class _MDSGradient(_Jobs):
         return F.to_real(g, s * s), [first, second]
 
 
-def least_squares_gradient(params: np.ndarray, X: np.ndarray, y: np.ndarray,
-                           weights: Optional[np.ndarray] = None) -> np.ndarray:
-    """X^T (weights (X w - y)): a partition's part of the least-squares gradient, as a
-    worker of coding="gradient" computes it (in float64)."""
-    r = X @ params - y
-    return X.T @ (r if weights is None else weights * r)
-
-
 def log_loss_gradient(params: np.ndarray, X: np.ndarray, y: np.ndarray,
                       weights: Optional[np.ndarray] = None) -> np.ndarray:
     """X^T (weights (sigmoid(X w) - y)): a partition's part of the log-loss's gradient."""

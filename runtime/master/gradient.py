@@ -24,6 +24,7 @@ from ffcode import checks, functions
 from ffcode.errors import InvalidParameterError
 from ffcode.gradcoding import GradientCode
 from ffcode.gradcoding.decoder import GradientCollector
+from ffcode.runtime.master.jobs import checked_group_faults
 from ffcode.runtime.master.plans import KindPlan
 from ffcode.runtime.shared.faults import Faults
 from ffcode.runtime.shared.gradient import Gradient
@@ -150,19 +151,12 @@ class GradientStep(JobKind):
                 f"{self.code!r} has {self.code.n_workers}, the cluster {len(groups)}.")
         if self.resident is not None:
             raise InvalidParameterError("A cluster of relays ships each step's partitions.")
-        faults = dict(group_faults or {})
-        if any(not isinstance(g, int) or not 0 <= g < len(groups) for g in faults):
-            raise InvalidParameterError(f"Argument 'group_faults' names groups 0 to "
-                                        f"{len(groups) - 1}, not {sorted(faults)}.")
+        faults = checked_group_faults(group_faults, tuple(groups))
         out = []
         for g, size in enumerate(groups):
             s = min(1, size - 1) if self.group_stragglers is None else self.group_stragglers
             if s >= size:
                 raise InvalidParameterError(f"Argument 'group_stragglers' must be below "
                                             f"every group's size; group {g} has {size}.")
-            chosen = faults.get(g)
-            if chosen is not None:
-                checks.instance(chosen, "group_faults", Faults, "an ffcode.Faults")
-                chosen.check_workers(size)
-            out.append((s, None if chosen is None else chosen.to_dict()))
+            out.append((s, faults.get(g)))
         return out

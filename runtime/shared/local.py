@@ -20,6 +20,8 @@ import shutil
 import stat
 import tempfile
 
+from ffcode import functions
+
 IN_POOL = "FFCODE_POOL"             # set in the pool's processes: no Cluster starts there
 MAIN = "FFCODE_MAIN"                # how the master's __main__ is found again
 _PRIVATE = re.compile(r"ffcode-(\d+)-\w+")
@@ -64,6 +66,14 @@ def main_module() -> dict:
 
 
 _main_imported = False
+
+
+def load_function(path: str):
+    """The function a task names by its import path ("package.module:name"), the master's
+    main module run here first for one defined in the user's script ("__main__:name")."""
+    if path.startswith("__main__:"):
+        import_main()
+    return functions.load(path)
 
 
 def import_main():

@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 
-from ffcode import functions
 from ffcode.field import GF
 from ffcode.pieces import PieceShare, piece_results, stacked_results
 from ffcode.runtime.shared import local, wire
@@ -44,9 +43,7 @@ def operation(task: Coded):
     """(F, op): the coded task's field and its computation on the operands, checked to give
     field elements."""
     F = GF(task.p)
-    if task.f.startswith("__main__:"):
-        local.import_main()              # f is defined in the master's script
-    f = functions.load(task.f)
+    f = local.load_function(task.f)
     return F, lambda *operands: F.elements(f(F, *operands), "the local result")
 
 

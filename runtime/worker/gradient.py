@@ -26,7 +26,6 @@ import time
 
 import numpy as np
 
-from ffcode import functions
 from ffcode.field import GF
 from ffcode.runtime.shared import local
 from ffcode.runtime.worker.coded import paused, tamper
@@ -78,9 +77,7 @@ def _gradient_of(job, F, worker):
                          "cannot run a task's group code")
     if relays:
         return worker.partition_gradient(job, F)
-    if task.f.startswith("__main__:"):
-        local.import_main()             # f is defined in the master's script
-    f = functions.load(task.f)
+    f = local.load_function(task.f)
     return lambda arrays: F.elements(f(F, *arrays, *job.args), "the gradient")
 
 

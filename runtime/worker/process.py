@@ -458,11 +458,9 @@ class Worker:
             self._stop(earlier, ack=False)
         self.jobs[job.epoch] = job
         coded, faults = job.coded, job.faults
-        if not log.isEnabledFor(logging.INFO):  # (its arguments cost more than the check)
-            pass
-        elif coded is None:
+        if coded is None:
             log.info("job %d started: %s", job.epoch, job.task.kind)
-        else:
+        elif log.isEnabledFor(logging.INFO):    # (its arguments cost more than the check)
             log.info("job %d started: %s%s in GF(%d), %d share%s of %d pieces, by %s",
                      job.epoch, "" if job.task.kind == "coded" else f"a {job.task.kind} of ",
                      coded.f, coded.p, coded.shares, "s" * (coded.shares != 1),

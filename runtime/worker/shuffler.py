@@ -204,9 +204,7 @@ def map_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     runs, master = worker.runs, worker.endpoint
     if spec.listen == "ipc" and spec.peers[spec.index] != os.getpid():
         raise ValueError(f"worker {spec.index} of the placement is another process")
-    if spec.f.startswith("__main__:"):
-        local.import_main()
-    f = functions.load(spec.f)
+    f = local.load_function(spec.f)
     placement, algebra = spec.placement, spec.algebra()
     batches = placement.mapped_by(spec.index)
     files = job.shares[0] if job.shares else []
