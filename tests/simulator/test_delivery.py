@@ -1,0 +1,759 @@
+"""A job's delivery to the master over a lossy link (ffcode.delivery), exactly and on a fake
+clock: no process, socket, thread or sleep. Losses are found two ways: a message that an
+acknowledgement overtakes (it covers one sent after it, and not it: messages arrive in
+order) is deemed lost at that acknowledgement, an ARQ packet sent again at once; the rest
+(the last of a burst) one timeout after they left, the timer backing off. Cumulative
+acknowledgements repair a lost one without a false loss; round trips are timed by Karn's
+rule. Rateless: no fresh combination on a link that loses nothing, whatever
+acknowledgements are lost, repeated or late; on a seeded lossy link every share reaches
+its rank at about the least cost. The end message goes only once the job's original
+packets have all left and nothing is outstanding, and is sent again until acknowledged;
+the stream gives up after GIVE_UP silent timeouts (losses found by overtaking do not
+count); bad acknowledgements and arguments are refused."""
+import heapq
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ffcode.channel import Loss, RoundTrip
+from ffcode.delivery import (END, GIVE_UP, Finish, Fresh, GiveUp, Resend, Stream,
+                             fresh_index)
+
+
+class Timer(RoundTrip):
+    """A RoundTrip that remembers its samples and counts its expirations."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.samples, self.expirations = [], 0
+
+    def sample(self, seconds):
+        self.samples.append(seconds)
+        super().sample(seconds)
+
+    def expired(self):
+        self.expirations += 1
+        super().expired()
+
+
+def bitmap(indices):
+    """The master's ``got``: bit i of byte i >> 3 for each index."""
+    indices = list(indices)
+    bits = bytearray((max(indices) >> 3) + 1 if indices else 0)
+    for i in indices:
+        bits[i >> 3] |= 1 << (i & 7)
+    return bytes(bits)
+
+
+def arq(shares=1, pieces=4, **timer):
+    timer = Timer(**{"least": 0.01, "first": 0.05, **timer})
+    return Stream(timer, shares, pieces, rateless=False), timer
+
+
+def rateless(shares=1, pieces=4, **timer):
+    timer = Timer(**{"least": 0.01, "first": 0.05, **timer})
+    return Stream(timer, shares, pieces, rateless=True), timer
+
+
+# -- ARQ: timeouts -----------------------------------------------------------------------------
+
+def test_a_packet_is_sent_again_after_its_timeout_and_not_before_with_backoff():
+    stream, timer = arq()
+    assert stream.due is None and stream.tick(10.0) == []
+    assert stream.sent(0, 0, "p0", now=0.0) == []
+    assert stream.sent(1, 0, "p1", now=0.02) == []
+    assert stream.due == 0.05
+    assert stream.tick(0.0499) == []
+    assert stream.tick(0.05) == [Resend(0, "p0")]
+    assert timer.expirations == 1 and timer.timeout == pytest.approx(0.1)   # backed off
+    assert stream.due == pytest.approx(0.07)        # packet 1: the timeout when it left
+    assert stream.tick(0.06) == []                  # nothing twice: 0 waits to be sent again
+    assert stream.sent(0, 0, "p0", now=0.06, again=True) == []
+    assert stream.tick(0.07) == [Resend(1, "p1")]
+    assert timer.expirations == 1                   # (1 left before 0 timed out: one silence)
+    assert stream.sent(1, 0, "p1", now=0.07, again=True) == []
+    assert stream.due == pytest.approx(0.06 + 0.1)  # the copy waits the backed-off timeout
+    assert stream.tick(0.1599) == []
+    assert stream.tick(0.16) == [Resend(0, "p0")]
+    assert timer.expirations == 2 and timer.timeout == pytest.approx(0.2)
+    stream.sent(0, 0, "p0", now=0.16, again=True)
+    assert stream.due == pytest.approx(0.17)
+    assert stream.tick(0.17) == [Resend(1, "p1")]
+    stream.sent(1, 0, "p1", now=0.17, again=True)
+    assert stream.due == pytest.approx(0.36)
+    assert stream.loss == 1.0
+
+
+def test_the_last_packets_of_a_burst_are_found_lost_by_their_timeout():
+    """Nothing is sent after them to overtake them: only the clock tells."""
+    stream, timer = arq()
+    for j in range(4):
+        stream.sent(j, 0, f"p{j}", now=0.001 * j)
+    assert stream.acked(bitmap([0, 1]), None, False, now=0.012) == []   # 2, 3 not overtaken
+    assert stream.due == pytest.approx(0.052)
+    assert stream.tick(0.0519) == []
+    assert stream.tick(0.06) == [Resend(2, "p2"), Resend(3, "p3")]
+    assert timer.expirations == 1 and stream.loss == pytest.approx(2 / 4)
+
+
+# -- ARQ: losses found by overtaking -----------------------------------------------------------
+
+def test_an_overtaken_packet_is_lost_at_the_acknowledgement_that_overtakes_it():
+    stream, timer = arq(pieces=8)
+    for j in range(4):
+        stream.sent(j, 0, f"p{j}", now=0.001 * j)
+    # 2 arrived, 1 (sent before it) did not: lost now, long before its timeout (0.051);
+    # 3 (sent after 2) may still come
+    assert stream.acked(bitmap([0, 2]), None, False, now=0.012) == [Resend(1, "p1")]
+    assert stream.loss == pytest.approx(1 / 3)
+    assert timer.expirations == 0                   # no timeout: no backoff
+    assert stream.acked(bitmap([0, 2]), None, False, now=0.013) == []  # once only
+    # the copy goes at once and waits a whole timeout, as the timer stands now
+    assert stream.sent(1, 0, "p1", now=0.013, again=True) == []
+    timeout = timer.timeout                         # (sampled: 10 ms round trip)
+    assert timeout == pytest.approx(0.03)
+    # 3 arrived before the copy left: its acknowledgement does not overtake the copy
+    assert stream.acked(bitmap([0, 2, 3]), None, False, now=0.014) == []
+    assert stream.due == pytest.approx(0.013 + timeout)
+    assert stream.acked(bitmap(range(4)), None, False, now=0.024) == []
+    assert stream.due is None and stream.loss == pytest.approx(1 / 5)
+
+
+def test_a_copy_overtaken_in_turn_is_sent_again_at_once():
+    stream, timer = arq(pieces=8)
+    stream.sent(0, 0, "p0", now=0.0)
+    stream.sent(1, 0, "p1", now=0.001)
+    assert stream.acked(bitmap([1]), None, False, now=0.011) == [Resend(0, "p0")]
+    stream.sent(0, 0, "p0", now=0.012, again=True)
+    stream.sent(2, 0, "p2", now=0.013)
+    assert stream.acked(bitmap([1, 2]), None, False, now=0.023) == [Resend(0, "p0")]
+    stream.sent(0, 0, "p0", now=0.024, again=True)
+    assert stream.acked(bitmap([0, 1, 2]), None, False, now=0.034) == []
+    assert stream.due is None and timer.expirations == 0
+    assert stream.loss == pytest.approx(2 / 5)
+
+
+def test_an_acknowledgement_of_a_packet_sent_again_proves_only_its_first_send():
+    """Which send it answers is unknown (Karn): an acknowledgement of the first, late, must
+    not take the packets sent between the two for lost."""
+    stream, timer = arq()
+    stream.sent(0, 0, "p0", now=0.0)
+    stream.sent(1, 0, "p1", now=0.01)
+    assert stream.tick(0.05) == [Resend(0, "p0")]          # its acknowledgement is late
+    stream.sent(0, 0, "p0", now=0.05, again=True)
+    assert stream.acked(bitmap([0]), None, False, now=0.055) == []  # 1 may still come
+    assert stream.acked(bitmap([0, 1]), None, False, now=0.056) == []
+    assert stream.due is None and timer.samples == [pytest.approx(0.046)]   # 1's only
+
+
+def test_losses_found_by_overtaking_do_not_count_toward_giving_up():
+    """An acknowledgement came: the master is there. Every other packet lost, 40 found so,
+    with give_up = 2: no backoff, no giving up; then silence gives up after 2."""
+    stream = Stream(timer := Timer(least=0.01, first=0.05), shares=1, pieces=128,
+                    rateless=False, give_up=2)
+    now = 0.0
+    for j in range(0, 80, 2):                       # j lost, j + 1 arrives (with any copy)
+        now += 0.002
+        stream.sent(j, 0, f"p{j}", now)
+        stream.sent(j + 1, 0, f"p{j + 1}", now + 0.001)
+        got = [i for i in range(j + 2) if i % 2 or i < j]
+        assert stream.acked(bitmap(got), None, False, now + 0.011) == [Resend(j, f"p{j}")]
+        stream.sent(j, 0, f"p{j}", now + 0.011, again=True)
+        now += 0.011
+    # 40 deemed lost, 79 acknowledged (40 originals, 39 copies: the last is in flight)
+    assert stream.loss == pytest.approx(40 / 119) and not stream.over
+    assert timer.expirations == 0 and timer.backoff == 1
+    assert silence(stream)[0] == 2
+
+
+def test_a_lost_acknowledgement_is_repaired_by_the_next_without_a_false_loss():
+    for stream, ranks in [(arq()[0], lambda n: None), (rateless()[0], lambda n: [n])]:
+        for j in range(4):
+            stream.sent(j, 0, f"p{j}", now=0.001 * j)
+        # the acknowledgements of {0} and {0, 1} are lost; {0, 1, 2} comes, then {0} late
+        assert stream.acked(bitmap([0, 1, 2]), ranks(3), False, now=0.013) == []
+        assert stream.acked(bitmap([0]), ranks(1), False, now=0.0131) == []
+        assert stream.acked(bitmap(range(4)), ranks(4), False, now=0.014) == []
+        assert stream.loss == 0.0 and stream.due is None
+
+
+def test_cumulative_acknowledgements_repair_a_lost_one():
+    stream, timer = arq()
+    for j in range(4):
+        stream.sent(j, 0, f"p{j}", now=0.001 * j)
+    # the ack of {0} is lost; the next, of {0, 1, 2}, covers it
+    assert stream.acked(bitmap([0, 1, 2]), None, False, now=0.02) == []
+    assert stream.acked(bitmap([0]), None, False, now=0.021) == []      # late, repeated
+    assert stream.acked(bitmap([0, 1, 2, 9]), [], False, now=0.022) == []  # 9: never sent
+    assert stream.tick(0.06) == [Resend(3, "p3")]   # only the one still missing
+    assert stream.loss == pytest.approx(1 / 4)
+    assert stream.acked(bitmap(range(4)), None, False, now=0.061) == []
+    assert stream.loss == 0.0                       # it was only late: not lost after all
+    assert stream.due is None
+    assert stream.sent(3, 0, "p3", now=0.07, again=True) == []  # the copy left anyway
+    assert stream.due is None and stream.tick(1.0) == []
+
+
+def test_round_trips_are_timed_by_karns_rule():
+    stream, timer = arq(pieces=8)
+    for j in range(3):
+        stream.sent(j, 0, f"p{j}", now=0.01 * j)
+    # one sample per acknowledgement, from the newest message it newly covers
+    stream.acked(bitmap([0, 1]), None, False, now=0.03)
+    assert timer.samples == [pytest.approx(0.02)]
+    stream.acked(bitmap([0, 1]), None, False, now=0.04)     # nothing new: no sample
+    assert len(timer.samples) == 1
+    assert stream.tick(0.1) == [Resend(2, "p2")]
+    stream.sent(2, 0, "p2", now=0.1, again=True)
+    stream.sent(3, 0, "p3", now=0.11)
+    stream.acked(bitmap([0, 1, 2]), None, False, now=0.12)  # 2 went twice: no sample
+    assert len(timer.samples) == 1
+    stream.sent(4, 0, "p4", now=0.13)
+    stream.sent(5, 0, "p5", now=0.14)
+    assert stream.tick(10.0) == [Resend(3, "p3"), Resend(4, "p4"), Resend(5, "p5")]
+    stream.sent(5, 0, "p5", now=10.0, again=True)
+    # 5, the newest, went twice: 4 is timed (sent once, late: a round trip all the same)
+    stream.acked(bitmap(range(6)), None, False, now=10.01)
+    assert timer.samples[1:] == [pytest.approx(10.01 - 0.13)]
+
+
+# -- the end message ---------------------------------------------------------------------------
+
+def test_the_end_message_waits_for_every_packet_and_is_sent_again_until_acknowledged():
+    stream, timer = arq(pieces=2)
+    stream.sent(0, 0, "p0", now=0.0)
+    stream.sent(1, 0, "p1", now=0.0)
+    assert stream.ended("DONE", now=0.01) == []             # two outstanding
+    assert stream.acked(bitmap([1]), None, False, now=0.02) == [Resend(0, "p0")]
+    stream.sent(0, 0, "p0", now=0.02, again=True)
+    assert stream.tick(0.03) == []
+    assert stream.acked(bitmap([0, 1]), None, False, now=0.04) == [Finish("DONE")]
+    assert stream.acked(bitmap([0, 1]), None, False, now=0.05) == []    # once only
+    assert stream.sent(END, None, "DONE", now=0.05) == []
+    assert not stream.over and stream.due is not None
+    assert stream.acked(bitmap([0, 1]), None, False, now=0.06) == []
+    for _ in range(3):                              # the end message goes until acknowledged
+        now = stream.due
+        assert stream.tick(now) == [Resend(END, "DONE")]
+        stream.sent(END, None, "DONE", now=now, again=True)
+    assert stream.acked(bitmap([0, 1]), None, True, now=now + 0.01) == []
+    assert stream.over and stream.due is None
+    assert stream.tick(100.0) == [] and stream.acked(b"", None, True, now=100.0) == []
+
+
+def test_the_end_message_goes_at_once_when_nothing_is_outstanding():
+    stream, _ = arq()
+    assert stream.ended("FAILED: no", now=0.0, packets=0) == [Finish("FAILED: no")]
+    stream, _ = arq(pieces=1)
+    stream.sent(0, 0, "p0", now=0.0)
+    stream.acked(bitmap([0]), None, False, now=0.01)
+    assert stream.ended("DONE", now=0.02) == [Finish("DONE")]
+    with pytest.raises(ValueError, match="ended already"):
+        stream.ended("DONE", now=0.03)
+
+
+@pytest.mark.parametrize("is_rateless", [False, True])
+def test_the_end_message_waits_for_the_original_packets_to_leave(is_rateless):
+    """ended() may come while packets still wait in the outbox: half of them sent and
+    acknowledged is not enough."""
+    stream = Stream(Timer(), shares=2, pieces=2, rateless=is_rateless)
+    left = []
+
+    def send(index, now):
+        left.append(index)
+        return stream.sent(index, index // 2, f"p{index}", now)
+
+    def ack(now):                       # everything sent has arrived
+        ranks = [sum(1 for i in left if i // 2 == k) for k in range(2)]
+        return stream.acked(bitmap(left), ranks if is_rateless else None, False, now)
+
+    assert send(0, 0.0) == send(1, 0.0) == ack(0.01) == []
+    assert stream.ended("DONE", now=0.01) == []         # 2 of the 4 have left
+    assert send(2, 0.02) == ack(0.03) == []
+    assert send(3, 0.03) == []                          # all left, one outstanding
+    assert ack(0.04) == [Finish("DONE")]
+
+
+def test_copies_and_fresh_combinations_are_not_original_packets():
+    stream, _ = arq(pieces=2)
+    stream.sent(0, 0, "p0", now=0.0)
+    assert stream.tick(0.05) == [Resend(0, "p0")]
+    stream.sent(0, 0, "p0", now=0.05, again=True)
+    assert stream.ended("DONE", now=0.05, packets=2) == []
+    assert stream.acked(bitmap([0]), None, False, now=0.06) == []      # 1 has not left
+    stream.sent(1, 0, "p1", now=0.07)
+    assert stream.acked(bitmap([0, 1]), None, False, now=0.08) == [Finish("DONE")]
+    stream, _ = rateless(pieces=2)
+    stream.sent(0, 0, "c0", now=0.0)
+    assert stream.acked(b"", [0], False, now=0.01) == []
+    assert stream.tick(0.05) == [Fresh(0, 2)]       # 0 lost: made up while 1 is to come
+    assert stream.ended("DONE", now=0.05) == []
+    assert stream.sent(2, 0, "f0", now=0.05, fresh=True) == []
+    assert stream.acked(bitmap([2]), [1], False, now=0.06) == []        # 1 has not left
+    assert stream.sent(1, 0, "c1", now=0.07) == []  # all left, none found lost: no Fresh
+    assert stream.tick(0.0999) == []                # (its timeout: 30 ms, as sampled)
+    assert stream.tick(0.1) == [Fresh(0, 3)]        # 1 lost: made up
+    assert stream.acked(bitmap([1, 2]), [2], False, now=0.2) == []  # 1 late; Fresh(0, 3) asked
+    assert stream.sent(3, 0, "f1", now=0.2, fresh=True) == [Finish("DONE")]
+
+
+def test_the_end_message_of_a_rateless_job_waits_for_every_rank():
+    stream = Stream(Timer(), shares=2, pieces=2, rateless=True)
+    for i in range(4):
+        stream.sent(i, i // 2, f"c{i}", now=0.0)
+    assert stream.ended("DONE", now=0.0) == []
+    assert stream.acked(bitmap([0, 1, 2]), [2, 1], False, now=0.01) == []
+    # the rank of share 1 reaches c_1 without packet 3: it is settled all the same
+    assert stream.acked(bitmap([0, 1, 2]), [2, 2], False, now=0.02) == [Finish("DONE")]
+    assert stream.tick(0.06) == []                  # packet 3 no longer times out
+    stream.sent(END, None, "DONE", now=0.02)
+    assert stream.tick(stream.due) == [Resend(END, "DONE")]      # ARQ for the end message
+    assert stream.acked(bitmap([0, 1, 2]), [2, 2], True, now=0.2) == [] and stream.over
+
+
+def test_a_fresh_combination_asked_for_is_awaited_before_the_end_message():
+    stream = Stream(Timer(), shares=1, pieces=3, rateless=True)
+    for j in range(3):
+        stream.sent(j, 0, f"c{j}", now=0.0)
+    stream.acked(bitmap([0]), [1], False, now=0.01)
+    asked = stream.tick(0.05)
+    assert asked == [Fresh(0, 3), Fresh(0, 4)]      # 1 and 2 lost: one for each
+    assert stream.ended("DONE", now=0.05) == []
+    assert stream.acked(bitmap([0, 1, 2]), [3], False, now=0.06) == []  # they were late
+    assert stream.loss == 0.0
+    assert stream.sent(3, 0, "f0", now=0.07, fresh=True) == []
+    assert stream.sent(4, 0, "f1", now=0.07, fresh=True) == [Finish("DONE")]
+    assert stream.due is None                       # the fresh ones were not needed
+
+
+# -- giving up ---------------------------------------------------------------------------------
+
+def silence(stream):
+    """Tick at each due time on a dead link, sending what is asked, until the stream gives
+    up: (ticks, when)."""
+    ticks = 0
+    while True:
+        now = stream.due
+        assert now is not None
+        out = stream.tick(now)
+        ticks += 1
+        if out == [GiveUp()]:
+            return ticks, now
+        for instruction in out:
+            if isinstance(instruction, Resend):
+                stream.sent(instruction.index, 0, instruction.message, now, again=True)
+            else:
+                stream.sent(instruction.index, instruction.share, "fresh", now, fresh=True)
+
+
+def test_give_up_is_sixteen_timeouts():
+    assert GIVE_UP == 16
+
+
+@pytest.mark.parametrize("is_rateless", [False, True])
+def test_give_up_after_give_up_silent_timeouts(is_rateless):
+    timer = Timer(least=0.01, first=0.05, most=1.0)
+    stream = Stream(timer, shares=1, pieces=4, rateless=is_rateless)
+    stream.sent(0, 0, "p0", now=0.0)
+    ticks, when = silence(stream)
+    assert ticks == GIVE_UP and timer.expirations == GIVE_UP
+    # each waited its backed-off timeout: 0.05 + 0.1 + 0.2 + 0.4 + 0.8, then 1 s each
+    assert when == pytest.approx(1.55 + (GIVE_UP - 5) * 1.0)
+    assert stream.over and stream.due is None
+    assert stream.tick(100.0) == [] and stream.acked(b"\x01", [1] if is_rateless else None,
+                                                     False, now=100.0) == []
+    assert stream.sent(1, 0, "p1", now=100.0) == [] and stream.ended("DONE", 100.0) == []
+
+
+def test_an_acknowledgement_between_timeouts_breaks_the_silence():
+    stream, timer = arq(pieces=64, least=0.01, first=0.05)
+    stream.sent(0, 0, "p0", now=0.0)
+    now = 0.0
+    for j in range(1, 4 * GIVE_UP):                 # 0 is never acknowledged; the others are
+        now = stream.due
+        assert stream.tick(now) == [Resend(0, "p0")]
+        stream.sent(j, 0, f"p{j}", now)
+        stream.sent(0, 0, "p0", now, again=True)    # (after j: j does not overtake it)
+        assert stream.acked(bitmap(range(1, j + 1)), None, False, now + 0.005) == []
+    assert not stream.over
+    assert silence(stream)[0] == GIVE_UP       # then silence: gives up
+
+
+def test_messages_timing_out_in_the_same_silence_count_once():
+    stream, timer = arq(pieces=64, first=0.05)
+    for j in range(20):                             # paced: 20 different due times
+        stream.sent(j, 0, f"p{j}", now=0.001 * j)
+    resends = []
+    for _ in range(20):
+        now = stream.due
+        out = stream.tick(now)
+        resends += out
+        for resend in out:
+            stream.sent(resend.index, 0, resend.message, now, again=True)
+    assert len(resends) == 20 and not stream.over
+    assert timer.expirations == 1                   # one silence, one backoff
+    silence(stream)
+    assert timer.expirations == GIVE_UP
+
+
+def test_give_up_is_a_parameter():
+    stream = Stream(Timer(), shares=1, pieces=1, rateless=False, give_up=2)
+    stream.sent(0, 0, "p0", now=0.0)
+    assert silence(stream)[0] == 2
+
+
+# -- acknowledgements in any order, bad ones refused ------------------------------------------
+
+def test_acknowledgements_never_lower_anything():
+    stream = Stream(Timer(), shares=2, pieces=3, rateless=True)
+    for i in range(6):
+        stream.sent(i, i // 3, f"c{i}", now=0.0)
+    assert stream.acked(bitmap(range(6)), [3, 3], False, now=0.01) == []
+    assert stream.ended("DONE", now=0.01) == [Finish("DONE")]
+    for bits, ranks in [(bitmap([0]), [1, 0]), (b"", [0, 0]), (bitmap(range(40)), [0, 9])]:
+        assert stream.acked(bits, ranks, False, now=0.02) == []     # old, odd: no effect
+    assert stream.loss == 0.0 and stream.due is None
+
+
+def test_a_rateless_loss_found_by_overtaking_is_made_up_at_once():
+    stream, timer = rateless(pieces=4)
+    for j in range(3):                              # (the share's 4th is still to come)
+        stream.sent(j, 0, f"c{j}", now=0.001 * j)
+    assert stream.acked(bitmap([0, 2]), [2], False, now=0.012) == [Fresh(0, 4)]
+    assert timer.expirations == 0 and stream.loss == pytest.approx(1 / 3)
+    # 1 was only late after all: the share is settled, the fresh one is not needed
+    assert stream.acked(bitmap([0, 1, 2]), [3], False, now=0.013) == []
+    assert stream.loss == 0.0 and stream.due is None
+    assert stream.sent(4, 0, "f", now=0.014, fresh=True) == [] and stream.due is None
+
+
+def test_a_rateless_stream_asks_for_nothing_ahead_of_the_losses_it_finds():
+    """Its shares' packets all left, a loss found before (p̂ > 0) and packets in flight: no
+    fresh combination is asked for until a loss is found, by an acknowledgement's gap or
+    a timeout, and then one for it."""
+    stream, _ = rateless(shares=2, pieces=4)
+    for j in range(3):
+        stream.sent(j, 0, f"c{j}", now=0.001 * j)
+    assert stream.acked(bitmap([0, 2]), [2, 0], False, now=0.012) == [Fresh(0, 8)]
+    assert stream.sent(8, 0, "f", now=0.012, fresh=True) == []
+    out = []
+    for j in range(3, 8):                           # every original leaves: shares complete
+        out += stream.sent(j, j // 4, f"c{j}", now=0.01 + 0.001 * j)
+    out += stream.ended("DONE", now=0.018)
+    assert stream.loss == pytest.approx(1 / 3)
+    # acknowledged in the order they left (no gap), the clock short of every timeout
+    order = [8, 3, 4, 5, 6, 7]
+    for n in range(1, len(order)):
+        got = [0, 2, *order[:n]]
+        ranks = [sum(i < 4 or i == 8 for i in got), sum(4 <= i < 8 for i in got)]
+        out += stream.acked(bitmap(got), ranks, False, now=0.02 + 0.001 * n)
+        out += stream.tick(stream.due - 1e-6)
+    assert out == [] and stream.loss == pytest.approx(1 / 8)
+    assert stream.tick(stream.due) == [Fresh(1, 9)]     # 7 timed out: one for it
+    assert stream.sent(9, 1, "f", now=0.1, fresh=True) == []
+    assert stream.acked(bitmap([0, 2, 3, 4, 5, 6, 8, 9]), [4, 4], False, now=0.11) == \
+        [Finish("DONE")]
+
+
+def test_fresh_combinations_are_numbered_after_every_share_in_turn():
+    stream = Stream(Timer(), shares=3, pieces=3, rateless=True)
+    for i in range(9):
+        stream.sent(i, i // 3, f"c{i}", now=0.0)
+    # 2 overtaken: made up at once; 8, the last, not yet
+    assert stream.acked(bitmap([0, 1, 3, 4, 5, 6, 7]), [2, 3, 2], False, now=0.01) == \
+        [Fresh(0, fresh_index(3, 3, 0, 0))]
+    stream.sent(9, 0, "f", now=0.01, fresh=True)
+    # 8 and 9 time out: one more of share 0 (for 9), the first of share 2 (for 8)
+    asked = stream.tick(0.05)
+    assert asked == [Fresh(0, fresh_index(3, 3, 0, 1)), Fresh(2, fresh_index(3, 3, 2, 0))]
+    assert [a.index for a in asked] == [12, 11]
+    with pytest.raises(ValueError, match="not of share 1"):
+        stream.sent(12, 1, "f", now=1.0, fresh=True)                    # (12 is share 0's)
+    with pytest.raises(ValueError, match="not of share 0"):
+        stream.sent(13, 0, "c", now=1.0)
+
+
+def test_many_packets_in_flight():
+    """Thousands of packets, acknowledged as they go (some acknowledgements lost), and the
+    end message after the last."""
+    stream, timer = arq(shares=10, pieces=1000)
+    got, out, now = bytearray(10_000 // 8), [], 0.0
+    for i in range(10_000):
+        now = i * 1e-4
+        out += stream.sent(i, i // 1000, i, now)
+        got[i >> 3] |= 1 << (i & 7)                 # (the master's, as it grows)
+        if i % 7 and i < 9_999:
+            out += stream.acked(got, None, False, now + 0.002)
+    assert out == [] and stream.ended("DONE", now) == [] and stream.due is not None
+    assert stream.acked(got, None, False, now + 0.003) == [Finish("DONE")]
+    assert stream.loss == 0.0            # one sample an acknowledgement:
+    assert len(timer.samples) == sum(1 for i in range(9_999) if i % 7) + 1
+
+
+@pytest.mark.parametrize("got,ranks,ended,match", [
+    ("\x01", None, False, "got"),
+    (None, None, False, "got"),
+    (b"\x01", [1], False, "ranks"),                  # an ARQ job has no ranks
+    (b"\x01", None, "yes", "ended"),
+    (b"\x01", None, 2, "ended"),
+])
+def test_bad_acknowledgements_of_an_arq_job_are_refused(got, ranks, ended, match):
+    stream, _ = arq()
+    stream.sent(0, 0, "p0", now=0.0)
+    with pytest.raises(ValueError, match=match):
+        stream.acked(got, ranks, ended, now=0.01)
+    assert stream.due == 0.05                       # nothing changed
+
+
+@pytest.mark.parametrize("ranks", [None, [], [1], [1, 1, 1], [1, -1], [1, 0.5], ["1", 1]])
+def test_bad_ranks_of_a_rateless_job_are_refused(ranks):
+    stream = Stream(Timer(), shares=2, pieces=2, rateless=True)
+    stream.sent(0, 0, "c0", now=0.0)
+    with pytest.raises(ValueError, match="ranks"):
+        stream.acked(b"\x01", ranks, False, now=0.01)
+    assert stream.acked(bytearray(b"\x01"), (1, np.int64(0)), np.True_, now=0.01) == []
+
+
+@pytest.mark.parametrize("args,error,match", [
+    ((None, 1, 1, False), TypeError, "timer"),
+    ((RoundTrip(), 0, 1, False), ValueError, "shares"),
+    ((RoundTrip(), 1.0, 1, False), TypeError, "shares"),
+    ((RoundTrip(), True, 1, False), TypeError, "shares"),
+    ((RoundTrip(), 1, -2, False), ValueError, "pieces"),
+    ((RoundTrip(), 1, 1, "yes"), TypeError, "rateless"),
+    ((RoundTrip(), 1, 1, False, 0), ValueError, "give_up"),
+    ((RoundTrip(), 1, 1, False, 2.5), TypeError, "give_up"),
+])
+def test_bad_arguments_are_refused(args, error, match):
+    with pytest.raises(error, match=match):
+        Stream(*args)
+
+
+def test_bad_reports_of_sends_are_refused():
+    stream, _ = arq()
+    stream.sent(0, 0, "p0", now=0.0)
+    with pytest.raises(ValueError, match="sent before"):
+        stream.sent(0, 0, "p0", now=0.01)
+    with pytest.raises(ValueError, match="never sent"):
+        stream.sent(1, 0, "p1", now=0.01, again=True)
+    with pytest.raises(ValueError, match="rateless"):
+        stream.sent(1, 0, "p1", now=0.01, fresh=True)
+    with pytest.raises(ValueError, match="index"):
+        stream.sent(-1, 0, "p", now=0.01)
+    with pytest.raises(TypeError, match="index"):
+        stream.sent("1", 0, "p", now=0.01)
+    with pytest.raises(ValueError, match="share"):
+        stream.sent(1, 1, "p", now=0.01)
+    with pytest.raises(TypeError, match="time"):
+        stream.sent(1, 0, "p", now=None)
+    with pytest.raises(ValueError, match="never sent"):
+        stream.sent(END, None, "DONE", now=0.01, again=True)
+    with pytest.raises(ValueError, match="packets"):
+        stream.ended("DONE", now=0.01, packets=-1)
+    rateless = Stream(Timer(), shares=1, pieces=2, rateless=True)
+    rateless.sent(0, 0, "c0", now=0.0)
+    with pytest.raises(ValueError, match="sends no packet again"):
+        rateless.sent(0, 0, "c0", now=0.1, again=True)
+    with pytest.raises(TypeError, match="share"):
+        rateless.sent(1, None, "c1", now=0.1)
+
+
+# -- a link without loss -----------------------------------------------------------------------
+
+@settings(max_examples=60)
+@given(shares=st.integers(1, 4), pieces=st.integers(1, 5), seed=st.integers(0, 2**32 - 1),
+       is_rateless=st.booleans(), ops=st.lists(st.integers(0, 3), min_size=1, max_size=120))
+def test_nothing_is_deemed_lost_on_a_link_without_loss(shares, pieces, seed, is_rateless,
+                                                       ops):
+    """Sends in any order of the packets, arrivals in the order they left (a link keeps
+    order), acknowledgements in any order (late, repeated, or never delivered): nothing is
+    lost, so nothing is sent again nor extra asked for."""
+    rng = np.random.default_rng(seed)
+    stream = Stream(RoundTrip(least=100.0, first=100.0, most=1000.0), shares, pieces,
+                    is_rateless)
+    unsent = [k * pieces + j for k in range(shares) for j in range(pieces)]
+    rng.shuffle(unsent)
+    flying, got, acks = [], set(), []
+    c = [0] * shares
+    now, out = 0.0, []
+    for op in ops + [0] * len(unsent) + [1] * shares * pieces + [2]:
+        now += 0.001
+        if op == 0 and unsent:                      # a packet leaves
+            index = unsent.pop()
+            c[index // pieces] += 1
+            out += stream.sent(index, index // pieces, "c", now)
+            flying.append(index)
+        elif op == 1 and flying:                    # the first in flight arrives: an ack
+            got.add(flying.pop(0))
+            ranks = [min(sum(1 for i in got if i // pieces == k), c[k]) for k in range(shares)]
+            acks.append((bitmap(got), ranks if is_rateless else None))
+        elif op == 2 and acks:                      # an acknowledgement arrives, any of them
+            bits, ranks = acks[int(rng.integers(len(acks)))]
+            out += stream.acked(bits, ranks, False, now)
+        else:
+            out += stream.tick(now)
+    assert out == []
+    if not unsent and not flying:                   # the newest acknowledgement: all there
+        stream.acked(*acks[-1], False, now)
+        assert stream.ended("DONE", now) == [Finish("DONE")]
+        assert stream.loss == 0.0
+
+
+# -- a lossy link ------------------------------------------------------------------------------
+
+def deliver(shares, pieces, p, seed, burst=None, ack_loss=0.0, rateless=True, gap=0.001,
+            delay=0.005):
+    """One job over a seeded lossy link, master and worker in a discrete-event simulation:
+    the worker sends its shares·m packets paced ``gap`` apart through a FIFO outbox (fresh
+    combinations and copies queue behind), its end message once the last piece has left;
+    each way takes ``delay`` plus up to half of it again, in order (no message overtakes
+    another); the master acknowledges every arrival (a rateless job's rank of share k: the
+    distinct packets of k arrived, at most c_k). The end message must find the master with
+    everything. Returns (packets sent, the master's ranks, c, the stream, whether it gave
+    up)."""
+    rng = np.random.default_rng([seed, 1])
+    forward, backward = Loss(p, burst).link([seed, 2]), Loss(ack_loss).link([seed, 3])
+    stream = Stream(RoundTrip(least=0.01, first=0.05), shares, pieces, rateless)
+    events, order = [], itertools.count()           # (time, order, what, data)
+    queue = [("packet", k * pieces + j, k) for k in range(shares) for j in range(pieces)]
+    queue.reverse()                                 # the next to leave is last
+    originals = len(queue)
+    c, sent, got = [0] * shares, 0, set()
+    arrived = [set() for _ in range(shares)]
+    fifo = {}                                       # link -> its last arrival
+    state = {"leaving": False, "master ended": False, "gave up": False, "ticks": set()}
+
+    def at(time, what, data=None):
+        heapq.heappush(events, (time, next(order), what, data))
+
+    def ranks():
+        return [min(len(arrived[k]), c[k]) for k in range(shares)]
+
+    def obey(out, now):
+        for instruction in out:
+            if isinstance(instruction, Fresh):
+                queue.insert(0, ("fresh", instruction.index, instruction.share))
+            elif isinstance(instruction, Finish):
+                assert ranks() == c and (rateless or len(got) == originals)
+                assert sum(c) == originals
+                queue.insert(0, ("end", END, None))
+            elif isinstance(instruction, GiveUp):
+                state["gave up"] = True
+                queue.clear()                       # (the stream is over: the loop ends)
+            else:
+                index = instruction.index
+                assert index == END or not rateless, instruction
+                queue.insert(0, ("again", index, None if index == END else index // pieces))
+        if queue and not state["leaving"]:
+            state["leaving"] = True
+            at(now, "leave")
+        due = stream.due
+        if due is not None and due not in state["ticks"]:
+            state["ticks"].add(due)
+            at(due, "tick")
+
+    def carry(link, now, what, data):
+        if not link.lost():                         # in order: none overtakes another
+            fifo[link] = max(fifo.get(link, 0.0), now + delay * (1 + rng.random() / 2))
+            at(fifo[link], what, data)
+
+    obey([], 0.0)
+    while events and not stream.over:
+        now, _, what, data = heapq.heappop(events)
+        if what == "leave":
+            kind, index, share = queue.pop()
+            if index == END:
+                out = stream.sent(END, None, "DONE", now, again=kind == "again")
+            else:
+                c[share] += kind == "packet"
+                sent += 1
+                out = stream.sent(index, share, kind, now, fresh=kind == "fresh",
+                                  again=kind == "again")
+                if kind == "packet" and sum(c) == originals:
+                    out += stream.ended("DONE", now)    # the last piece left
+            carry(forward, now, "arrive", (index, share))
+            state["leaving"] = bool(queue)
+            if queue:
+                at(now + gap, "leave")
+            obey(out, now)
+        elif what == "arrive":                      # at the master: it acknowledges
+            index, share = data
+            if index == END:
+                state["master ended"] = True
+            else:
+                got.add(index)
+                arrived[share].add(index)
+            carry(backward, now, "ack", (bitmap(got), ranks() if rateless else None,
+                                         state["master ended"]))
+        elif what == "ack":
+            obey(stream.acked(*data, now), now)
+        else:
+            state["ticks"].discard(now)
+            obey(stream.tick(now), now)
+    return sent, ranks(), c, stream, state["gave up"]
+
+
+SEEDS = range(40)
+
+
+def cost(shares, pieces, p, ack_loss):
+    """sent / (shares·m / (1 - p)) over SEEDS: its mean and greatest. Every job delivered:
+    every share at its rank."""
+    least = shares * pieces / (1 - p)               # a sender told of each loss at once
+    ratios = []
+    for seed in SEEDS:
+        sent, ranks, c, stream, gave_up = deliver(shares, pieces, p, seed, ack_loss=ack_loss)
+        assert stream.over and not gave_up and stream.due is None, seed
+        assert c == [pieces] * shares and ranks == c, seed
+        ratios.append(sent / least)
+    return np.mean(ratios), max(ratios)
+
+
+# The mean measured (40 seeds; acknowledgements lost as often as packets | never), at
+# p = 0.1, 0.2, 0.3, 0.4 (the greatest of a seed's, at p = 0.3: 1.27 | 1.25 on 4 of 8):
+#   4 shares of 8:  0.994 1.029 1.064 1.038 | 0.991 1.014 1.041 0.996
+#   2 shares of 32: 0.997 1.021 1.041 1.021 | 0.992 1.010 1.024 0.999
+# Each loss found is made up with one fresh combination, nothing ahead. On 4 shares of 8,
+# with every acknowledgement kept, the packets that arrive are 32 within 0.2%: above 1 is
+# these seeds' own loss (32% of the packets at p = 0.3, not 30%); with acknowledgements
+# lost, up to 4% more arrive (at p = 0.4), packets only late (their acknowledgements lost)
+# taken for lost at their timeout and made up.
+COST = 1.1
+
+
+@pytest.mark.parametrize("ack_loss", [False, True])
+@pytest.mark.parametrize("p", [0.1, 0.2, 0.3, 0.4])
+@pytest.mark.parametrize("shares,pieces", [(4, 8), (2, 32)])
+def test_rateless_on_a_lossy_link_reaches_every_rank_at_about_the_least_cost(
+        p, shares, pieces, ack_loss):
+    mean, most = cost(shares, pieces, p, ack_loss=p if ack_loss else 0.0)
+    assert mean <= COST, (mean, most)
+
+
+@pytest.mark.parametrize("is_rateless", [False, True])
+def test_a_link_without_loss_carries_each_packet_once(is_rateless):
+    for seed in range(10):          # (round trips below the least timeout: none spurious)
+        sent, ranks, c, stream, _ = deliver(4, 8, 0.0, seed, rateless=is_rateless,
+                                            delay=0.003)
+        assert sent == 32 and c == [8] * 4 and stream.loss == 0.0
+        assert not is_rateless or ranks == c
+
+
+@pytest.mark.parametrize("is_rateless", [False, True])
+@pytest.mark.parametrize("burst", [None, 4])
+def test_losses_both_ways_and_in_bursts_still_deliver_everything(is_rateless, burst):
+    """Acknowledgements lost as often as packets, losses in runs of 4 on average: each job
+    ends with everything delivered, or (seldom: GIVE_UP is counted in messages, not
+    seconds) gives up after a run of losses."""
+    gave_ups = 0
+    for seed in SEEDS:
+        sent, ranks, c, stream, gave_up = deliver(4, 8, 0.3, seed, burst=burst,
+                                                  ack_loss=0.3, rateless=is_rateless)
+        assert stream.over, seed
+        if gave_up:
+            gave_ups += 1
+        else:
+            assert ranks == c == [8] * 4, seed
+    assert gave_ups <= len(SEEDS) // 10
