@@ -118,6 +118,13 @@ class Scheme(str, metaclass=_Schemes):
     plain: bool = False
     """Whether its packets are a result's plain row pieces (unit coefficient vectors), not
     random combinations of them."""
+
+    @property
+    def rateless(self) -> bool:
+        """Whether a lost packet is made up by any fresh random combination of the pieces
+        its worker computed (coded and neither plain nor whole), rather than sent again."""
+        return self.coded and not self.plain and not self.whole
+
     measure: str = "rank"
     """What the master's collector counts toward decoding, "rank" (of the packets'
     coefficients), or "results" when every worker's part is needed (uncoded)."""
@@ -258,6 +265,11 @@ class Scheme(str, metaclass=_Schemes):
         ``share_cost`` seconds each."""
         return model.n_shares
 
+    def packets_needed(self, model: "Model") -> int:
+        """The fewest packets from which the simulator's master decodes, all of them
+        counting: packets(m) per share for R shares."""
+        return self.packets(model.pieces) * model.recovery_threshold
+
     def coefficients(self, piece: int, count: int, draw: Draw) -> np.ndarray:
         """The coefficients (over the result's count = packets(m) pieces) of a result's
         packet ``piece``, as the simulator tracks them: a unit vector for plain pieces,
@@ -329,6 +341,9 @@ class _Uncoded(_Whole):
 
     def shipped(self, model: "Model") -> int:
         return model.n_workers
+
+    def packets_needed(self, model: "Model") -> int:
+        return model.n_workers              # every slice
 
     def decodable(self, shares: np.ndarray, pieces: np.ndarray, model: "Model",
                   exact: Optional[Callable[[], Optional[int]]] = None) -> Optional[int]:

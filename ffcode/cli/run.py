@@ -149,6 +149,13 @@ def _fault_flags(faults):
     faults.add_argument("--link", action="append", default=[], metavar="W:MBPS",
                         help="cap worker W's link at MBPS megabytes per second (default: "
                              "none)")
+    faults.add_argument("--loss", action="append", default=[], metavar="P|W:P",
+                        help="every worker's link to the master (or worker W's) loses the "
+                             "share P of the job's messages, both ways; the job still "
+                             "delivers (default: none)")
+    faults.add_argument("--burst", type=float, metavar="B",
+                        help="lost messages come in runs of mean length B (Gilbert-Elliott; "
+                             "default: independent losses)")
     faults.add_argument("--crash", action="append", default=[], metavar="W:J",
                         help="worker W dies after sending J packets (default: none)")
     faults.add_argument("--hang", action="append", default=[], metavar="W:J",
@@ -287,9 +294,24 @@ def faults_from(args: argparse.Namespace, job: int = 0):
     faults = Faults(slowdown=slowdown, delay=delay, link_rate=links,
                     crash_after=_pairs(args.crash, "crash", int),
                     hang_after=_pairs(args.hang, "hang", int), seed=args.seed,
-                    corrupt=_pairs(args.corrupt, "corrupt", str))
+                    corrupt=_pairs(args.corrupt, "corrupt", str),
+                    loss=_loss(args.loss), burst=args.burst)
     faults.check_workers(args.workers)
     return faults
+
+
+def _loss(values) -> "float | dict":
+    """--loss's values: one P for every worker, or W:P for each worker named."""
+    every = [value for value in values if ":" not in value]
+    if len(every) > 1 or (every and len(values) > 1):
+        raise ValueError("--loss wants one P for every worker, or W:P for each worker named, "
+                         "not both")
+    if every:
+        try:
+            return float(every[0])
+        except ValueError:
+            raise ValueError(f"--loss wants P or W:P, not {every[0]!r}") from None
+    return _pairs(values, "loss", float)
 
 
 def _pairs(values, name, kind):
@@ -639,6 +661,11 @@ def _describe(faults) -> str:
         faults.hang_after.items())]
     parts += [f"worker {w} is malicious ({mode})" for w, mode in sorted(
         faults.corrupt.items())]
+    burst = "" if faults.burst is None else f" in runs of {faults.burst:g}"
+    if isinstance(faults.loss, float):
+        parts.append(f"every link loses {faults.loss:.0%}{burst}")
+    parts += [f"worker {w} link loses {p:.0%}{burst}" for w, p in sorted(faults.loss.items())] \
+        if isinstance(faults.loss, dict) else []
     return "; ".join(parts) or "nothing"
 
 

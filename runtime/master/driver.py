@@ -330,6 +330,11 @@ class Job:
             return self._send(instruction)
         if kind is ev.Resume:
             return ev.Work(time.monotonic())
+        if kind is ev.Post:
+            for place, frames in instruction.messages:
+                handle = self.workers[place]
+                if handle.lost is None:     # no room: as if the link dropped it
+                    self.transport.send(handle.ident, list(frames), patience=0.0)
         if kind is ev.Progress:
             instruction.fn(instruction.rank, instruction.needed)
         elif kind is ev.Reject:
@@ -378,7 +383,8 @@ class Job:
                 if send.load is not None and \
                         handle.resident.get(send.load.ident) != place:
                     reloaded = self.roster.give(handle, send.load, place)
-                self.roster.send(handle, list(frames), patience=patience)
+                if place not in send.dropped:
+                    self.roster.send(handle, list(frames), patience=patience)
             now = time.monotonic()
             answers = handle.lost is None and (not send.ack or now - handle.last_seen <
                                                WATCH_EVERY or not handle.gone())

@@ -67,13 +67,17 @@ class Failed(Message):
     """The worker's computation failed (its error in the meta frame)."""
 
 
+class Taken(Message):
+    """The worker's task arrived over its lossy link."""
+
+
 _MESSAGES = {Kind.PACKET: Packet, Kind.ANSWER: Answer, Kind.DONE: Done, Kind.STOPPED: Stopped,
-             Kind.FAILED: Failed}
+             Kind.FAILED: Failed, Kind.TAKEN: Taken}
 
 
 def message(place: Optional[int], header: Header, frames: list, now: float) -> Message:
     """The event of a worker's message, by its header's kind (PACKET, ANSWER, DONE,
-    STOPPED or FAILED: the roster answers the others itself)."""
+    STOPPED, FAILED or TAKEN: the roster answers the others itself)."""
     return _MESSAGES.get(header.kind, Message)(place, header, frames, now)
 
 
@@ -142,12 +146,14 @@ class Send:
     """Send each of ``messages`` ((place, frames) pairs) in turn, each waiting for room as
     long as ``wait_at`` says at its turn; ``load`` (resident data) shipped first to a
     place whose worker does not hold it for that place; ``ack``: stops, to be
-    acknowledged. Answer with one ``Sent``."""
+    acknowledged; ``dropped``: the places whose emulated lossy links drop their message
+    (it is not sent, but delivered as far as the job knows). Answer with one ``Sent``."""
     messages: tuple
     patience: float         # seconds a message may wait for room at most,
     until: float            # and never past this time (monotonic)
     load: Any = None
     ack: bool = False
+    dropped: frozenset = frozenset()
 
     def wait_at(self, now: float) -> Optional[float]:
         """Seconds the message whose turn comes at ``now`` may wait for room; None when it
@@ -160,6 +166,14 @@ class Send:
     @property
     def kind(self) -> Kind:
         return Header.unpack(self.messages[0][1][0]).kind
+
+
+@dataclass(frozen=True)
+class Post:
+    """Send each of ``messages`` ((place, frames) pairs) if its worker has room now, else
+    not at all: messages over lossy links that are sent again until answered (a task or a
+    stop again, an acknowledgement). No answer."""
+    messages: tuple
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,9 @@ class GradientStep(JobKind):
         code = self.code
         faults = getattr(options, "faults", None) or Faults()
         faults.check_workers(code.n_workers)
+        if faults.loss:
+            raise InvalidParameterError("Faults 'loss' is emulated for coded jobs; a "
+                                        "gradient step's links lose nothing.")
         inner = self.inner(groups, getattr(options, "group_faults", None))
         tasks = []
         for i, order in enumerate(code.assignment):

@@ -40,6 +40,7 @@ needs), and answers its events with instructions:
 >>> print(out[-1].error)
 rank 0/2 no output within the timeout; workers 0, 1 and 2 still running
 """
+import dataclasses
 import logging
 import math
 from collections import Counter
@@ -55,6 +56,7 @@ from ffcode.runtime.shared.report import Report, WorkerTimeline, read_group
 from ffcode.runtime.shared.task import job_message
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.master import events as ev
+from ffcode.runtime.master.links import Links
 
 REDUCE_AT_ONCE = 8          # payloads a step of decoding reduces between looks at the clock
 STOP_GRACE = 0.25           # seconds to send the stops, and again to collect their acks
@@ -106,6 +108,9 @@ class JobRun:
         self.decoded = False
         self.delivered = False              # its output resolved (before it drained)
         self.out: list = []                 # the instructions of the event at hand
+        faults = getattr(plan, "faults", None)      # (an optional plan field)
+        self.links = Links(faults, self.count, getattr(plan, "fresh", False)) \
+            if faults is not None else Links.none()
 
     def __repr__(self) -> str:
         return f"JobRun({self.epoch}, {self.report.scheme}, {self.state})"
@@ -119,7 +124,7 @@ class JobRun:
     def due(self) -> float:
         """When the job next needs the clock looked at (its deadline, or the end of its
         draining)."""
-        return self.drained if self.state == DRAINING else self.deadline
+        return min(self.drained if self.state == DRAINING else self.deadline, self.links.due)
 
     def handle(self, event: Any) -> list:
         """The instructions in answer to one event (runtime/master/events.py). The job's
@@ -128,7 +133,16 @@ class JobRun:
         out: list = []
         self.out = out
         try:
+            linked = self.links and isinstance(event, ev.Message) and \
+                event.place is not None and self.links.lossy(event.place)
+            if linked and not self.links.passes(event.place, event.header.kind, event.now):
+                return out                          # dropped on its emulated link
             _HANDLERS[type(event)](self, event)
+            if linked and self.state == RUNNING and not isinstance(event, ev.Taken):
+                i = event.place                     # acknowledged, unless that is dropped
+                ack = self.links.ack(i, self.plan.held[i], self.session, self.epoch)
+                if ack is not None:
+                    out.append(ev.Post(((i, ack),)))
         except Exception as e:
             if self.state == ENDED:
                 raise
@@ -166,6 +180,8 @@ class JobRun:
         if not send.messages:
             then(now)
             return
+        if self.links:
+            send = dataclasses.replace(send, dropped=self.links.sent(send.messages, now))
         self.sending, self.then = send, then
         self.out.append(send)
 
@@ -213,6 +229,7 @@ class JobRun:
             # small job's workers each answer once and are soon done: none is stopped)
             self.decodable = event.now
             self.report.compute = self.decodable - self.sent
+            self.links.count(self.ledger.timelines, decodable=True)
             self.state = DECODING
             if self.once:
                 self.out.append(ev.Resume())
@@ -272,6 +289,7 @@ class JobRun:
                     raise ValueError(f"worker {i} has no packet {index}")
                 innovative = self.plan.collector.add(Packet(*filed, coeff, payload,
                                                             header.rows or None))
+                self.links.received(i, index, filed[0], innovative)
                 self.ledger.packet(i, index, header.sent, compute, filed, received,
                                    innovative)
                 compute = 0.0               # an answer's compute is its first packet's
@@ -290,6 +308,15 @@ class JobRun:
         """Look at the clock: JobTimeout past the deadline, JobFailed (VerificationError)
         once no live worker is left at the job; a draining job ends when its time is up."""
         now, plan, timelines = event.now, self.plan, self.ledger.timelines
+        if self.links.due <= now and self.state in (RUNNING, DRAINING):
+            again, lost = self.links.overdue(now, self.state == RUNNING, self.session,
+                                             self.epoch)
+            for i, why in lost:
+                if i not in self.finished:
+                    timelines[i].lost = why
+                    self.finished.add(i)
+            if again:
+                self.out.append(ev.Post(tuple(again)))
         if self.state == DRAINING:
             if now >= self.drained:
                 self._finish(now)
@@ -407,6 +434,7 @@ class JobRun:
             for i in report.wrong:              # known wrong once the output is trusted
                 self.out.append(ev.Exclude(i, f"sent a wrong result in job {self.epoch}"))
             self.delivered, outcome = True, (self.output, report)
+            self.links.count(self.ledger.timelines)
             if not drained:                     # the stops' acks fill the report in after
                 self.out.append(ev.Resolve(*outcome))
                 self.output = None
@@ -418,6 +446,7 @@ class JobRun:
         error) to its future, unless it was cancelled."""
         self.state = ENDED
         self.report.rejected = dict(self.rejected)
+        self.links.count(self.ledger.timelines)
         # the shares, decoder and inputs let go: nothing reads the plan once it ended
         self.plan = self.check = self.output = None     # type: ignore[assignment]
         self.out.append(ev.Ended(self.report))
@@ -449,7 +478,8 @@ class JobRun:
         all within STOP_GRACE: a worker that has no room for a stop then is given up on
         (it is not reading its socket); ``then`` once they are sent."""
         messages = tuple(
-            (i, (_header(Kind.STOP, self.session, self.epoch, i).pack(),))
+            (i, (Header(Kind.STOP, self.session, self.epoch, i,
+                        index=self.links.lossy(i)).pack(),))    # 1: answer it, even unknown
             for i, t in enumerate(self.ledger.timelines)
             if t.lost is None and self.plan.tasks[i] is not None and t.done is None)
         self._send(ev.Send(messages, STOP_PATIENCE, now + STOP_GRACE, ack=True), now, then)
@@ -591,7 +621,7 @@ _HANDLERS: dict = {
     ev.Tick: JobRun._tick, ev.Work: JobRun._work,
     ev.Message: JobRun._message, ev.Packet: JobRun._message, ev.Answer: JobRun._message,
     ev.Done: JobRun._message,
-    ev.Stopped: JobRun._message, ev.Failed: JobRun._message,
+    ev.Stopped: JobRun._message, ev.Failed: JobRun._message, ev.Taken: JobRun._message,
     ev.Cancel: lambda run, event: run._end_with(None, event.now),
     ev.Abort: lambda run, event: run._end_with(event.error, event.now, event.stop)}
 

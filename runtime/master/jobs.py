@@ -116,6 +116,11 @@ class Plan:
         self.work_per_packet = work_pieces / self.pieces
         self.timeout, self.progress = options.timeout, options.progress
         self.wait_for_stops = options.wait_for_stops
+        self.faults = options.faults            # a lossy link's packets: fresh ones too
+        self.fresh = scheme.rateless and bool(options.faults.loss)
+        if options.faults.loss and relayed is not None:
+            raise InvalidParameterError("Faults 'loss' is emulated on the links of a cluster's "
+                                        "own workers, not through relays.")
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
@@ -217,7 +222,7 @@ class Plan:
     def share_of(self, worker: int, index: int) -> Optional[tuple[int, int]]:
         """(code index, piece) of a worker's packet ``index`` (None: it has no such
         packet)."""
-        return filed(self.held[worker], index, self.pieces)
+        return filed(self.held[worker], index, self.pieces, self.fresh)
 
     def release(self, buffers: dict) -> None:
         """The payload storage the decoder used, for the next job to reuse (dtype ->
@@ -385,6 +390,9 @@ def checked_group_faults(group_faults: Any, groups: tuple) -> dict:
             f"0..{len(groups) - 1}.")
     for g, faults in group_faults.items():
         faults.check_workers(groups[g])
+        if faults.loss:
+            raise InvalidParameterError("Faults 'loss' is emulated on the links of a "
+                                        "cluster's own workers, not in relays' groups.")
     return {g: faults.to_dict() for g, faults in group_faults.items()}
 
 

@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import traceback
 import time
 from typing import IO, cast
 
@@ -184,6 +185,8 @@ def serve(endpoint, directory, master):
                 if size:
                     entry.relay(endpoint, size=size, slot=slot, parent=server)
                 entry.worker(endpoint, slot=slot, parent=server)
+            except BaseException:       # a worker's bug: said, not silent
+                traceback.print_exc()
             finally:
                 os._exit(1)
     shutil.rmtree(directory, ignore_errors=True)

@@ -19,12 +19,13 @@ ffcode.errors.InvalidParameterError: Faults 'slowdown' needs workers >= 0 and va
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from numbers import Integral
+from numbers import Integral, Real
 from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
 from ffcode import checks
+from ffcode.channel import Loss
 from ffcode.constraints import Constraint, InstanceOf, Interval, Refusal, Spec, validate
 from ffcode.errors import InvalidParameterError
 from ffcode.runtime.shared.task import CORRUPTIONS, FaultPlan
@@ -99,7 +100,16 @@ class Faults:
                      random field elements as every payload, "piece" adds 1 to one element of
                      its first piece only (a targeted, well-formed corruption), "shape" claims a
                      result with one random row too many.
-        seed         seeds the delays: worker w draws from (seed, w), the same in every job.
+        loss         p, or {worker: p}: the worker's link to the master loses the share p of
+                     the job's messages, in each direction (ffcode.channel.Loss); 1.0 loses
+                     all of them (the worker is lost to the job). A job on lossy links
+                     delivers what it must: tasks and stops are sent again until answered,
+                     packets acknowledged, and a worker replaces a lost packet (fresh random
+                     combinations for cfs and compfs, copies for the other schemes).
+        burst        b, or {worker: b}: losses come in runs of mean length b (a
+                     Gilbert-Elliott link); None: independent losses.
+        seed         seeds the delays and the losses: worker w draws from (seed, w), the same
+                     in every job.
 
     Values a worker cannot honour are refused (InvalidParameterError, a ValueError): a
     slowdown above MAX_SLOWDOWN (1e6), a delay's shift or mean above MAX_PAUSE (1e6 s), a
@@ -116,6 +126,8 @@ class Faults:
     hang_after: Mapping = field(default_factory=dict)
     seed: int = 0
     corrupt: Mapping = field(default_factory=dict)
+    loss: Union[float, Mapping] = field(default_factory=dict)
+    burst: Union[float, Mapping, None] = None
 
     # ffcode.constraints: what each field may be; the values per worker (with what a
     # worker can honour, _RANGES) are checked by the code after them, worker by worker.
@@ -124,7 +136,10 @@ class Faults:
                         InstanceOf(Mapping, what="a mapping of worker to value")),
         "delay": Delay(),
         "seed": Interval(Integral, 0, None),
-        "corrupt": Corruptions()}
+        "corrupt": Corruptions(),
+        "loss": InstanceOf(Mapping, Real, what="a probability, or a mapping of worker to one"),
+        "burst": [InstanceOf(Mapping, Real, what="a mean run of losses, or a mapping of worker "
+                             "to one"), None]}
 
     def __post_init__(self) -> None:
         checked = _validated(vars(self))
@@ -155,8 +170,23 @@ class Faults:
                                 for w, pair in zip(workers, delay.values())}
         elif delay is not None:
             checked["delay"] = _pause(delay, "every worker")
+        checked["loss"], checked["burst"] = _losses(checked["loss"], checked["burst"])
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+
+    def link_loss(self, worker: int) -> Optional[Loss]:
+        """The loss on the worker's link to the master (None: it loses nothing).
+
+        >>> Faults(loss=0.2, burst={1: 4}).link_loss(1)
+        Loss(p=0.2, burst=4.0)
+        >>> Faults(loss={0: 0.1}).link_loss(1) is None
+        True
+        """
+        p = self.loss.get(worker, 0.0) if isinstance(self.loss, Mapping) else self.loss
+        if not p:
+            return None
+        burst = self.burst.get(worker) if isinstance(self.burst, Mapping) else self.burst
+        return Loss(p, burst)
 
     @property
     def injects(self) -> bool:
@@ -165,12 +195,12 @@ class Faults:
         >>> Faults(seed=3).injects, Faults(slowdown={1: 2.0}).injects
         (False, True)
         """
-        return any(getattr(self, name) for name in _INJECTED)
+        return any(getattr(self, name) for name in _INJECTED if name != "burst")
 
     def check_workers(self, n_workers: int):
         """Refuse faults aimed at workers the job does not have."""
         for name in ("slowdown", "link_rate", "crash_after", "hang_after", "delay",
-                     "corrupt"):
+                     "corrupt", "loss", "burst"):
             given = getattr(self, name)
             beyond = sorted(w for w in given if w >= n_workers) if isinstance(
                 given, Mapping) else []
@@ -186,6 +216,9 @@ class Faults:
         out["delay"] = ({w: list(pair) for w, pair in delay.items()}
                         if isinstance(delay, Mapping) else delay and list(delay))
         out["seed"] = self.seed
+        for name in ("loss", "burst"):
+            given = getattr(self, name)
+            out[name] = dict(given) if isinstance(given, Mapping) else given
         return out
 
     @classmethod
@@ -199,7 +232,7 @@ class Faults:
         True
         """
         fields = {"slowdown", "link_rate", "crash_after", "hang_after", "corrupt", "delay",
-                  "seed"}
+                  "seed", "loss", "burst"}
         if not isinstance(data, dict) or set(data) != fields:
             raise InvalidParameterError(f"Faults as data need the fields {sorted(fields)}.")
 
@@ -209,10 +242,10 @@ class Faults:
                                             f"value.")
             return {int(w) if isinstance(w, str) and w.isdigit() and len(w) < 10 else w: v
                     for w, v in given.items()}
-        delay = data["delay"]
-        return cls(**{name: keyed(data[name], name) for name in fields - {"delay", "seed"}},
-                   delay=keyed(delay, "delay") if isinstance(delay, dict) else delay,
-                   seed=data["seed"])
+        either = {name: keyed(data[name], name) if isinstance(data[name], dict) else data[name]
+                  for name in ("delay", "loss", "burst")}
+        return cls(**{name: keyed(data[name], name) for name in fields - {"seed", *either}},
+                   **either, seed=data["seed"])
 
     def by_group(self, sizes: Sequence[int]) -> dict:
         """These faults, naming the workers of a cluster of relays as one list in group
@@ -232,11 +265,12 @@ class Faults:
                     if starts[g] <= w < starts[g] + sizes[g]}
         out = {}
         for g in range(len(sizes)):
-            delay = part(self.delay, g) or None if isinstance(self.delay, Mapping) else \
-                self.delay
+            delay, loss, burst = (part(given, g) or None if isinstance(given, Mapping) else
+                                  given for given in (self.delay, self.loss, self.burst))
             faults = Faults(**{name: part(getattr(self, name), g) for name in (
                 "slowdown", "link_rate", "crash_after", "hang_after", "corrupt")},
-                delay=delay, seed=self.seed)
+                delay=delay, loss=loss or {}, burst=burst,     # type: ignore[arg-type]
+                seed=self.seed)
             if faults.injects:
                 out[g] = faults
         return out
@@ -254,10 +288,39 @@ class Faults:
                          corrupt=self.corrupt.get(worker),
                          link_rate=self.link_rate.get(worker),
                          crash_after=self.crash_after.get(worker),
-                         hang_after=self.hang_after.get(worker))
+                         hang_after=self.hang_after.get(worker),
+                         lossy=self.link_loss(worker) is not None)
 
 
 _INJECTED = tuple(f.name for f in fields(Faults) if f.name != "seed")   # what ``injects`` reads
+
+
+def _losses(loss, burst) -> tuple:
+    """(loss, burst) checked: each a number for every worker or {worker: number}; a loss
+    for every worker below 1 (a job could never end), each pair a Loss."""
+    def keyed(given, name):
+        return {checks.integer(w, f"{name} worker", low=0): v for w, v in given.items()} \
+            if isinstance(given, Mapping) else given
+    loss, burst = keyed(loss, "loss"), keyed(burst, "burst")
+    if not isinstance(loss, Mapping) and _number(loss, "loss", "every worker") >= 1:
+        raise InvalidParameterError(f"Faults 'loss' for every worker must be below 1, not "
+                                    f"{loss}: no job could get through.")
+    workers = set(loss) if isinstance(loss, Mapping) else set()
+    workers |= set(burst) if isinstance(burst, Mapping) else set()
+    for worker in sorted(workers) or [None]:    # each pair checked as a Loss
+        p = loss.get(worker, 0.0) if isinstance(loss, Mapping) else loss
+        b = burst.get(worker) if isinstance(burst, Mapping) else burst
+        try:
+            Loss(p, b)
+        except InvalidParameterError as e:
+            who = "every worker" if worker is None else f"worker {worker}"
+            said = str(e).replace("Loss 'p'", "Faults 'loss'").replace("Loss ", "Faults ")
+            raise InvalidParameterError(f"{said[:-1]} ({who}).") from None
+    loss = {w: float(p) for w, p in loss.items() if p} if isinstance(loss, Mapping) else \
+        float(loss)
+    burst = {w: float(b) for w, b in burst.items()} if isinstance(burst, Mapping) else \
+        burst if burst is None else float(burst)
+    return loss, burst
 
 
 def _pause(pair, who: str) -> tuple:

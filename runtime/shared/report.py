@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 
 from ffcode.version import __version__
 
-SCHEMA = 8                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 9                  # the version of the JSON layout below; raised when it changes
 MAX_GROUP_JOBS = 1 << 16    # a relay's group's jobs a report takes
 MAX_GROUP_SIZE = 1 << 10    # and workers per job
 
@@ -52,7 +52,10 @@ class WorkerTimeline:
     before its first packet the most it can have been, one packet's work over its time
     at the job; null for one lost without packets), ``done`` (its message that every packet was sent arrived; null if it was
     stopped first), ``stopped`` (it acknowledged the stop), ``lost`` (why it was given up
-    on, or null), ``used`` and ``wasted`` (packets); for a relay, ``group``: its group's
+    on, or null), ``dropped`` (the messages of the job that its emulated lossy link
+    dropped, [from the worker, to it]: ``Faults(loss=...)``), ``link_packets`` (its packets
+    that reached its lossy link until the output was decodable, dropped or not; 0 on a
+    link without loss), ``used`` and ``wasted`` (packets); for a relay, ``group``: its group's
     jobs (of a hierarchical code, a piece of work each; of an ordinary code, one) as it
     reported them with its DONE or stop acknowledgement (``Report.brief``: ``total`` s,
     ``shipped`` bytes to the group's workers, ``received`` packets from them, ``rank``
@@ -73,6 +76,9 @@ class WorkerTimeline:
     done: float | None = None                       # sent every packet
     stopped: float | None = None                    # acknowledged the stop
     lost: str | None = None                         # why it was given up on
+    dropped: list = field(default_factory=lambda: [0, 0])   # by its lossy link: [from, to]
+    link_packets: int = 0                           # its packets onto its lossy link,
+    #                                                 until the output was decodable
     group: list | None = None                       # a relay's group's jobs, in brief
 
     @property

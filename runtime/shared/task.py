@@ -40,24 +40,38 @@ def share_piece(index: int, pieces: int) -> tuple:
     return divmod(index, pieces)
 
 
-def filed(held: Any, index: int, pieces: int) -> Optional[tuple]:
+def filed(held: Any, index: int, pieces: int, fresh: bool = False) -> Optional[tuple]:
     """(share, piece) a worker's packet ``index`` is filed under: its k-th share of
-    ``held``, piece j (None: it holds no k-th share)."""
+    ``held``, piece j (None: it holds no k-th share); where its job takes ``fresh``
+    combinations (ffcode.delivery.fresh_index), those are pieces m, m + 1, ... of their
+    shares.
+
+    >>> filed(("a", "b"), 9, 3, fresh=True), filed(("a", "b"), 9, 3)
+    (('b', 4), None)
+    """
     k, j = divmod(index, pieces)
-    return (held[k], j) if k < len(held) else None
+    if k < len(held):
+        return held[k], j
+    if not fresh or not held:
+        return None
+    t, k = divmod(index - len(held) * pieces, len(held))
+    return held[k], pieces + t
 
 
 @dataclass(frozen=True)
 class FaultPlan:
     """The faults one worker injects into a task (ffcode.Faults.for_worker): a slowdown
     factor, a pause before each piece of work (seconds), a corruption mode, a link rate
-    (bytes per second), and the packet counts after which it crashes or hangs."""
+    (bytes per second), the packet counts after which it crashes or hangs, and whether
+    its link to the master loses messages (it then makes sure its messages arrive:
+    runtime/worker/reliable.py)."""
     slowdown: float = 1.0
     delays: tuple[float, ...] = ()
     corrupt: Optional[str] = None
     link_rate: Optional[float] = None
     crash_after: Optional[int] = None
     hang_after: Optional[int] = None
+    lossy: bool = False
 
     def to_meta(self) -> dict:
         return dict(vars(self), delays=list(self.delays))      # shallow: asdict copies deep
@@ -72,7 +86,8 @@ class FaultPlan:
                    link_rate=check.optional(meta["link_rate"], "link_rate", check.rate),
                    crash_after=check.optional(meta["crash_after"], "crash_after",
                                               check.count),
-                   hang_after=check.optional(meta["hang_after"], "hang_after", check.count))
+                   hang_after=check.optional(meta["hang_after"], "hang_after", check.count),
+                   lossy=check.flag(meta["lossy"], "lossy"))
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 7        # 7: a worker may answer a small job in one ANSWER
+MAGIC, VERSION = b"FC", 8        # 8: lossy links: TAKEN and ACK
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 
@@ -44,11 +44,15 @@ class Kind(IntEnum):
     STOPPED = 5         # worker -> master: acknowledges STOP
     FAILED = 6          # worker -> master: the computation raised (meta: error)
     ANSWER = 7          # worker -> master: every packet of its task at once, then done
+    TAKEN = 8           # worker -> master: a task on a lossy link arrived (the master stops
+    #                     sending it again)
     JOB = 16            # master -> worker: a task (meta: task.Task; arrays: shares, arguments)
     STOP = 17           # master -> worker: the job is decoded, stop now
     SHUTDOWN = 18       # master -> worker: exit
     LOAD = 19           # master -> worker: hold shares (meta: task.Load; arrays)
     UNLOAD = 20         # master -> worker: drop held shares (meta: task.Unload)
+    ACK = 21            # master -> worker, on a lossy link: what arrived of its job so far
+    #                     (meta: ranks of its shares, ended; array: a bitmap of indices)
 
 
 _KINDS = {int(kind): kind for kind in Kind}     # a header's number -> its kind, at once
@@ -56,7 +60,7 @@ _KINDS = {int(kind): kind for kind in Kind}     # a header's number -> its kind,
 # A worker's messages to the master, by the data frames after their header. A worker sends
 # the messages it has ready together, up to MAX_TOGETHER in one multipart message.
 TO_MASTER = {Kind.HELLO: 1, Kind.HEARTBEAT: 0, Kind.PACKET: 2, Kind.DONE: 1, Kind.STOPPED: 1,
-             Kind.FAILED: 1, Kind.ANSWER: 2}
+             Kind.FAILED: 1, Kind.ANSWER: 2, Kind.TAKEN: 0}
 MAX_TOGETHER = 32
 MAX_PARTS = MAX_TOGETHER * 3        # frames of the longest multipart message a worker sends
 

@@ -121,7 +121,10 @@ def steps(job, out, computation):
 
 
 def send_packet(job, out, index, rows, compute, coeffs, payload) -> None:
-    """One PACKET to out(header, frames)."""
+    """One PACKET to out(header, frames); on a lossy link, kept for fresh combinations of
+    its share (runtime/worker/lossy.py)."""
+    if job.kept is not None:
+        job.kept.setdefault(index // job.coded.pieces, []).append((coeffs, payload, rows))
     header = job.header(Kind.PACKET, index, rows, compute)
     out(header, wire.packet_arrays(header, coeffs, payload))
 

@@ -69,12 +69,24 @@ class Ended:
     packets: int
 
 
+@dataclass(frozen=True)
+class Left:
+    """A message of a job on a lossy link left (``kind``, ``message`` as queued): its
+    delivery is tracked (runtime/worker/lossy.py), and its job's end is the tracker's to
+    tell."""
+    job: Any
+    kind: Kind
+    message: Any
+
+
 @dataclass
 class Flow:
-    """What the outbox knows of a job: its link rate, its fault marks, packets sent."""
+    """What the outbox knows of a job: its link rate, its fault marks, packets sent,
+    whether its messages' delivery is tracked."""
     link_rate: Optional[float] = None
     crash_after: Optional[int] = None
     hang_after: Optional[int] = None
+    tracked: bool = False
     sent: int = 0
 
     @property
@@ -111,9 +123,10 @@ class Outbox:
     link: Link = field(default_factory=lambda: Link(None))
 
     def started(self, job: Hashable, link_rate: Optional[float] = None,
-                crash_after: Optional[int] = None, hang_after: Optional[int] = None) -> list:
+                crash_after: Optional[int] = None, hang_after: Optional[int] = None,
+                tracked: bool = False) -> list:
         """A job started: [FaultPoint] if it crashes or hangs after 0 packets."""
-        flow = self.flows[job] = Flow(link_rate, crash_after, hang_after)
+        flow = self.flows[job] = Flow(link_rate, crash_after, hang_after, tracked)
         return flow.point(job)
 
     def ready(self, job: Hashable, kind: Kind, size: int, message: Any, now: float) -> bool:
@@ -170,11 +183,13 @@ class Outbox:
             flow = self.flows.get(item.job) if item.job is not None else None
             if flow is None:            # a control message
                 continue
+            if flow.tracked:
+                out.append(Left(item.job, item.kind, item.message))
             if item.kind == Kind.PACKET:
                 self.link.sent(send.due)
                 flow.sent += 1
                 out += flow.point(item.job)
-            elif item.kind in (Kind.DONE, Kind.FAILED, Kind.ANSWER):
+            elif item.kind in (Kind.DONE, Kind.FAILED, Kind.ANSWER) and not flow.tracked:
                 del self.flows[item.job]    # a stop for it now finds nothing to stop
                 out.append(Ended(item.job, item.kind, flow.sent))
         if self.items:

@@ -51,7 +51,9 @@ from ffcode.runtime.shared.transport import (HANDSHAKE_REFUSED, POLLIN, POLLOUT,
                                              milliseconds, ready, send_now)
 from ffcode.runtime.shared.wire import Header, Kind
 from ffcode.runtime.worker.coded import Stopped, Unable
-from ffcode.runtime.worker.outbox import TOGETHER_BYTES, Ended, FaultPoint, Outbox, Send, Wait
+from ffcode.runtime.worker.lossy import Lossy
+from ffcode.runtime.worker.outbox import (TOGETHER_BYTES, Ended, FaultPoint, Left, Outbox, Send,
+                                          Wait)
 from ffcode.runtime.worker.taskqueue import (ENDED, FAILED, MORE, PIECE, STOPPED, UNABLE,
                                              Fail, Inline, Release, TaskQueue, Turn)
 
@@ -93,6 +95,10 @@ class Job:
         #                                 leave together, so its pieces come in one product
         self.group: list | None = None  # a relay's: its group's jobs so far, in brief
         self.in_group: Any = None       # a relay's: its group's job in flight (a JobFuture)
+        self.task_index = header.index  # > 0: its task sent again (over a lossy link)
+        self.kept: dict | None = None   # on a lossy link: share -> its packets so far, for
+        self.again: set = set()         # fresh combinations; packets being sent again;
+        self.packets = 0                # packets the compute thread handed over
 
     def ended(self, kind):
         """Its DONE or STOPPED message: a relay's tells its group's jobs (a snapshot: the
@@ -265,6 +271,9 @@ class Worker:
         self.runs: dict = {}            # MapReduce job -> its values kept between phases
         self.handoff: deque = deque()   # (job, header, frames) from the compute thread
         self.outbox = Outbox(TOGETHER_BYTES)    # messages: (header, frames); None: control
+        self.lossy = Lossy(lambda job, kind, message: self.outbox.ready(
+            job, kind, sum(memoryview(f).nbytes for f in message[1]), message,
+            time.monotonic()), self._send, lambda job: self._stop(job, ack=False))
         self.interrupted = threading.Event()    # a real Ctrl-C came (``interrupt``)
         self.computer = threading.Thread(target=self._compute_loop, name="ffcode-compute",
                                          daemon=True)
@@ -382,7 +391,9 @@ class Worker:
                 next_beat = now + HEARTBEAT
                 if self.parent is not None and os.getppid() != self.parent:
                     return 1            # the fork server (and so the master) is gone
-            wait = next_beat - now
+            if self.lossy.jobs:
+                self.lossy.tick(now)
+            wait = min(next_beat, self.lossy.due) - now
             step = self.outbox.tick(now)
             if isinstance(step, Wait):
                 wait = min(wait, step.until - now)
@@ -424,6 +435,12 @@ class Worker:
                     job = self.jobs.get(header.epoch)
                     if job is not None and job.session == header.session:
                         self._stop(job)
+                    else:               # answered again, if its answer may have been lost
+                        self.lossy.stop_again(header)
+                elif header.kind == Kind.ACK:
+                    job = self.jobs.get(header.epoch)
+                    if job is not None and job.session == header.session:
+                        self.lossy.acknowledged(job, frames[1:])
                 elif header.kind == Kind.JOB:
                     self._job(header, frames)
                 elif header.kind == Kind.LOAD:
@@ -453,11 +470,14 @@ class Worker:
             failed = Header(Kind.FAILED, header.session, header.epoch, header.worker)
             self._send(wire.control(failed, {"error": describe(e)}))
             return
+        coded, faults = job.coded, job.faults
+        lossy = faults.lossy and coded is not None and job.task.kind == "coded"
+        if lossy and self.lossy.started(job):
+            return                          # a task sent again: answered, and no more
         earlier = self.jobs.get(job.epoch)
         if earlier is not None:             # the same job again: the master restarted it
             self._stop(earlier, ack=False)
         self.jobs[job.epoch] = job
-        coded, faults = job.coded, job.faults
         if coded is None:
             log.info("job %d started: %s", job.epoch, job.task.kind)
         elif log.isEnabledFor(logging.INFO):    # (its arguments cost more than the check)
@@ -466,7 +486,7 @@ class Worker:
                      coded.f, coded.p, coded.shares, "s" * (coded.shares != 1),
                      coded.pieces, coded.scheme)
         for point in self.outbox.started(job, faults.link_rate, faults.crash_after,
-                                         faults.hang_after):
+                                         faults.hang_after, tracked=lossy):
             self._carry_out(point)          # crash or hang after 0 packets
         computed = job.task.kind == "coded" and not self.relays and coded is not None
         if self.tasks.tell("arrived", job, job.priority, size=job.size,
@@ -480,7 +500,10 @@ class Worker:
         """Stop a job: the compute thread drops it at its next turn (or pause), and its
         messages not yet sent are dropped; acknowledged unless the master restarts it."""
         job.stop.set()
-        self.jobs.pop(job.epoch, None)
+        epoch = job.epoch
+        if self.jobs.get(epoch) is job:     # (not a newer task of the same job)
+            del self.jobs[epoch]
+        self.lossy.ended(job)
         packets = self.outbox.stop(job, time.monotonic())
         log.info("job %d stopped after %d packets sent", job.epoch, packets)
         for _ in self.tasks.tell("stop", job, ack):     # Acknowledge
@@ -498,6 +521,11 @@ class Worker:
         larger than the master takes is the job's error (in the compute thread, ``fits``
         said so before the handover)."""
         fits(job, frames)
+        if header.kind == Kind.PACKET:
+            job.packets += 1
+        elif header.kind in (Kind.DONE, Kind.FAILED) and self.lossy.finishing(job, header,
+                                                                              frames):
+            return                          # it leaves once nothing is outstanding
         size = sum(memoryview(f).nbytes for f in frames)
         self.outbox.ready(job, header.kind, size, (header, frames), time.monotonic())
 
@@ -529,6 +557,8 @@ class Worker:
             if instruction.act == "crash":
                 os._exit(17)
             os.kill(os.getpid(), signal.SIGSTOP)
+        elif isinstance(instruction, Left):
+            self.lossy.left(instruction.job, instruction.kind, instruction.message)
         elif isinstance(instruction, Ended):
             job, epoch = instruction.job, instruction.job.epoch
             if instruction.kind == Kind.ANSWER:

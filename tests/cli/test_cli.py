@@ -122,6 +122,12 @@ def test_verbose_before_or_after_the_command():
     (["--delay", "a:b"], "--delay wants SHIFT:MEAN seconds, not 'a:b'"),
     (["--delay", "-1:0"], "delay"),
     (["--link", "9:5"], "names workers [9], but the job has workers 0..3"),
+    (["--loss", "1:1.5"], "Faults 'loss' must be a probability in [0, 1], not 1.5"),
+    (["--loss", "1"], "Faults 'loss' for every worker must be below 1"),
+    (["--loss", "x"], "--loss wants P or W:P, not 'x'"),
+    (["--loss", "0.1", "--loss", "1:0.2"], "--loss wants one P for every worker, or W:P"),
+    (["--loss", "0.2", "--burst", "0.5"], "Faults 'burst' must be a mean run of losses >= 1"),
+    (["--loss", "7:0.2"], "names workers [7], but the job has workers 0..3"),
     (["--stragglers", "5"], "--stragglers must be between 0 and --workers (4)"),
 ])
 def test_bad_numbers_refused(capsys, args, message):

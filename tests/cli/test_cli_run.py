@@ -302,6 +302,26 @@ def test_fault_flags(bounded, capsys, tmp_path):
     assert [w["used"] for w in data["workers"][:3]] == [4, 4, 4]
 
 
+@pytest.mark.bounded(60)
+def test_loss_flags(bounded, capsys, tmp_path):
+    """--loss (every link, or W:P) and --burst parse, are described and counted in the
+    report, and the job is exact over the lossy links."""
+    path = tmp_path / "loss.json"
+    status, out = run_cli(capsys, "matmul", *SMALL, "--stragglers", "0", "--loss", "1:0.3",
+                          "--loss", "2:0.5", "--burst", "2", "--report", str(path))
+    assert status == 0, out
+    injected = next(line for line in out.splitlines() if "injected:" in line)
+    assert injected.split("injected: ")[1] == ("worker 1 link loses 30% in runs of 2; "
+                                               "worker 2 link loses 50% in runs of 2")
+    assert "output equals direct computation: yes" in out and "run passed" in out
+    data = json.loads(path.read_text())
+    assert data["settings"]["faults"]["loss"] == {"1": 0.3, "2": 0.5}
+    assert data["workers"][0]["dropped"] == [0, 0] and data["workers"][0]["link_packets"] == 0
+    status, out = run_cli(capsys, "matmul", *SMALL, "--stragglers", "0", "--loss", "0.2",
+                          "--scheme", "classic")
+    assert status == 0 and "every link loses 20%" in out and "run passed" in out
+
+
 @pytest.mark.bounded(90)
 def test_groups_behind_relays(bounded, capsys, tmp_path):
     """--groups 2: two relays of three workers forward the MDS job's packets, exact in

@@ -120,6 +120,23 @@ def test_wrong_worker_corrected_and_replaced(bounded, cluster):
     assert report.workers[1].pid != pid and not report.wrong
 
 
+@pytest.mark.bounded(120)
+def test_lossy_links_every_scheme_exact(bounded, cluster):
+    """Ray actors' links to the master lose messages (independent and in bursts): every
+    scheme's output is still exact, and the report counts the drops."""
+    F = ffcode.GF(65521)
+    A, x = F.random((60, 8), seed=5), F.random(8, seed=6)
+    dropped = 0
+    for scheme in ("uncoded", "classic", "systematic", "cfs", "compfs"):
+        for burst in (None, 3):
+            output, report = cluster.run(MDS(F, 3, N), A, x, scheme=scheme, pieces=3,
+                                         timeout=60,
+                                         faults=Faults(loss=0.3, burst=burst, seed=2))
+            assert np.array_equal(output, F.matmul(A, x)), (scheme, burst)
+            dropped += sum(sum(w.dropped) for w in report.workers)
+    assert dropped > 0
+
+
 def slow_job(F):
     """MDS with R = 2 of 4, 6 pieces per worker."""
     A, x = F.random((1200, 400), seed=3), F.random((400, 60), seed=4)

@@ -419,7 +419,8 @@ def test_read_control_deeply_nested_json(raw):
 def test_for_worker_without_faults():
     plan = Faults().for_worker(3, 4).to_meta()
     assert plan == {"slowdown": 1.0, "delays": [0.0] * 4, "link_rate": None,
-                    "crash_after": None, "hang_after": None, "corrupt": None}
+                    "crash_after": None, "hang_after": None, "corrupt": None,
+                    "lossy": False}
     json.dumps(plan)
 
 
@@ -428,13 +429,13 @@ def test_for_worker_names_only_its_own_faults():
                     hang_after={1: 0})
     assert faults.for_worker(0, 2).to_meta() == {"slowdown": 1.0, "delays": [0.0, 0.0],
                                        "link_rate": None, "crash_after": 2,
-                                       "hang_after": None, "corrupt": None}
+                                       "hang_after": None, "corrupt": None, "lossy": False}
     assert faults.for_worker(1, 2).to_meta() == {"slowdown": 3.0, "delays": [0.0, 0.0],
                                        "link_rate": None, "crash_after": None,
-                                       "hang_after": 0, "corrupt": None}
+                                       "hang_after": 0, "corrupt": None, "lossy": False}
     assert faults.for_worker(2, 2).to_meta() == {"slowdown": 1.0, "delays": [0.0, 0.0],
                                        "link_rate": 1000.0, "crash_after": None,
-                                       "hang_after": None, "corrupt": None}
+                                       "hang_after": None, "corrupt": None, "lossy": False}
     assert faults.for_worker(5, 1).to_meta()["slowdown"] == 1.0
     json.dumps(faults.for_worker(1, 2).to_meta())
 

@@ -1,0 +1,117 @@
+"""Jobs on lossy links (Faults(loss=...)) on real workers: every scheme exact under
+independent and bursty loss, with more shares than workers, on resident data, with wrong
+workers to correct, over tcp; a link that loses everything loses its worker to the job;
+the report counts what each link dropped."""
+import numpy as np
+import pytest
+
+import ffcode
+from ffcode import GF, MDS, Faults
+from ffcode.errors import JobFailed, JobTimeout
+
+from helpers import reap, shared_cluster
+from test_remote import LOOPBACK, start_workers
+
+F = GF(65521)
+A, X = F.random((240, 32), seed=1), F.random(32, seed=2)
+WANT = F.matmul(A, X)
+SCHEMES = ("uncoded", "classic", "systematic", "cfs", "compfs")
+
+cluster = shared_cluster(6, lost_after=60.0)
+
+
+def run(cluster, scheme, faults, code=MDS(F, 4, 6), **options):
+    return cluster.run(code, A, X, scheme=scheme, pieces=4, faults=faults,
+                       **{"timeout": 60, **options})
+
+
+@pytest.mark.bounded(240)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_every_scheme_is_exact_under_independent_and_bursty_loss(bounded, cluster, scheme):
+    dropped = 0
+    for p, burst in ((0.05, None), (0.2, None), (0.4, None), (0.2, 4), (0.4, 3)):
+        for seed in range(2):
+            output, report = run(cluster, scheme, Faults(loss=p, burst=burst, seed=seed))
+            assert np.array_equal(output, WANT), (p, burst, seed)
+            dropped += sum(sum(w.dropped) for w in report.workers)
+            assert report.rank == report.needed
+    assert dropped > 20             # the links did drop messages, both ways
+
+
+@pytest.mark.bounded(120)
+@pytest.mark.parametrize("scheme", ["cfs", "compfs", "classic"])
+def test_more_shares_than_workers(bounded, cluster, scheme):
+    """Three shares a worker (a code of 18 points on 6 workers): fresh combinations are
+    numbered and filed per share."""
+    code = MDS(F, 8, 18)
+    for seed in range(3):
+        output, report = cluster.run(code, A, X, scheme=scheme, pieces=4, timeout=60,
+                                     faults=Faults(loss=0.3, seed=seed))
+        assert np.array_equal(output, WANT)
+
+
+@pytest.mark.bounded(120)
+def test_the_report_counts_each_links_drops_and_a_job_repeats_with_its_seed(bounded,
+                                                                            cluster):
+    faults = Faults(loss={1: 0.5, 4: 0.3}, seed=9)
+    _, report = run(cluster, "classic", faults, wait_for_stops=True)
+    drops = [w.dropped for w in report.workers]
+    assert all(d == [0, 0] for i, d in enumerate(drops) if i not in (1, 4))
+    assert sum(drops[1]) + sum(drops[4]) > 0
+    assert report.to_dict()["workers"][1]["dropped"] == drops[1]
+
+
+@pytest.mark.bounded(120)
+def test_a_link_that_loses_everything_loses_its_worker_to_the_job(bounded, cluster):
+    output, report = run(cluster, "compfs", Faults(loss={2: 1.0, 5: 0.2}, seed=1))
+    assert np.array_equal(output, WANT)         # decoded without it, before it is lost
+    assert report.workers[2].packets == [] and report.workers[2].dropped[0] == 0
+    assert report.workers[2].dropped[1] >= 2    # its task, sent again, and its stop
+    with pytest.raises(JobFailed, match=r"workers 0, 1 and 2 lost \(0: its link lost the task"):
+        run(cluster, "cfs", Faults(loss={0: 1.0, 1: 1.0, 2: 1.0}))
+
+
+@pytest.mark.bounded(120)
+def test_wrong_workers_are_corrected_under_loss(bounded):
+    """(Its own workers: a wrong worker found is excluded, and replaced.)"""
+    for scheme in ("cfs", "compfs", "classic"):
+        with ffcode.Cluster(6) as own:
+            output, report = run(own, scheme, Faults(loss=0.2, corrupt={3: "random"},
+                                                     seed=4),
+                                 code=MDS(F, 2, 6), adversaries=1)
+        assert np.array_equal(output, WANT)     # worker 3 named when its packets were
+        assert set(report.wrong) <= {3}         # among those read: never an honest one
+
+
+@pytest.mark.bounded(120)
+def test_resident_data_and_returning_at_decode(bounded, cluster):
+    resident = cluster.load(MDS(F, 4, 6), A, scheme="compfs", pieces=4)
+    try:
+        for seed in range(3):
+            output, _ = cluster.run(resident, X, faults=Faults(loss=0.3, seed=seed),
+                                    wait_for_stops=False, timeout=60)
+            assert np.array_equal(output, WANT)
+    finally:
+        cluster.unload(resident)
+
+
+@pytest.mark.bounded(60)
+def test_a_deadline_holds_under_loss(bounded, cluster):
+    with pytest.raises(JobTimeout):
+        run(cluster, "uncoded", Faults(loss={0: 0.95}, burst=40, slowdown={1: 1e5}),
+            timeout=0.5)
+
+
+@pytest.mark.bounded(90)
+def test_on_workers_over_tcp(bounded, tmp_path):
+    procs = []
+    try:
+        with ffcode.Cluster(4, endpoint=LOOPBACK, insecure=True, start_timeout=30) as tcp:
+            procs = start_workers(tcp.endpoint, 4, tmp_path)
+            tcp.wait()
+            for scheme in ("compfs", "systematic"):
+                output, _ = tcp.run(MDS(F, 3, 4), A, X, scheme=scheme, pieces=4, timeout=60,
+                                    faults=Faults(loss=0.25, burst=2, seed=3))
+                assert np.array_equal(output, WANT)
+    finally:
+        reap(procs)
