@@ -141,8 +141,8 @@ class RoundTrip:
     """A sender's estimate of a link's round trip and its retransmission timeout:
     ``sample(seconds)`` an answer's round trip (not of a message sent again: which send it
     answers is unknown), ``expired()`` a timeout (the next waits twice as long, up to
-    ``most``), ``restart()`` a new exchange, ``timeout`` the wait now. Seconds
-    throughout."""
+    ``most``), ``timeout`` the wait now, ``estimate`` the wait without the backoff (for
+    senders that keep their own). Seconds throughout."""
 
     def __init__(self, least: float = 0.01, most: float = 1.0, first: float = 0.05) -> None:
         if not 0 < least <= first <= most:
@@ -166,12 +166,12 @@ class RoundTrip:
     def expired(self) -> None:
         self.backoff = min(self.backoff * 2, 1 << 20)
 
-    def restart(self) -> None:
-        """A new exchange begins on the link (a worker's next job): the wait goes back to
-        the estimate, the backoff of an earlier exchange's timeouts dropped."""
-        self.backoff = 1
+
+    @property
+    def estimate(self) -> float:
+        base = self.first if self.smoothed is None else self.smoothed + 4 * self.variation
+        return min(self.most, max(self.least, base))
 
     @property
     def timeout(self) -> float:
-        base = self.first if self.smoothed is None else self.smoothed + 4 * self.variation
-        return min(self.most, max(self.least, base) * self.backoff)
+        return min(self.most, self.estimate * self.backoff)

@@ -30,24 +30,29 @@ sends the lost packet again:
 A rateless job (random combinations: any c_k of share k's packets will do) resends
 nothing: it makes up each loss found with a fresh combination of its share's computed
 pieces, while the master's rank of the share (as its acknowledgements say) is short of
-what was sent:
+what was sent. At a packet's timeout it first asks the master (Poll), whose answer tells
+whether the packet or only its acknowledgement was lost (a packet made up for nothing
+costs a packet; a poll, a message without data):
 
 >>> stream = Stream(RoundTrip(first=0.05), shares=1, pieces=4, rateless=True)
 >>> [stream.sent(j, 0, f"combination {j}", now=0.0) for j in range(4)]
 [[], [], [], []]
 >>> stream.acked(b"\\x07", [3], False, now=0.02)        # packet 3 is missing
 []
->>> stream.tick(0.05)                    # and deemed lost: a fresh combination instead
+>>> stream.tick(0.05)                    # its timeout: was it lost, or its acknowledgement?
+[Poll(number=0)]
+>>> stream.acked(b"\\x07", [3], False, now=0.051, poll=0)   # lost: made up by a fresh one
 [Fresh(share=0, index=4)]
->>> stream.sent(4, 0, "fresh 0", now=0.05, fresh=True), stream.ended("DONE", now=0.05)
+>>> stream.sent(4, 0, "fresh 0", now=0.051, fresh=True), stream.ended("DONE", now=0.051)
 ([], [])
 >>> stream.acked(b"\\x17", [4], False, now=0.07)
 [Finish(message='DONE')]
 
 Silence ends it: after ``give_up`` timeouts in a row with no acknowledgement of anything new
 between them, [GiveUp]. Of the messages in flight when a silence began, only the first to
-time out counts (and backs the timer off): each timeout counted waited a whole backed-off
-timeout of its own, so a burst of packets lost together is not taken for a dead master.
+time out counts (and doubles the stream's waits): each timeout counted waited a whole
+backed-off timeout of its own, so a burst of packets lost together is not taken for a dead
+master.
 """
 from __future__ import annotations
 
@@ -65,6 +70,10 @@ GIVE_UP = 16         # timeouts in a row, no acknowledgement: the master is gone
 # The master's side: it sends a task or a stop again, waiting as a RoundTrip(most=MOST_WAIT)
 # says, until answered; a task sent TASK_TRIES times unanswered loses its worker to the job.
 TASK_TRIES = 16      # (a link losing 0.4 both ways, in bursts, failed 8 round trips now and then)
+MOST_FRESH = 64      # fresh combinations of a share a master takes, per piece of it
+MOST_POLLS = 64      # unanswered polls a stream remembers
+POLLS = 3            # a rateless packet's timeouts that ask the master before it is taken for
+# lost (at a loss of 0.2 both ways a poll's round trip fails 36 % of the time, three 5 %)
 MOST_WAIT = 0.5      # seconds between two sends at most
 
 
@@ -96,6 +105,15 @@ class Fresh:
 
 
 @dataclass(frozen=True)
+class Poll:
+    """Ask the master for an acknowledgement now (a message without data, numbered
+    ``number``): a rateless packet's first POLLS timeouts, before it is taken for lost, as
+    its acknowledgement may be what was lost. The answer comes to ``acked(..., poll=number)``
+    and tells what of the packets sent before the poll arrived."""
+    number: int
+
+
+@dataclass(frozen=True)
 class Finish:
     """Send the job's end message now, then call sent(END, None, message, now)."""
     message: Any
@@ -108,7 +126,8 @@ class GiveUp:
 
 class _Message:
     """A message sent and not yet acknowledged (nor settled, nor forgotten as lost)."""
-    __slots__ = ("share", "message", "at", "once", "late", "serial", "order", "first")
+    __slots__ = ("share", "message", "at", "once", "late", "serial", "order", "first",
+                 "asked")
 
     def __init__(self, share: Optional[int], message: Any, at: float, order: int) -> None:
         self.share = share
@@ -120,11 +139,13 @@ class _Message:
         self.once = True            # sent once only: its acknowledgement times a round trip
         self.late = False           # deemed lost and not sent again since
         self.serial = -1            # of its live timeout in the heap (-1: none)
+        self.asked = 0              # a rateless packet's timeouts that asked the master
 
 
 class Stream:
     """One job's messages to the master on a lossy link: ``timer`` the worker's link's
-    retransmission timer (shared by its streams; sampled and backed off here, not owned),
+    round-trip timer (shared by its streams: sampled here, its estimate times this
+    stream's own backoff the wait),
     ``shares`` and ``pieces`` (m) the job's, ``rateless`` whether its packets are random
     combinations (replaced when lost) rather than pieces to send again, ``give_up`` the
     timeouts in a row, with no acknowledgement between, after which the master is taken for
@@ -133,9 +154,9 @@ class Stream:
     def __init__(self, timer: RoundTrip, shares: int, pieces: int, rateless: bool,
                  give_up: int = GIVE_UP) -> None:
         if not (callable(getattr(timer, "sample", None))
-                and callable(getattr(timer, "expired", None)) and hasattr(timer, "timeout")):
+                and hasattr(timer, "estimate") and hasattr(timer, "most")):
             raise TypeError(f"Stream needs a round-trip timer (ffcode.channel.RoundTrip: "
-                            f"sample, expired, timeout), not {type(timer).__name__}")
+                            f"sample, estimate, most), not {type(timer).__name__}")
         if not isinstance(rateless, bool):
             raise TypeError(f"Stream 'rateless' must be a bool, not {type(rateless).__name__}")
         self.timer = timer
@@ -148,8 +169,9 @@ class Stream:
         self._serial = 0
         self._tracked = bytearray()         # bit i: packet i is in _out or _lost
         self._ever = bytearray()            # bit i: packet i was sent
-        self._lost: dict = {}               # rateless: index -> sent at, of packets deemed
-        # lost and forgotten: a late acknowledgement still counts it as arrived
+        self._lost: dict = {}               # rateless: index -> sent at (None: asked about,
+        # not to be timed), of packets deemed lost and forgotten: a late acknowledgement
+        # still counts it as arrived
         self._deemed = self._acknowledged = 0
         self._silent = 0                    # timeouts counted toward giving up, in a row
         self._mark: Optional[float] = None  # when the last one counted (None: an ack since)
@@ -157,6 +179,11 @@ class Stream:
         self._expected: Optional[int] = None    # packets before it, as the worker says
         self._originals = 0                 # packets sent (not fresh, not again)
         self._order = 0                     # sends so far: the next one's place
+        self._polls: dict = {}              # Poll number -> (the sends before it, sent at)
+        self._polled = 0                    # Polls so far
+        self._backoff = 1                   # this stream's timeouts' factor: doubled by
+        # each timeout counted, back to 1 at an acknowledgement of anything new (its own,
+        # so that a job's silence slows none of the worker's other jobs)
         self._finished = False              # Finish given (or the end message sent)
         self._done = self._gone = False     # the end message acknowledged; gave up
         # rateless, per share k: c_k, r_k, fresh asks not yet sent, fresh asked (t), and
@@ -238,10 +265,11 @@ class Stream:
         return self._next()
 
     def acked(self, got: bytes, ranks: Optional[Sequence[int]], ended: bool,
-              now: float) -> list:
+              now: float, poll: Optional[int] = None) -> list:
         """The master's cumulative acknowledgement: ``got`` a bitmap (bit i of byte i >> 3)
         of the indices it has, ``ranks`` its rank of each share (rateless; else None or
-        empty), ``ended`` whether it has the end message. ValueError naming what is wrong
+        empty), ``ended`` whether it has the end message, ``poll`` the Poll it answers (what
+        was sent before that and is not covered is lost). ValueError naming what is wrong
         with a bad one. [Fresh] or [Finish] that follow from it."""
         if self.over:
             return []
@@ -263,8 +291,14 @@ class Stream:
             if at is not None and (newest is None or at > newest):
                 newest = at
             self._done = True
+        if poll is not None and poll in self._polls:    # (a poll's place: after its sends)
+            before, asked = self._polls[poll]
+            last = max(last, before)
+            newest = asked if newest is None else max(newest, asked)   # (one answer each)
+            self._polls = {n: v for n, v in self._polls.items() if n > poll}
+            news = True
         if news:                            # the master is there: the silence is broken
-            self._silent, self._mark = 0, None
+            self._silent, self._mark, self._backoff = 0, None, 1
         if newest is not None:              # Karn: never time a message sent again
             self.timer.sample(max(0.0, now - newest))
         if self._done:
@@ -286,7 +320,7 @@ class Stream:
             return []
         now = _time(now)
         out: list = []
-        counted = False
+        counted = asking = False
         while self._heap and self._heap[0][0] <= now:
             _, serial, index = heapq.heappop(self._heap)
             held = self._out.get(index)
@@ -297,13 +331,26 @@ class Stream:
             # the same silence seen by every message then in flight
             if self._mark is None or held.at >= self._mark:
                 counted = True
+            if self.rateless and index != END and held.asked < POLLS:
+                # asked about first: a lost acknowledgement must not cost a combination;
+                # the poll stands in for the packet (its answer times the round trip)
+                held.asked += 1
+                held.at, held.once, asking = now, False, True
+                self._arm(index, held, now)
+                continue
             resend = self._deem(index, held)
             if resend is not None:
                 out.append(resend)
+        if asking:
+            self._polls[self._polled] = (self._order, now)
+            out.append(Poll(self._polled))
+            self._polled += 1
+            if len(self._polls) > MOST_POLLS:       # unanswered: the oldest forgotten
+                del self._polls[min(self._polls)]
         if counted:
             self._silent += 1
             self._mark = now
-            self.timer.expired()
+            self._backoff = min(self._backoff * 2, 1 << 20)
             if self._silent >= self.give_up:
                 self._gone = True
                 return [GiveUp()]
@@ -365,16 +412,17 @@ class Stream:
         if self.rateless and index != END:
             del self._out[index]
             self._flying[cast(int, held.share)].discard(index)
-            self._lost[index] = held.at
+            self._lost[index] = held.at if held.once else None   # (asked about: Karn)
             return None
         held.late = True
         return Resend(index, held.message)
 
     def _arm(self, index: int, held: _Message, now: float) -> None:
-        """Its timeout: ``timer.timeout`` from now, as the timer stands now."""
+        """Its timeout: the timer's estimate, times this stream's backoff, from now."""
         self._serial += 1
         held.serial = self._serial
-        heapq.heappush(self._heap, (now + self.timer.timeout, self._serial, index))
+        wait = min(self.timer.most, self.timer.estimate * self._backoff)
+        heapq.heappush(self._heap, (now + wait, self._serial, index))
         if len(self._heap) > 2 * len(self._out) + 64:   # mostly stale: O(outstanding) kept
             self._heap = [entry for entry in self._heap
                           if (live := self._out.get(entry[2])) is not None

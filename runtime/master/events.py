@@ -77,7 +77,8 @@ _MESSAGES = {Kind.PACKET: Packet, Kind.ANSWER: Answer, Kind.DONE: Done, Kind.STO
 
 def message(place: Optional[int], header: Header, frames: list, now: float) -> Message:
     """The event of a worker's message, by its header's kind (PACKET, ANSWER, DONE,
-    STOPPED, FAILED or TAKEN: the roster answers the others itself)."""
+    STOPPED, FAILED or TAKEN; a POLL is a plain Message: the roster answers the others
+    itself)."""
     return _MESSAGES.get(header.kind, Message)(place, header, frames, now)
 
 

@@ -138,9 +138,12 @@ class JobRun:
             if linked and not self.links.passes(event.place, event.header.kind, event.now):
                 return out                          # dropped on its emulated link
             _HANDLERS[type(event)](self, event)
-            if linked and self.state == RUNNING and not isinstance(event, ev.Taken):
-                i = event.place                     # acknowledged, unless that is dropped
-                ack = self.links.ack(i, self.plan.held[i], self.session, self.epoch)
+            answered = (ev.Taken, ev.Stopped)       # (the others acknowledged, also after
+            if linked and self.state != ENDED and not isinstance(event, answered):
+                # the output: a worker done late must hear that its end arrived)
+                i, header = event.place, event.header   # acknowledged, unless dropped
+                ack = self.links.ack(i, self.plan.held[i], self.session, self.epoch,
+                                     header.index if header.kind == Kind.POLL else None)
                 if ack is not None:
                     out.append(ev.Post(((i, ack),)))
         except Exception as e:

@@ -119,14 +119,18 @@ class Links:
         """The packets of the worker's that arrived, bit i of byte i // 8 for packet i."""
         return np.frombuffer(bytes(self.got[place]), np.uint8)
 
-    def ack(self, place: int, held: Any, session: int, epoch: int) -> Optional[tuple]:
+    def ack(self, place: int, held: Any, session: int, epoch: int,
+            poll: Optional[int] = None) -> Optional[tuple]:
         """The frames of the acknowledgement to the worker at ``place``, which holds the
-        code indices ``held`` in its order (None: its link drops it)."""
+        code indices ``held`` in its order, answering its POLL ``poll`` if given (None:
+        its link drops it)."""
         if not self.leaves(place):
             return None
         ranks = self.ranks[place]
         meta = {"ranks": [ranks.get(share, 0) for share in held] if self.rateless else [],
                 "ended": place in self.ended}
+        if poll is not None:
+            meta["poll"] = poll
         header = Header(Kind.ACK, session, epoch, place)
         return tuple(wire.control(header, meta, [self.bitmap(place)]))
 

@@ -46,6 +46,7 @@ class Kind(IntEnum):
     ANSWER = 7          # worker -> master: every packet of its task at once, then done
     TAKEN = 8           # worker -> master: a task on a lossy link arrived (the master stops
     #                     sending it again)
+    POLL = 9            # worker -> master, on a lossy link: acknowledge now (index: its number)
     JOB = 16            # master -> worker: a task (meta: task.Task; arrays: shares, arguments)
     STOP = 17           # master -> worker: the job is decoded, stop now
     SHUTDOWN = 18       # master -> worker: exit
@@ -60,7 +61,7 @@ _KINDS = {int(kind): kind for kind in Kind}     # a header's number -> its kind,
 # A worker's messages to the master, by the data frames after their header. A worker sends
 # the messages it has ready together, up to MAX_TOGETHER in one multipart message.
 TO_MASTER = {Kind.HELLO: 1, Kind.HEARTBEAT: 0, Kind.PACKET: 2, Kind.DONE: 1, Kind.STOPPED: 1,
-             Kind.FAILED: 1, Kind.ANSWER: 2, Kind.TAKEN: 0}
+             Kind.FAILED: 1, Kind.ANSWER: 2, Kind.TAKEN: 0, Kind.POLL: 0}
 MAX_TOGETHER = 32
 MAX_PARTS = MAX_TOGETHER * 3        # frames of the longest multipart message a worker sends
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ffcode.channel import RoundTrip
-from ffcode.delivery import END, Finish, Fresh, GiveUp, Resend, Stream
+from ffcode.delivery import END, Finish, Fresh, GiveUp, Poll, Resend, Stream
 from ffcode.field import GF
 from ffcode.runtime.shared import wire
 from ffcode.runtime.shared.wire import Header, Kind
@@ -65,8 +65,6 @@ class Lossy:
             return True
         coded = job.coded
         rateless = coded.strategy.rateless
-        if not self.jobs:
-            self.timer.restart()            # an earlier job's timeouts do not slow this one
         self.jobs[job] = Stream(self.timer, coded.shares, coded.pieces, rateless)
         job.kept = {} if rateless else None
         return False
@@ -124,11 +122,13 @@ class Lossy:
         meta, arrays = wire.read_control(frames)
         if len(arrays) != 1 or arrays[0].dtype != np.uint8 or arrays[0].ndim != 1:
             raise ValueError("an acknowledgement carries one bitmap of bytes")
-        ranks, ended = meta.get("ranks"), meta.get("ended")
+        ranks, ended, poll = meta.get("ranks"), meta.get("ended"), meta.get("poll")
         if not isinstance(ranks, list) or not isinstance(ended, bool):
             raise ValueError("an acknowledgement needs its ranks and whether the job ended")
+        if poll is not None and (type(poll) is not int or poll < 0):
+            raise ValueError(f"an acknowledgement answers a poll by its number, not {poll!r}")
         self.carry_out(job, stream.acked(arrays[0].tobytes(), ranks, ended,
-                                         time.monotonic()))
+                                         time.monotonic(), poll))
 
     @property
     def due(self) -> float:
@@ -150,6 +150,9 @@ class Lossy:
                 self.queue(job, header.kind, (header, frames))
             elif isinstance(instruction, Fresh):
                 self.queue(job, Kind.PACKET, self.fresh(job, instruction))
+            elif isinstance(instruction, Poll):
+                self.control([Header(Kind.POLL, job.session, job.epoch, job.worker,
+                                     instruction.number).pack()])
             elif isinstance(instruction, Finish):
                 header, frames = instruction.message
                 self.queue(job, header.kind, (header, frames))

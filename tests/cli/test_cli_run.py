@@ -31,8 +31,8 @@ REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_work
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
                  "verify", "resident", "assignment", "coefficient_seed", "priority"}
 WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
-               "packets", "compute", "speed", "done", "stopped", "lost", "group", "used",
-               "wasted"}
+               "packets", "compute", "speed", "done", "stopped", "lost", "dropped",
+               "link_packets", "group", "used", "wasted"}
 SMALL = ["--n", "96", "--workers", "4", "--no-progress"]
 
 

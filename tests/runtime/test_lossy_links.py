@@ -113,6 +113,39 @@ def test_every_packet_that_arrives_is_acknowledged_with_the_ranks():
     assert posted(job.feed(job.packet(2))) == []            # a link without loss: no acks
 
 
+def test_a_poll_is_answered_with_its_number():
+    """A worker whose packet timed out asks (POLL, numbered in the header's index): the
+    acknowledgement carries the number back, with what arrived so far."""
+    job = Harness(lossy_plan({0: 1e-4}, scheme="cfs", seed=2))
+    job.start()
+    job.feed(job.at(0.1).packet(0, index=1))
+    out = job.feed(job.message(0, job.header(Kind.POLL, 0, index=3), []))
+    (place, kind, _), = posted(out)
+    frames = [f for post in out if isinstance(post, ev.Post) for _, f in post.messages][0]
+    meta, (bitmap,) = wire.read_control(frames[1:])
+    assert (place, kind, meta["poll"]) == (0, Kind.ACK, 3)
+    assert bitmap.tolist() == [2] and meta["ranks"] == [1]
+
+
+def test_fresh_combinations_are_filed_per_share_and_bounded():
+    """On a lossy link a cfs worker's packets past its first m are fresh combinations of
+    its share, up to MOST_FRESH·m of them; a number past those is refused, not filed, and
+    its bit is never set (a worker cannot grow the acknowledgements)."""
+    from ffcode.delivery import MOST_FRESH, fresh_index
+    job = Harness(lossy_plan({0: 1e-4}, scheme="cfs", seed=2))
+    job.start()
+    m = job.plan.pieces
+    assert job.plan.share_of(0, fresh_index(1, m, 0, 5)) == (0, m + 5)
+    beyond = fresh_index(1, m, 0, MOST_FRESH * m)
+    assert job.plan.share_of(0, beyond) is None
+    real = job.at(0.1).packet(0)                     # packet 0, numbered past the bound
+    header = Header.unpack(real.header.pack())
+    header.index = beyond
+    out = job.feed(job.message(0, header, real.frames))
+    assert kinds(out)[0] == "Reject" and out[0].reason == "invalid packet"
+    assert len(job.run.links.got[0]) == 0
+
+
 def test_stops_are_sent_again_until_answered():
     job = Harness(lossy_plan({0: 1.0, 1: 0.0001}, seed=1))
     job.start()

@@ -313,8 +313,8 @@ REPORT_KEYS = {"scheme", "code", "n_workers", "pieces", "needed", "job", "cancel
                "wasted_after_stop", "stale", "rejected", "workers", "shipped", "received",
                "used", "wasted", "schema", "ffcode", "date", "settings"}
 WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
-               "packets", "compute", "speed", "done", "stopped", "lost", "group", "used",
-               "wasted"}
+               "packets", "compute", "speed", "done", "stopped", "lost", "dropped",
+               "link_packets", "group", "used", "wasted"}
 
 
 @pytest.mark.bounded(30)

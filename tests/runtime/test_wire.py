@@ -91,13 +91,13 @@ def test_header_bad_magic(magic):
         Header.unpack(raw_header(magic=magic))
 
 
-@pytest.mark.parametrize("version", [0, 1, 6, 8, 255], ids=str)
+@pytest.mark.parametrize("version", [0, 1, 7, 9, 255], ids=str)
 def test_header_bad_version(version):
     with pytest.raises(ProtocolError, match="bad magic or version"):
         Header.unpack(raw_header(version=version))
 
 
-@pytest.mark.parametrize("kind", [0, 8, 15, 21, 255], ids=str)
+@pytest.mark.parametrize("kind", [0, 10, 15, 22, 255], ids=str)
 def test_header_unknown_kind(kind):
     with pytest.raises(ProtocolError, match=f"unknown message kind {kind}"):
         Header.unpack(raw_header(kind=kind))
@@ -117,8 +117,9 @@ def test_protocol_error_is_a_cluster_error():
 
 def test_kinds_for_the_master():
     assert set(wire.TO_MASTER) == {Kind.HELLO, Kind.HEARTBEAT, Kind.PACKET, Kind.DONE,
-                                   Kind.STOPPED, Kind.FAILED, Kind.ANSWER}
-    assert not {Kind.JOB, Kind.STOP, Kind.SHUTDOWN} & set(wire.TO_MASTER)
+                                   Kind.STOPPED, Kind.FAILED, Kind.ANSWER, Kind.TAKEN,
+                                   Kind.POLL}
+    assert not {Kind.JOB, Kind.STOP, Kind.SHUTDOWN, Kind.ACK} & set(wire.TO_MASTER)
 
 
 # -- messages sent together --------------------------------------------------------------------
