@@ -374,7 +374,8 @@ class Stream:
 
     @property
     def loss(self) -> float:
-        """p̂: messages deemed lost / (deemed lost + acknowledged), 0 before any."""
+        """The share of its messages found lost, p̂ (deemed lost over deemed lost and
+        acknowledged; 0 before any)."""
         total = self._deemed + self._acknowledged
         return self._deemed / total if total else 0.0
 
@@ -529,42 +530,31 @@ class Stream:
 
 
 def _count(value: Any, name: str, least: int = 1) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"Stream {name!r} must be a whole number, not bool")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"Stream {name!r} must be a whole number, not "
-                        f"{type(value).__name__}") from None
-    if value < least:
-        raise ValueError(f"Stream {name!r} must be >= {least}, not {value}")
-    return value
+    return _whole(value, f"Stream {name!r}", least)
 
 
 def _index(index: Any) -> int:
-    if isinstance(index, bool):
-        raise TypeError("a message's index must be a whole number, not bool")
-    try:
-        index = operator.index(index)
-    except TypeError:
-        raise TypeError(f"a message's index must be a whole number, not "
-                        f"{type(index).__name__}") from None
-    if not 0 <= index <= END:
-        raise ValueError(f"a message's index must be in [0, {END}], not {index}")
-    return index
+    return _whole(index, "a message's index", 0, END)
 
 
 def _share(share: Any, shares: int) -> int:
-    if isinstance(share, bool):
-        raise TypeError("a packet's share must be a whole number, not bool")
+    return _whole(share, "a packet's share", 0, shares - 1)
+
+
+def _whole(value: Any, what: str, least: int, most: Optional[int] = None) -> int:
+    """value as an int from least to most: TypeError for anything but a whole number (a
+    bool too), ValueError out of range; ``what`` names it."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be a whole number, not bool")
     try:
-        share = operator.index(share)
+        value = operator.index(value)
     except TypeError:
-        raise TypeError(f"a packet's share must be a whole number, not "
-                        f"{type(share).__name__}") from None
-    if not 0 <= share < shares:
-        raise ValueError(f"a packet's share must be in [0, {shares}), not {share}")
-    return share
+        raise TypeError(f"{what} must be a whole number, not "
+                        f"{type(value).__name__}") from None
+    if value < least or (most is not None and value > most):
+        bound = f">= {least}" if most is None else f"in [{least}, {most}]"
+        raise ValueError(f"{what} must be {bound}, not {value}")
+    return value
 
 
 def _time(now: Any) -> float:

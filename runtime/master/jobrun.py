@@ -312,8 +312,7 @@ class JobRun:
         once no live worker is left at the job; a draining job ends when its time is up."""
         now, plan, timelines = event.now, self.plan, self.ledger.timelines
         if self.links.due <= now and self.state in (RUNNING, DRAINING):
-            again, lost = self.links.overdue(now, self.state == RUNNING, self.session,
-                                             self.epoch)
+            again, lost = self.links.overdue(now, self.state == RUNNING)
             for i, why in lost:
                 if i not in self.finished:
                     timelines[i].lost = why

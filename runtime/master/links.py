@@ -26,6 +26,7 @@ worker for the job.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -37,6 +38,16 @@ from ffcode.runtime.shared.wire import Header, Kind
 
 UP, DOWN = 29, 31           # the seeds' tags of a link's two directions
 MOST_INDEX = 1 << 24        # packet numbers a bitmap covers (2 MiB): beyond, not acknowledged
+
+
+@dataclass
+class Waiting:
+    """A task or a stop sent over a lossy link and not yet answered: its frames, the tries
+    so far, when it was first sent and when it goes again."""
+    frames: tuple
+    tries: int
+    sent: float
+    due: float
 
 
 class Links:
@@ -53,8 +64,8 @@ class Links:
         self.ranks: dict[int, dict] = {}            # place -> {code index: rank}
         self.packets: dict[int, int] = {}           # place -> packets onto its link
         self.ended: set[int] = set()
-        self.tasks: dict[int, list] = {}            # place -> [frames, tries, sent, due]
-        self.stops: dict[int, list] = {}            # place -> [tries, sent, due]
+        self.tasks: dict[int, Waiting] = {}         # by place
+        self.stops: dict[int, Waiting] = {}
         for i in range(places):
             loss = faults.link_loss(i)
             if loss is not None:
@@ -139,12 +150,12 @@ class Links:
         answered; the places whose links drop them now."""
         for place, frames in messages:
             if place in self.up:
-                kind = Header.unpack(frames[0]).kind
-                if kind == Kind.JOB:
-                    self.tasks[place] = [frames, 1, now, now + self.timers[place].timeout]
+                waiting = Waiting(tuple(frames), 1, now, now + self.timers[place].timeout)
+                if Header.unpack(frames[0]).kind == Kind.JOB:
+                    self.tasks[place] = waiting
                 else:               # (a stop answers for a task not yet taken too)
                     self.tasks.pop(place, None)
-                    self.stops[place] = [1, now, now + self.timers[place].timeout]
+                    self.stops[place] = waiting
         return frozenset(place for place, _ in messages if not self.leaves(place))
 
     def passes(self, place: int, kind: Kind, now: float) -> bool:
@@ -162,51 +173,42 @@ class Links:
         (the first send's round trip timed by its TAKEN), and after a stop, any answer
         answers it; its DONE or FAILED is acknowledged from now on."""
         task = self.tasks.pop(place, None)
-        if task is not None and kind == Kind.TAKEN and task[1] == 1:
-            self.timers[place].sample(now - task[2])
+        if task is not None and kind == Kind.TAKEN and task.tries == 1:
+            self.timers[place].sample(now - task.sent)
         if kind in (Kind.STOPPED, Kind.DONE, Kind.FAILED):
             stop = self.stops.pop(place, None)
-            if stop is not None and stop[0] == 1 and kind == Kind.STOPPED:
-                self.timers[place].sample(now - stop[1])
+            if stop is not None and stop.tries == 1 and kind == Kind.STOPPED:
+                self.timers[place].sample(now - stop.sent)
         if kind in (Kind.DONE, Kind.FAILED):
             self.ended.add(place)
 
     @property
     def due(self) -> float:
         """When a task or a stop is next sent again (inf: none waits)."""
-        return min((entry[-1] for entry in (*self.tasks.values(), *self.stops.values())),
+        return min((w.due for w in (*self.tasks.values(), *self.stops.values())),
                    default=math.inf)
 
-    def overdue(self, now: float, tasks: bool, session: int, epoch: int) -> tuple:
+    def overdue(self, now: float, tasks: bool) -> tuple:
         """(again, lost): the tasks (while ``tasks``) and stops unanswered in time, as
         (place, frames) to send again now, their links' fates drawn (a dropped one is left
         out); and (place, why) of the workers whose task went TASK_TRIES times
         unanswered, lost to the job."""
         again, lost = [], []
-        for place, task in list(self.tasks.items()) if tasks else ():
-            if task[3] > now:
-                continue
-            timer = self.timers[place]
-            timer.expired()
-            if task[1] >= TASK_TRIES:
-                del self.tasks[place]
-                lost.append((place, f"its link lost the task {task[1]} times"))
-                continue
-            task[1], task[3] = task[1] + 1, now + timer.timeout
-            header = Header.unpack(task[0][0])
-            header.index = task[1] - 1          # a task sent again: the worker knows it
-            if self.leaves(place):
-                again.append((place, (header.pack(), *task[0][1:])))
-        for place, stop in list(self.stops.items()):
-            if stop[2] > now:
-                continue
-            timer = self.timers[place]
-            timer.expired()
-            if stop[0] >= TASK_TRIES:
-                del self.stops[place]
-                continue
-            stop[0], stop[2] = stop[0] + 1, now + timer.timeout
-            if self.leaves(place):
-                again.append((place, (Header(Kind.STOP, session, epoch, place,
-                                             index=1).pack(),)))
+        for waiting in (self.tasks, self.stops) if tasks else (self.stops,):
+            for place, entry in list(waiting.items()):
+                if entry.due > now:
+                    continue
+                timer = self.timers[place]
+                timer.expired()
+                if entry.tries >= TASK_TRIES:
+                    del waiting[place]
+                    if waiting is self.tasks:
+                        lost.append((place, f"its link lost the task {entry.tries} times"))
+                    continue
+                entry.tries, entry.due = entry.tries + 1, now + timer.timeout
+                header = Header.unpack(entry.frames[0])
+                if header.kind == Kind.JOB:     # a task sent again: the worker knows it
+                    header.index = entry.tries - 1
+                if self.leaves(place):
+                    again.append((place, (header.pack(), *entry.frames[1:])))
         return again, lost

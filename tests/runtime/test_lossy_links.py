@@ -43,7 +43,7 @@ def test_a_dropped_task_is_sent_again_until_its_worker_answers():
     assert job.run.links.tasks.keys() == {1}
     assert posted(job.tick(0.049)) == []                        # the first wait: 50 ms
     again = posted(job.tick(0.05))
-    assert again == [] and job.run.links.tasks[1][1] == 2       # sent again: dropped too
+    assert again == [] and job.run.links.tasks[1].tries == 2       # sent again: dropped too
     # every try waits twice as long; after TASK_TRIES the worker is lost to the job
     at = 0.05
     for tries in range(2, TASK_TRIES):
@@ -158,7 +158,7 @@ def test_stops_are_sent_again_until_answered():
     assert job.run.links.stops.keys() == {0}
     again = posted(job.tick(0.5 + job.run.links.timers[0].timeout))
     assert again == []                                      # dropped: sent, not received
-    assert job.run.links.stops[0][0] == 2
+    assert job.run.links.stops[0].tries == 2
     out = job.tick(0.5 + STOP_GRACE)                        # the grace ends the drain
     assert job.run.state == ENDED and kinds(out)[-1] == "Resolve"
     assert out[-1].report.workers[0].dropped[1] >= 3        # its task, stop and stop again
