@@ -133,14 +133,13 @@ class JobRun:
         out: list = []
         self.out = out
         try:
-            linked = self.links and isinstance(event, ev.Message) and \
+            linked = self.links.up and isinstance(event, ev.Message) and \
                 event.place is not None and self.links.lossy(event.place)
             if linked and not self.links.passes(event.place, event.header.kind, event.now):
                 return out                          # dropped on its emulated link
             _HANDLERS[type(event)](self, event)
-            answered = (ev.Taken, ev.Stopped)       # (the others acknowledged, also after
-            if linked and self.state != ENDED and not isinstance(event, answered):
-                # the output: a worker done late must hear that its end arrived)
+            if linked and self.state != ENDED and not isinstance(event, _ANSWERS):
+                # (also after the output: a worker done late must hear its end arrived)
                 i, header = event.place, event.header   # acknowledged, unless dropped
                 ack = self.links.ack(i, self.plan.held[i], self.session, self.epoch,
                                      header.index if header.kind == Kind.POLL else None)
@@ -283,6 +282,7 @@ class JobRun:
             self.out.append(self.ledger.reject("malformed"))
             return
         compute, received = header.compute, event.now - self.started
+        links = self.links if i in self.links.got else None     # (a lossy link's)
         try:
             if answer and len(indices) != len(self.plan.held[i]) * self.plan.pieces:
                 raise ValueError(f"worker {i} answered with {len(indices)} packets")
@@ -292,7 +292,8 @@ class JobRun:
                     raise ValueError(f"worker {i} has no packet {index}")
                 innovative = self.plan.collector.add(Packet(*filed, coeff, payload,
                                                             header.rows or None))
-                self.links.received(i, index, filed[0], innovative)
+                if links is not None:
+                    links.received(i, index, filed[0], innovative)
                 self.ledger.packet(i, index, header.sent, compute, filed, received,
                                    innovative)
                 compute = 0.0               # an answer's compute is its first packet's
@@ -436,8 +437,8 @@ class JobRun:
             for i in report.wrong:              # known wrong once the output is trusted
                 self.out.append(ev.Exclude(i, f"sent a wrong result in job {self.epoch}"))
             self.delivered, outcome = True, (self.output, report)
-            self.links.count(self.ledger.timelines)
             if not drained:                     # the stops' acks fill the report in after
+                self.links.count(self.ledger.timelines)
                 self.out.append(ev.Resolve(*outcome))
                 self.output = None
                 return
@@ -618,6 +619,7 @@ def _workers(indices) -> str:
     return f"workers {', '.join(names[:-1])} and {names[-1]}"
 
 
+_ANSWERS = (ev.Taken, ev.Stopped)       # a worker's answers: not acknowledged in turn
 _HANDLERS: dict = {
     ev.Start: JobRun._start, ev.Sent: JobRun._sent, ev.Lost: JobRun._lost,
     ev.Tick: JobRun._tick, ev.Work: JobRun._work,

@@ -185,6 +185,8 @@ class Links:
     @property
     def due(self) -> float:
         """When a task or a stop is next sent again (inf: none waits)."""
+        if not self.tasks and not self.stops:   # (the master's loop asks at every turn)
+            return math.inf
         return min((w.due for w in (*self.tasks.values(), *self.stops.values())),
                    default=math.inf)
 

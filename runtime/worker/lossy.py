@@ -16,6 +16,7 @@ True
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from typing import Any, Callable
@@ -34,11 +35,9 @@ RECENT = 256                # jobs ended here whose stops are answered again
 def combination(F, kept: list, rng: np.random.Generator) -> tuple:
     """(coefficients, payload) of a fresh random combination of ``kept`` packets
     ((coefficients, payload) pairs of one share)."""
-    weights = F.random(len(kept), rng)
-    coeffs = F.matmul(weights[None, :], np.stack([c for c, _ in kept]))[0]
-    payloads = np.stack([p.reshape(-1) for _, p in kept])
-    payload = F.matmul(weights[None, :], payloads)[0].reshape(kept[0][1].shape)
-    return coeffs, payload
+    weights = F.random((1, len(kept)), rng)
+    return (F.combine(weights, [c for c, _ in kept])[0],
+            F.combine(weights, [p for _, p in kept])[0])
 
 
 class Lossy:
@@ -133,8 +132,10 @@ class Lossy:
     @property
     def due(self) -> float:
         """When a stream next needs the clock (inf: none)."""
-        dues = [s.due for s in self.jobs.values() if s.due is not None]
-        return min(dues, default=float("inf"))
+        if not self.jobs:                   # (the worker's loop asks at every turn)
+            return math.inf
+        return min((s.due for s in self.jobs.values() if s.due is not None),
+                   default=math.inf)
 
     def tick(self, now: float) -> None:
         for job, stream in list(self.jobs.items()):
