@@ -52,6 +52,7 @@ import sys
 import time
 import numpy as np
 
+from ffcode.channel import Loss
 from ffcode.cli import output
 from ffcode.cli.args import argument_parser, integer, namespace, non_negative, positive, seconds
 from ffcode.mapreduce import terasort
@@ -103,13 +104,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "(default: unthrottled, as fast as the sockets go)")
     net.add_argument("--link-delay", type=non_negative("milliseconds"), default=0.0,
                      metavar="MS", help="milliseconds each message takes on top of its bytes")
+    net.add_argument("--loss", type=non_negative(), default=0.0, metavar="P",
+                     help="the share of messages every peer link loses, each way, from 0 to "
+                          "below 1 (links only; a lost message is sent again) (default 0)")
+    net.add_argument("--burst", type=positive("messages"), metavar="B",
+                     help="the mean run of lost messages (default: independent losses)")
     run = parser.add_argument_group("run")
     run.add_argument("--timeout", type=seconds, default=600.0, metavar="S",
                      help="seconds per job")
     run.add_argument("--report", metavar="FILE",
                      help="write the runs as JSON: {records, workers, r, network, link_rate "
-                          "(bytes a second, or null), link_delay (seconds), runs: [{variant, "
-                          "r, phases, sent, sorted}, ...]} (default: none)")
+                          "(bytes a second, or null), link_delay (seconds), loss, burst, "
+                          "runs: [{variant, r, phases, sent, dropped, resent, sorted}, ...]} "
+                          "(default: none)")
 
 
 def settle(args: argparse.Namespace) -> argparse.Namespace:
@@ -126,6 +133,17 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     if args.records < args.workers:
         raise ValueError(f"--records {args.records} must be at least --workers "
                          f"{args.workers}: every worker sorts a range of the keys.")
+    if args.loss or args.burst is not None:
+        if args.network != "links":
+            raise ValueError("--loss is for --network links (the shared medium of turns has "
+                             "no lossy links).")
+        if args.loss >= 1:
+            raise ValueError(f"--loss {args.loss:g} must be below 1: a peer link losing every "
+                             f"message cannot carry the shuffle.")
+        try:
+            Loss(args.loss, args.burst)
+        except ValueError as e:
+            raise ValueError(f"--loss {args.loss:g} --burst {args.burst:g}: {e}") from None
     if args.link_rate is not None:
         args.link_rate = args.link_rate * 1e6 / 8
     args.link_delay /= 1000
@@ -158,6 +176,11 @@ def table(runs: list) -> list:
               "sent MB:", "   the shuffle's payload bytes, each multicast counted once)",
               "  bytes sent in the shuffle, per worker:"]
     lines += [f"    {LABELS[run['variant']]:<16}{run['sent']}" for run in runs]
+    if any(run.get("resent") for run in runs):
+        lines.append("  messages lost on the peer links (messages and acknowledgements) / "
+                     "sent again, per worker:")
+        lines += [f"    {LABELS[run['variant']]:<16}{[sum(d) for d in run['dropped']]} / "
+                  f"{run['resent']}" for run in runs]
     by = {run["variant"]: run for run in runs}
     if set(by) == set(LABELS):
         plain, coded = by["terasort"], by["coded"]
@@ -184,7 +207,9 @@ def _describe_network(args: argparse.Namespace) -> str:
     rate = "unthrottled" if args.link_rate is None else \
         f"{args.link_rate * 8 / 1e6:g} Mbit/s"
     delay = f", {args.link_delay * 1000:g} ms a message" if args.link_delay else ""
-    return f"network {args.network} ({SHORT[args.network]}), {rate}{delay}"
+    loss = "" if not args.loss else f", each link losing {args.loss:.0%}" + \
+        (f" in runs of {args.burst:g}" if args.burst else "")
+    return f"network {args.network} ({SHORT[args.network]}), {rate}{delay}{loss}"
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -221,10 +246,13 @@ def main(args: argparse.Namespace) -> int:
                 cluster, split(data, args.workers, load), terasort.mapper, terasort.sort,
                 load=load, coded=coded, args=[bounds.view(np.uint8).reshape(-1)],
                 network=args.network, link_rate=args.link_rate,
-                link_delay=args.link_delay, timeout=args.timeout)
+                link_delay=args.link_delay, link_loss=args.loss or None,
+                link_burst=args.burst if args.loss else None, seed=args.seed,
+                timeout=args.timeout)
             runs.append({"variant": variant, "r": load,
                          "phases": dict(report.phases, total=report.total),
                          "sent": list(report.sent), "copies": list(report.copies),
+                         "dropped": report.dropped, "resent": report.resent,
                          "sorted": terasort.check(outputs, data)})
     for line in table(runs):
         print(line)
@@ -244,6 +272,7 @@ def _report(args: argparse.Namespace, runs: list) -> dict:
     from ffcode.runtime import utc_now
     return {"ffcode": __version__, "date": utc_now(), "records": args.records,
             "workers": args.workers, "r": args.r, "network": args.network,
-            "link_rate": args.link_rate, "link_delay": args.link_delay, "skew": args.skew,
+            "link_rate": args.link_rate, "link_delay": args.link_delay,
+            "loss": args.loss, "burst": args.burst, "skew": args.skew,
             "seed": args.seed,
             "runs": runs}

@@ -35,7 +35,11 @@ seconds a message takes on top of its bytes): on "links" every ordered pair of w
 has its own link of that rate and a message for several receivers is sent to each; on
 "turns" the workers send one after another on one shared medium of that rate, a
 multicast reaching all its receivers at once (the schedule of Coded TeraSort's
-implementation, and the setting of the coded-shuffling papers).
+implementation, and the setting of the coded-shuffling papers). On "links", ``link_loss``
+makes the peer links lose messages (seeded by ``seed``, independently or in runs of
+``link_burst``): a lost shuffle message or acknowledgement is found by the sender's
+timeouts and gaps and the message sent again (runtime/worker/peer_links.py); the report
+counts what each link dropped and what was sent again.
 
 Arguments are checked before anything starts:
 
@@ -67,7 +71,7 @@ from ffcode.mapreduce.shuffle import Placement, Recovery
 from ffcode.runtime.master.options import check_remote_path
 from ffcode.runtime.master.plans import KindPlan
 from ffcode.runtime.shared.phases import (CHUNK, NETWORKS, chunk_of, delay_of, memory_of,
-                                          prime_of)
+                                          peer_loss, prime_of)
 from ffcode.runtime.shared.kinds import JobKind
 from ffcode.runtime.shared.phases import Check, Drop, Map, Shuffle
 from ffcode.runtime.shared.task import Task
@@ -98,13 +102,20 @@ class MapReduceReport:
     had to ``distrust`` and the ``suspects`` it could not tell apart; ``excluded``, the
     workers named liars (the shuffle finished without them; they are in ``lost`` too,
     and the cluster gives them no further job); ``distrusted``, the pairs whose values
-    were sent again by another mapper; ``verify``, the master's seconds in the checks."""
+    were sent again by another mapper; ``verify``, the master's seconds in the checks.
+
+    Lossy peer links (``link_loss``, ``link_burst``): ``dropped[k][j]``, the messages and
+    acknowledgements the link from worker k to worker j lost in the shuffle that gave the
+    outputs, and ``resent[k]``, the messages worker k sent again (empty lists without
+    loss; None for a lost worker)."""
     workers: int
     load: int
     coded: bool
     network: str
     link_rate: Optional[float]
     link_delay: float = 0.0
+    link_loss: Any = None
+    link_burst: Optional[float] = None
     phases: dict = field(default_factory=dict)
     cpu: dict = field(default_factory=dict)
     per_worker: list = field(default_factory=list)
@@ -119,11 +130,15 @@ class MapReduceReport:
     excluded: list = field(default_factory=list)
     distrusted: list = field(default_factory=list)
     verify: float = 0.0
+    dropped: list = field(default_factory=list)
+    resent: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"workers": self.workers, "load": self.load, "coded": self.coded,
                 "network": self.network, "link_rate": self.link_rate,
-                "link_delay": self.link_delay,
+                "link_delay": self.link_delay, "link_loss": self.link_loss,
+                "link_burst": self.link_burst, "dropped": self.dropped,
+                "resent": self.resent,
                 "phases": dict(self.phases, total=self.total), "cpu": self.cpu,
                 "per_worker": self.per_worker, "sent": self.sent, "copies": self.copies,
                 "attempts": self.attempts, "lost": self.lost, "verified": self.verified,
@@ -221,8 +236,9 @@ class Phase(JobKind):
 def run(cluster: Any, files: Sequence[Any], map: Callable | str,
         reduce: Callable | str | None = None, *, load: int, coded: bool = True,
         field: Optional[int] = None, args: Sequence[Any] = (), network: str = "links",
-        link_rate: Optional[float] = None, link_delay: float = 0.0, timeout: float = 600.0,
-        recover: bool = True, retries: int = 0,
+        link_rate: Optional[float] = None, link_delay: float = 0.0, link_loss: Any = None,
+        link_burst: Optional[float] = None, seed: Optional[int] = None,
+        timeout: float = 600.0, recover: bool = True, retries: int = 0,
         memory: Optional[int] = None,
         verify: bool | str = "auto") -> tuple[list, MapReduceReport]:
     """Run a MapReduce job on the cluster's K workers at computation load r = ``load``;
@@ -240,7 +256,10 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     coded: the coded shuffle (multicast groups of r + 1), else every missing value sent
     once. network, link_rate, link_delay: the emulated network (the module's docstring;
     link_rate None: as fast as the sockets go; link_delay: seconds each message takes on
-    top of its bytes, the link free for the next meanwhile). recover: finish without
+    top of its bytes, the link free for the next meanwhile). link_loss: the share of
+    messages the peer links lose ("links" only; p below 1 for every link, or {worker: p}
+    for the links from and to each worker named), link_burst their mean run (None:
+    independent), seed their fates' (None: drawn). recover: finish without
     workers lost after the map where the load allows (the module's docstring). JobFailed
     naming the worker for a lost worker that cannot be done without, or a function that
     raises (whatever it raises, SystemExit too: the job fails, the worker serves on;
@@ -272,14 +291,12 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     paths = [_path(f, remote=not cluster.local) for f in (map, reduce) if f is not None]
     if field is not None:
         field = prime_of(field, "field")
-    network = checks.choice(network, "network", NETWORKS)
     timeout = checks.seconds(timeout, "timeout")
-    if link_rate is not None:
-        link_rate = checks.positive(link_rate, "link_rate")
-    link_delay = delay_of(link_delay)
     job = dict(placement=placement, map=paths[0], reduce=paths[1] if reduce else None,
-               coded=checks.flag(coded, "coded"), field=field, network=network,
-               rate=link_rate, delay=link_delay, files=[_array(f, "files") for f in files],
+               coded=checks.flag(coded, "coded"), field=field,
+               **_network(network, link_rate, link_delay, link_loss, link_burst, seed,
+                          placement.workers),
+               files=[_array(f, "files") for f in files],
                args=[_array(a, "args") for a in args],
                timeout=timeout, recover=checks.flag(recover, "recover"),
                memory=memory_of(memory), verify=_verifying(verify, placement))
@@ -294,6 +311,23 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
             if attempt == retries or cluster.closed:
                 raise
     raise AssertionError("unreachable")
+
+
+def _network(network: Any, rate: Any, delay: Any, loss: Any, burst: Any, seed: Any,
+             workers: int) -> dict:
+    """The emulated network's settings, checked: network, rate, delay, loss (peer_loss's),
+    seed (drawn when None)."""
+    network = checks.choice(network, "network", NETWORKS)
+    loss = peer_loss(loss, burst, workers)
+    if loss and network != "links":
+        raise InvalidParameterError(
+            "Argument 'link_loss' is for network='links' (the shared medium of 'turns' "
+            "has no lossy links).")
+    return dict(network=network, rate=None if rate is None else checks.positive(rate,
+                                                                                "link_rate"),
+                delay=delay_of(delay), loss=loss,
+                seed=secrets.randbits(63) if seed is None else
+                checks.integer(seed, "seed", low=0, high=(1 << 63) - 1))
 
 
 def _path(f: Callable | str, remote: bool) -> str:
@@ -328,7 +362,8 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
     began = time.perf_counter()
     ident = secrets.randbits(31)
     report = MapReduceReport(placement.workers, placement.load, job["coded"],
-                             job["network"], job["rate"], job["delay"])
+                             job["network"], job["rate"], job["delay"],
+                             *(job["loss"] or (None, None)))
     pids: list = []
     try:
         mapped, pids = _mapped(cluster, job, ident, report)
@@ -346,10 +381,11 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
             report.lost = lost
             if lost:
                 _recoverable(job, report)
+            loss, burst = job["loss"] or ((), None)
             task = _task(Shuffle(ident, endpoints, job["network"], job["rate"], job["delay"],
                                  tuple(lost), len(report.jobs),
-                                 tuple(tuple(pair) for pair in report.distrusted)),
-                         0, cluster)
+                                 tuple(tuple(pair) for pair in report.distrusted),
+                                 loss, burst, job["seed"]), 0, cluster)
             count = _everyone(cluster)
             phase = Phase("shuffle", [(task, [])] * count,
                           idle=count - (placement.workers - len(lost)))
@@ -551,10 +587,12 @@ def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
     K = job["placement"].workers
     outputs: list = [None] * K
     report.per_worker, report.sent, report.copies = [None] * K, [None] * K, [None] * K
+    if job["loss"]:
+        report.dropped, report.resent = [None] * K, [None] * K
     for meta, data in answers:
         if meta.get("idle") is True:
             continue
-        k, functions, sizes = _answer_of(meta, K, len(data), report)
+        k, functions, sizes = _answer_of(meta, K, len(data), report, bool(job["loss"]))
         if any(outputs[q] is not None for q in functions):
             raise JobFailed(f"two workers answered for functions {functions}",
                             report=report.jobs[-1])
@@ -564,6 +602,8 @@ def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
         report.per_worker[k] = {name: meta[name] for name in PHASES}
         report.per_worker[k]["cpu"] = {name: meta["cpu"][name] for name in PHASES}
         report.sent[k], report.copies[k] = meta["sent"], meta["copies"]
+        if job["loss"]:
+            report.dropped[k], report.resent[k] = meta["dropped"], meta["resent"]
     missing = [q for q, out in enumerate(outputs) if out is None]
     if missing:
         raise JobFailed(f"no output of functions {missing}", report=report.jobs[-1])
@@ -577,10 +617,12 @@ def _assembled(report: MapReduceReport, answers: list, job: dict) -> list:
     return outputs
 
 
-def _answer_of(meta: dict, K: int, size: int, report: MapReduceReport) -> tuple:
+def _answer_of(meta: dict, K: int, size: int, report: MapReduceReport,
+               lossy: bool = False) -> tuple:
     """(the worker's place, its functions, their outputs' sizes) from a shuffle answer,
-    checked: nothing a worker says about itself is taken unchecked. JobFailed naming what
-    is wrong."""
+    checked (on lossy links, its counts of drops to each worker and of messages sent
+    again too): nothing a worker says about itself is taken unchecked. JobFailed naming
+    what is wrong."""
     k, functions, sizes, cpu = (meta.get(key) for key in ("index", "functions", "sizes",
                                                            "cpu"))
     if not (_count(k, K) and isinstance(functions, list) and functions and
@@ -588,7 +630,9 @@ def _answer_of(meta: dict, K: int, size: int, report: MapReduceReport) -> tuple:
             len(sizes) == len(functions) and all(_count(n) for n in sizes) and
             sum(sizes) == size and isinstance(cpu, dict) and
             all(_seconds(meta.get(name)) and _seconds(cpu.get(name)) for name in PHASES) and
-            _count(meta.get("sent")) and _count(meta.get("copies"))):
+            _count(meta.get("sent")) and _count(meta.get("copies")) and
+            (not lossy or _count(meta.get("resent")) and isinstance(meta.get("dropped"), list)
+             and len(meta["dropped"]) == K and all(_count(n) for n in meta["dropped"]))):
         raise JobFailed(f"a worker's answer does not add up: {str(meta)[:200]}",
                         report=report.jobs[-1])
     return k, functions, sizes

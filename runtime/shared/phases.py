@@ -1,7 +1,7 @@
 """What the master's and the workers' sides of a coded MapReduce job agree on: its phases'
 payloads (``Map``, ``Shuffle``, ``Check``, ``Drop``: job kinds, runtime/shared/kinds.py),
 the emulated networks, the size of an output's chunks to the master, and the checks of a
-job's field, memory budget and link delay, made alike at both ends."""
+job's field, memory budget, link delay and peer links' losses, made alike at both ends."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Optional
 from urllib.parse import urlsplit
 
 from ffcode import checks
+from ffcode.channel import Loss
 from ffcode.errors import InvalidParameterError, ProtocolError
 from ffcode.field import GF, MAX_P
 from ffcode.mapreduce.shuffle import Bytes, Placement, Vectors
@@ -48,6 +49,37 @@ def delay_of(value: Any) -> float:
         raise InvalidParameterError(f"Argument 'link_delay' must be at most {MAX_DELAY:g} s, not "
                                     f"{delay:g}.")
     return delay
+
+
+def peer_loss(loss: Any, burst: Any, workers: int) -> tuple:
+    """The peer links' losses of a shuffle on ``workers`` workers: (each worker's loss, the
+    burst), from ``loss`` (None or 0: none; p: every peer link's; {worker: p}: the links
+    from and to that worker, a link between two named workers losing as the worse) and
+    ``burst`` (None: independent losses; else the mean run of losses, of every lossy
+    link). () when nothing is lost. InvalidParameterError naming what is wrong: a loss
+    outside [0, 1), a worker the job has not, a burst too short for a link's loss (Loss).
+
+    >>> peer_loss({1: 0.2}, 2.0, 3)
+    ((0.0, 0.2, 0.0), 2.0)
+    """
+    if isinstance(loss, dict):
+        for worker in loss:
+            if type(worker) is not int or not 0 <= worker < workers:
+                raise InvalidParameterError(
+                    f"Argument 'link_loss' names worker {worker!r}, which the job has not "
+                    f"(its workers are 0 to {workers - 1}).")
+        each = tuple(float(Loss(loss.get(w, 0.0)).p) for w in range(workers))
+    else:
+        each = (Loss(0.0 if loss is None else loss).p,) * workers
+    if max(each) >= 1.0:
+        raise InvalidParameterError(
+            "Argument 'link_loss' must be below 1: a peer link losing every message "
+            "cannot carry the shuffle.")
+    if burst is not None:
+        Loss(max(each), burst)          # (checks the burst against the worst link)
+    if not any(each):
+        return ()
+    return each, None if burst is None else float(burst)
 
 
 def _listening(value: Any, name: str) -> str:
@@ -135,8 +167,10 @@ class Shuffle:
     """A shuffle task: the run, every worker's endpoint, the emulated network (its rate
     in bytes a second, and its delay: the seconds a message takes on top of its bytes),
     the workers lost since the map (the survivors then finish by a Recovery), the
-    attempt's number (a message of an earlier one is dropped) and the (sender, receiver)
-    pairs a check could not settle."""
+    attempt's number (a message of an earlier one is dropped), the (sender, receiver)
+    pairs a check could not settle, and the peer links' losses: each worker's (``loss``,
+    empty for none; a link loses as the worse of its two ends), their mean run
+    (``burst``, None: independent) and the ``seed`` of their fates."""
     KIND: ClassVar[str] = "shuffle"
     run: int
     endpoints: tuple
@@ -146,10 +180,17 @@ class Shuffle:
     lost: tuple
     attempt: int
     distrust: tuple = ()
+    loss: tuple = ()
+    burst: Optional[float] = None
+    seed: int = 0
 
     def to_meta(self) -> dict:
         return dict(vars(self), endpoints=list(self.endpoints), lost=list(self.lost),
-                    distrust=[list(pair) for pair in self.distrust])
+                    distrust=[list(pair) for pair in self.distrust], loss=list(self.loss))
+
+    def lossy(self) -> bool:
+        """Whether its peer links lose messages."""
+        return bool(self.loss)
 
     @classmethod
     def from_meta(cls, meta: Any) -> "Shuffle":
@@ -165,8 +206,16 @@ class Shuffle:
                    all(type(w) is int and 0 <= w < K for w in p) for p in pairs):
             raise ProtocolError(f"a shuffle task's distrusted pairs are [sender, receiver] "
                                 f"of the {K} workers")
+        loss = check.listed(meta["loss"], "loss")
         try:
             delay = delay_of(meta["delay"])
+            if loss and (len(loss) != K or not all(type(p) in (int, float) for p in loss)):
+                raise InvalidParameterError(f"loss is not one number per worker: {loss}")
+            checked = peer_loss(dict(enumerate(loss)), meta["burst"], K) \
+                if loss or meta["burst"] is not None else ()
+            loss, burst = checked if checked else ((), None)
+            if loss and meta["network"] != "links":
+                raise InvalidParameterError("lossy peer links are a 'links' network's")
         except ValueError as e:
             raise ProtocolError(f"a shuffle task's {e}") from None
         return cls(check.count(meta["run"], "run"), tuple(endpoints),
@@ -174,7 +223,8 @@ class Shuffle:
                    check.optional(meta["rate"], "rate", check.rate), delay,
                    tuple(sorted(set(lost))), check.count(meta["attempt"], "attempt",
                                                          1 << 16, low=1),
-                   tuple(sorted({(p[0], p[1]) for p in pairs})))
+                   tuple(sorted({(p[0], p[1]) for p in pairs})), loss, burst,
+                   check.count(meta["seed"], "seed", (1 << 63) - 1))
 
 
 @dataclass(frozen=True)

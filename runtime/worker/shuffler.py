@@ -32,6 +32,7 @@ import os
 import shutil
 import socket
 import tempfile
+import threading
 import time
 from collections import deque
 from typing import Any, Callable, Iterator, Optional
@@ -49,6 +50,7 @@ from ffcode.runtime.shared.phases import Map, Shuffle, chunk_of
 from ffcode.runtime.shared.faults import Link
 from ffcode.runtime.shared.gate import Gate, peer
 from ffcode.runtime.shared.wire import Kind
+from ffcode.runtime.worker.peer_links import MOST_SEQ, PeerLinks
 
 POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
 LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
@@ -97,6 +99,7 @@ class Run:
         self.shuffled: Optional[tuple] = None   # the last shuffle's lost, distrust, pieces
         self.dropped = False            # dropped while busy: it goes as its task ends
         self.early: list = []           # messages of a next attempt, come before its task
+        self.server: Optional[tuple] = None     # (thread, stop) answering peers' copies
         self.directory: Optional[str] = None
         self.context = zmq.Context()
         ipc = spec.listen == "ipc"
@@ -150,8 +153,25 @@ class Run:
             sock.close(linger=int(linger * 1000))
         self.dials = {}
 
+    def serve(self, peers: Any, attempt: int) -> None:
+        """Acknowledge the peers' copies in a thread from now on, until ``quiet``."""
+        stop = threading.Event()
+        thread = threading.Thread(target=serve, args=(self, peers, attempt, stop),
+                                  name="shuffle-peers", daemon=True)
+        thread.start()
+        self.server = (thread, stop)
+
+    def quiet(self) -> None:
+        """Stop acknowledging the peers' copies (the sockets are this thread's again)."""
+        if self.server is not None:
+            thread, stop = self.server
+            stop.set()
+            thread.join()
+            self.server = None
+
     def close(self) -> None:
         """Close the sockets, the gate, and the ipc directory."""
+        self.quiet()
         self.hang_up()
         self.router.close(linger=0)
         self.gate.stop()
@@ -309,6 +329,7 @@ def shuffle_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     if run is None:
         _answer(job, out, {"idle": True}, b"")
         return
+    run.quiet()                         # the last attempt's peers are done with
     run.busy = True
     spec, linger = run.spec, 0.0
     try:
@@ -328,10 +349,12 @@ def shuffle_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
         run.dial(attempt.endpoints, attempt.lost)
         keys = expected(spec.placement, spec.index, spec.coded) if recovery is None else \
             recovery.expected(spec.index)
-        received, sent = yield from _exchange(job, run, messages, attempt, len(keys))
+        received, sent, peers = yield from _exchange(job, run, messages, attempt, len(keys))
         if received is None:
             return                          # stopped
         linger = LINGER
+        if peers is not None:               # (acknowledgements may have been lost)
+            run.serve(peers, attempt.attempt)
         clock.lap("shuffle")
         got = pieces(spec.placement, spec.index, received, run.held, algebra, spec.coded,
                      recovery)
@@ -346,7 +369,8 @@ def shuffle_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
                 b"".join(outputs))
     finally:                            # (a stopped task's generator may just be dropped)
         run.busy = False
-        run.hang_up(linger)
+        if run.server is None:
+            run.hang_up(linger)
         if run.dropped or not (job.stop.is_set() or linger):    # else another attempt
             _let_go(runs, spec.run, run)                        # may come, or the drop
 
@@ -449,22 +473,23 @@ def _as_bytes(value: Any, what: str) -> bytes:
 
 def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: int):
     """Send this worker's messages and take the others' (a generator; returns (the
-    messages received, what it sent), or (None, None) once stopped). On "links" every
+    messages received, what it sent, its PeerLinks on lossy links), or (None, None, None)
+    once stopped). On "links" every
     pair of workers has its own link of ``rate`` bytes a second and a message for several
     receivers goes to each; on "turns" the workers send one after another on a shared
-    medium of that rate, a message reaching all its receivers at once."""
+    medium of that rate, a message reaching all its receivers at once. Links that lose
+    messages (``attempt.loss``) number each lane's messages and send the lost ones again
+    (runtime/worker/peer_links.py)."""
     spec, turns = run.spec, attempt.network == "turns"
-    lanes: dict = {}                # lane -> deque of [receivers, frames, size, due]
-    for m in messages:
-        frames = _frames(spec.run, attempt.attempt, m)
-        size = memoryview(frames[1]).nbytes
-        for lane in ((None,) if turns else m.receivers):
-            receivers = m.receivers if lane is None else (lane,)
-            lanes.setdefault(lane, deque()).append([receivers, frames, size, None])
+    lanes = _lanes(spec, messages, attempt)
     links = {lane: Link(attempt.rate) for lane in lanes}
+    peers = None if not attempt.lossy() else PeerLinks(
+        spec.index, {j: len(lanes.get(j, ())) for j in run.dials}, attempt.loss,
+        attempt.burst, attempt.seed, attempt.attempt, time.monotonic())
     received: list = []
-    sent = {"sent": sum(memoryview(_payload(m.payload)).nbytes for m in messages),
-            "copies": 0, "messages": len(messages)}
+    sent: dict[str, Any] = {"sent": sum(memoryview(_payload(m.payload)).nbytes
+                                        for m in messages), "copies": 0,
+                            "messages": len(messages)}
     order = [w for w in range(spec.placement.workers) if w not in attempt.lost]
     place = order.index(spec.index)
     waiting = turns and place > 0       # for the previous worker's turn
@@ -473,48 +498,113 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
     early, run.early = run.early, []    # what came of this attempt while the last one ran
     while True:
         if job.stop.is_set():
-            return None, None
+            return None, None, None
         now = time.monotonic()
         due = now + POLL
+        if peers is not None:
+            peers.tick(now)
+            for j, seq, item in peers.resends:
+                lanes[j].append([*item[:3], None, seq, True])
+            peers.resends.clear()
+            due = min(due, peers.due)
         if not waiting:
             for lane, queue in lanes.items():
-                due = min(due, _send(run, queue, links[lane], attempt.delay, sent, now))
+                due = min(due, _send(run, queue, links[lane], attempt.delay, sent, now,
+                                     peers))
             if not passed and not any(lanes.values()):
-                _note(run, order[place + 1], "turn", attempt.attempt)
+                _note(run, order[place + 1], attempt.attempt, turn=True)
                 passed = True
-        if not noted and len(received) >= expected:
+        if peers is not None:
+            if len(received) >= expected and peers.complete and not any(lanes.values()):
+                dropped = peers.dropped
+                sent.update(dropped=[dropped.get(j, 0) for j in range(len(spec.peers))],
+                            resent=peers.resent)
+                return received, sent, peers    # every message here, each sent taken
+        elif not noted and len(received) >= expected:
             for j in run.dials:
-                _note(run, j, "done", attempt.attempt)
+                _note(run, j, attempt.attempt, done=True)
             noted = True
         if noted and passed and not any(lanes.values()) and len(heard) == len(run.dials):
-            return received, sent   # every message arrived: the sockets may close
+            return received, sent, None     # every message arrived: the sockets may close
         if early or run.router.poll(max(0, int((due - time.monotonic()) * 1000))):
             while early or run.router.poll(0):
                 frames = early.pop(0) if early else run.router.recv_multipart(copy=False)
-                message, sender = _read(run, frames, attempt.attempt)
+                message, sender, extra = _read(run, frames, attempt.attempt)
                 if message == "turn":
                     if sender != order[place - 1]:
                         raise ValueError(f"worker {sender} passed a turn out of order")
                     waiting = False
                 elif message == "done":
                     heard.add(sender)
+                elif message == "ack":
+                    if peers is not None and sender in peers.streams:
+                        peers.acked(sender, extra, time.monotonic())
                 elif message is not None:
-                    received.append(message)
+                    if peers is None or _acknowledged(run, peers, sender, extra,
+                                                      attempt.attempt):
+                        received.append(message)
         yield
 
 
-def _note(run: Run, to: int, what: str, attempt: int) -> None:
-    """A turn passed on, or "done": every message for this worker arrived (so that a
-    worker closes its sockets only once what it sent was taken)."""
+def _lanes(spec: Map, messages: list, attempt: Shuffle) -> dict:
+    """The messages by lane (a receiver on "links", None for the medium of "turns"): each
+    a deque of [receivers, frames, size, when it leaves, its number on a lossy lane, sent
+    again]."""
+    lanes: dict = {}
+    for m in messages:
+        frames = _frames(spec.run, attempt.attempt, m)
+        size = memoryview(frames[1]).nbytes
+        for lane in ((None,) if attempt.network == "turns" else m.receivers):
+            receivers = m.receivers if lane is None else (lane,)
+            queue = lanes.setdefault(lane, deque())
+            seq = len(queue) if attempt.lossy() else None
+            queue.append([receivers, frames if seq is None else _numbered(frames, seq),
+                          size, None, seq, False])
+    return lanes
+
+
+def _acknowledged(run: Run, peers: PeerLinks, sender: int, seq: Optional[int],
+                  attempt: int) -> bool:
+    """Acknowledge message ``seq`` from ``sender`` on a lossy link (the acknowledgement
+    may be lost on the way back); whether it is new (not a copy of one already here)."""
+    if seq is None or sender not in peers.got:
+        raise ValueError(f"worker {sender} sent a shuffle message without its number on "
+                         f"a lossy link")
+    new = peers.received(sender, seq)
+    if peers.passes(sender):
+        _note(run, sender, attempt, ack=peers.ack(sender))
+    return new
+
+
+def serve(run: Run, peers: PeerLinks, attempt: int, stop: threading.Event) -> None:
+    """A run's peers' copies acknowledged again after its exchange ended (their
+    acknowledgement was lost), until ``stop``: the run let go of, or another attempt
+    begun (a thread's loop: its sockets are the thread's meanwhile)."""
+    while not stop.is_set():
+        if not run.router.poll(int(POLL * 1000)):
+            continue
+        frames = run.router.recv_multipart(copy=False)
+        try:
+            message, sender, seq = _read(run, frames, attempt)
+            if isinstance(message, Message) and sender in run.dials:
+                _acknowledged(run, peers, sender, seq, attempt)
+        except ValueError:
+            continue                # a peer's bad copy: nothing here depends on it
+
+
+def _note(run: Run, to: int, attempt: int, **what: Any) -> None:
+    """A turn passed on, "done": every message for this worker arrived (so that a
+    worker closes its sockets only once what it sent was taken), or an acknowledgement."""
     run.dials[to].send(json.dumps({"run": run.spec.run, "attempt": attempt,
-                                   what: True}).encode())
+                                   **what}).encode())
 
 
-def _send(run: Run, queue: deque, link: Link, delay: float, sent: dict, now: float) -> float:
+def _send(run: Run, queue: deque, link: Link, delay: float, sent: dict, now: float,
+          peers: Optional[PeerLinks] = None) -> float:
     """Send the lane's messages that are due; when to look again. A message goes on the
     link once the one before it has been carried (no burst credit), is carried at the
     link's rate, and leaves ``delay`` seconds later: the link carries the next one
-    meanwhile."""
+    meanwhile. On a lossy link (``peers``) it may be lost as it leaves."""
     for item in queue:
         if item[3] is not None:
             continue
@@ -524,9 +614,12 @@ def _send(run: Run, queue: deque, link: Link, delay: float, sent: dict, now: flo
         link.sent(carried)
         item[3] = carried + delay
     while queue and queue[0][3] is not None and queue[0][3] <= now:
-        receivers, frames, size, _ = queue.popleft()
+        receivers, frames, size, _, seq, again = queue.popleft()
         for receiver in receivers:
-            run.dials[receiver].send_multipart(frames, copy=False)
+            if peers is None or peers.passes(receiver):
+                run.dials[receiver].send_multipart(frames, copy=False)
+            if peers is not None:
+                peers.left(receiver, seq, (receivers, frames, size), now, again)
             sent["copies"] += size
     if not queue:
         return now + POLL
@@ -552,13 +645,20 @@ def _frames(run_id: int, attempt: int, m: Message) -> list:
     return [json.dumps(meta).encode(), _payload(m.payload)]
 
 
+def _numbered(frames: list, seq: int) -> list:
+    """A message's frames with its number on its lane (a lossy link's)."""
+    return [json.dumps(dict(json.loads(frames[0]), seq=seq)).encode(), frames[1]]
+
+
 def _read(run: Run, frames: list, attempt: int) -> tuple:
     """(a peer's message as a shuffle Message, "turn" for a turn passed on, "done" for a
-    peer that has all its messages, or None for what no worker of this job or attempt
-    sent; its sender); ValueError for a worker's malformed one."""
+    peer that has all its messages, "ack" for an acknowledgement, or None for what no
+    worker of this job or attempt sent; its sender; a message's number on its lane (None:
+    a lossless link's) or an acknowledgement's bitmap); ValueError for a worker's
+    malformed one."""
     sender = run.sender(frames[1]) if len(frames) > 1 else None
     if sender is None:
-        return None, None
+        return None, None, None
     spec = run.spec
     try:
         meta = json.loads(frames[1].bytes)
@@ -567,21 +667,25 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
                 not 1 <= meta["attempt"] <= attempt + 1:
             raise ValueError("of another job")
         if meta["attempt"] < attempt:
-            return None, None               # an earlier attempt's, still on its way
+            return None, None, None         # an earlier attempt's, still on its way
         if meta["attempt"] > attempt:       # the next attempt's, come before its task
             run.early.append(frames)
-            return None, None
-        if meta.get("done") is True and len(frames) == 2:
-            return "done", sender
-        if meta.get("turn") is True and len(frames) == 2:
-            return "turn", sender
+            return None, None, None
+        if len(frames) == 2:
+            for note in ("done", "turn"):
+                if meta.get(note) is True:
+                    return note, sender, None
+            if "ack" in meta:
+                return "ack", sender, _bitmap(meta["ack"])
         group, batch, function, lengths = (meta["group"], meta["batch"], meta["function"],
                                            meta["lengths"])
+        seq = meta.get("seq")
         if len(frames) != 3 or not (isinstance(lengths, list) and all(
                 type(n) is int and n >= 0 for n in lengths)) or not (
                 group is None and type(batch) is int or batch is None and
                 isinstance(group, list) and all(type(w) is int for w in group)) or \
-                function is not None and type(function) is not int:
+                function is not None and type(function) is not int or \
+                seq is not None and not (type(seq) is int and 0 <= seq < MOST_SEQ):
             raise ValueError("malformed")
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"worker {sender} sent a bad shuffle message ({e})") from None
@@ -593,7 +697,15 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
         payload = np.frombuffer(payload, dtype)
     receivers = (spec.index,) if group is None else tuple(w for w in group if w != sender)
     return Message(sender, receivers, payload, None if group is None else tuple(group),
-                   batch, tuple(lengths), function), sender
+                   batch, tuple(lengths), function), sender, seq
+
+
+def _bitmap(value: Any) -> bytes:
+    """An acknowledgement's bitmap, from its hex (ValueError for anything else, or one
+    longer than a lane numbers)."""
+    if not isinstance(value, str) or len(value) > MOST_SEQ // 4:
+        raise ValueError("an acknowledgement is a bitmap in hex")
+    return bytes.fromhex(value)
 
 
 def _answer(job: Any, out: Callable, meta: dict, output: bytes) -> None:

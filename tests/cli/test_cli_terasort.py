@@ -14,9 +14,8 @@ from test_cli import fails
 SMALL = ["--records", "3000", "--workers", "4", "--r", "2"]
 PHASES = ["map", "encode", "shuffle", "decode", "reduce", "total"]
 TOP_KEYS = {"ffcode", "date", "records", "workers", "r", "network", "link_rate", "link_delay",
-            "skew",
-            "seed", "runs"}
-RUN_KEYS = {"variant", "r", "phases", "sent", "copies", "sorted"}
+            "loss", "burst", "skew", "seed", "runs"}
+RUN_KEYS = {"variant", "r", "phases", "sent", "copies", "dropped", "resent", "sorted"}
 
 
 def run_cli(capsys, *args):
@@ -74,6 +73,8 @@ def test_compare_prints_the_phases_and_reports_both_variants(bounded, capsys, tm
     assert plain["sorted"] is True and coded["sorted"] is True
     assert sum(coded["sent"]) < sum(plain["sent"])
     assert plain["copies"] == plain["sent"]         # uncoded: one receiver a message
+    assert plain["dropped"] == plain["resent"] == []      # no loss: nothing counted
+    assert "lost on the peer links" not in out
     # the printed per-worker bytes and MB are the report's
     assert f"    TeraSort        {plain['sent']}" in out
     assert f"    Coded TeraSort  {coded['sent']}" in out
@@ -104,6 +105,28 @@ def test_network_flags_reach_the_job(bounded, capsys, tmp_path):
 
 
 @pytest.mark.bounded(60)
+def test_lossy_peer_links_sort_and_count_their_drops(bounded, capsys, tmp_path):
+    """--loss and --burst make every peer link lose messages: both variants still sort,
+    and the report counts each link's drops and each worker's messages sent again, as
+    the table prints them."""
+    path = tmp_path / "terasort.json"
+    status, out, err = run_cli(capsys, *SMALL, "--compare", "--loss", "0.3", "--burst",
+                               "2", "--seed", "4", "--report", str(path))
+    assert status == 0, out + err
+    assert "each link losing 30% in runs of 2" in out
+    data = json.loads(path.read_text())
+    assert (data["loss"], data["burst"]) == (0.3, 2.0)
+    for run in data["runs"]:
+        check_run(run, run["variant"], run["r"], 4)
+        assert run["sorted"] is True
+        assert len(run["dropped"]) == 4 and all(len(d) == 4 and d[k] == 0
+                                                for k, d in enumerate(run["dropped"]))
+        assert sum(map(sum, run["dropped"])) > 0 and sum(run["resent"]) > 0
+        assert f"{[sum(d) for d in run['dropped']]} / {run['resent']}" in out
+    assert "messages lost on the peer links" in out
+
+
+@pytest.mark.bounded(60)
 def test_a_wrong_output_exits_1_with_an_error_line(bounded, capsys, monkeypatch):
     """An output that is not the input sorted (the check made to say so) is shown in the
     table (NO) and exits with status 1 and one error line."""
@@ -125,6 +148,11 @@ def test_a_wrong_output_exits_1_with_an_error_line(bounded, capsys, monkeypatch)
     (["--network", "ring"], "argument --network: invalid choice: 'ring'"),
     (["--link-rate", "0"], "argument --link-rate: must be a positive number of Mbit/s"),
     (["--skew", "-1"], "argument --skew: must be a number >= 0"),
+    (["--loss", "1"], "a peer link losing every message cannot carry the shuffle"),
+    (["--loss", "-0.1"], "argument --loss: must be a number >= 0"),
+    (["--loss", "0.5", "--burst", "0.5"], "mean run of losses >= 1"),
+    (["--loss", "0.6", "--burst", "1"], "too short for p = 0.6"),
+    (["--loss", "0.1", "--network", "turns"], "--loss is for --network links"),
     (["--workers", "30", "--r", "15"], "make 155117520 files"),
     (["--report", "/proc/ffcode-test-terasort.json"], "cannot write the report to "),
 ])

@@ -1,0 +1,133 @@
+"""A worker's links to its peers in a shuffle whose links lose messages (``run_mapreduce``'s
+``link_loss``): each ordered pair of workers has its own link, seeded by (the job's seed,
+the attempt, sender, receiver) so that a run can be repeated, whose fates (ffcode.channel's
+Gilbert–Elliott model) the sender draws for every message it puts on it: shuffle messages
+and acknowledgements alike.
+
+A shuffle message is needed whole (each is a coded multicast of pieces no other message
+carries), so a lost one is sent again: each lane (this worker's messages to one peer)
+follows ffcode.delivery's ARQ rule, a ``Stream`` of numbered messages; the receiver
+acknowledges every message it gets with a bitmap of all it has from that sender. A lane is
+complete once every message on it was acknowledged; a worker's exchange ends when it has
+every message it expects and all its lanes are complete. Its acknowledgements may still be
+lost after that, so it answers its peers' copies until its run is let go of (every worker
+then has ended its exchange: nobody sends anything more).
+
+>>> links = PeerLinks(0, {1: 2}, loss=(0.0, 0.5), burst=None, seed=6, attempt=1, now=0.0)
+>>> [links.passes(1) for _ in range(6)], links.dropped
+([True, True, False, True, True, True], {1: 1})
+>>> links.left(1, 0, "message 0", now=0.0); links.left(1, 1, "message 1", now=0.0)
+>>> links.received(1, 3), links.ack(1)         # what worker 1 sent us; our answer to it
+(True, '08')
+>>> links.acked(1, bytes.fromhex("02"), now=0.01)  # 1 arrived before 0: 0 goes again
+>>> links.resends, links.complete
+([(1, 0, 'message 0')], False)
+>>> links.resends.clear(); links.left(1, 0, "message 0", now=0.01, again=True)
+>>> links.acked(1, bytes.fromhex("03"), now=0.02); links.complete
+True
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from ffcode.channel import Loss, RoundTrip
+from ffcode.delivery import END, Finish, Resend, Stream
+
+PEER = 37               # a peer link's seed tag (the master's links: UP 29, DOWN 31)
+MOST_SEQ = 1 << 20      # messages a worker may number on one lane
+MOST_WAIT = 0.1         # seconds between two sends of a message at most: a peer's
+# acknowledgement leaves as the message arrives (the emulated delay holds messages before
+# they leave), so a round trip is the sockets' and the peer's loop's, milliseconds
+FIRST_WAIT = 0.02       # seconds before a lane's first message is taken for lost
+NEVER = 1 << 40         # timeouts before a lane gives up: never; a lost peer is the master's
+# to find (its heartbeats), whose next attempt ends this one
+
+
+class PeerLinks:
+    """Worker ``index``'s lanes to its peers (``counts``: peer -> messages for it, 0 too)
+    and what it got from them, on links losing as ``loss`` (each worker's; a link loses as
+    the worse of its ends) in runs of ``burst`` (None: independent). ``resends``: (peer,
+    seq, message) to send again, for the exchange to take; ``dropped``: the messages and
+    acknowledgements each outgoing link lost; ``resent``: messages sent again."""
+
+    def __init__(self, index: int, counts: dict, loss: tuple, burst: Optional[float],
+                 seed: int, attempt: int, now: float) -> None:
+        self.index = index
+        self.counts = dict(counts)
+        self.links = {j: Loss(max(loss[index], loss[j]), burst if max(loss[index], loss[j])
+                              else None).link([seed, PEER, attempt, index, j])
+                      for j in self.counts}
+        self.streams: dict = {}
+        self.timer = RoundTrip(first=FIRST_WAIT, most=MOST_WAIT)   # one for all lanes
+        self.finished: set = set()          # lanes whose every message was acknowledged
+        self.got = {j: bytearray() for j in self.counts}      # seqs each peer's lane had
+        self.resends: list = []
+        self.resent = 0
+        for j, n in self.counts.items():
+            if n > MOST_SEQ:
+                raise ValueError(f"worker {index} has {n} shuffle messages for worker {j}, "
+                                 f"more than the {MOST_SEQ} a lane numbers")
+            self.streams[j] = Stream(self.timer, 1, max(n, 1), rateless=False,
+                                     give_up=NEVER)
+            self._carry(j, self.streams[j].ended(None, now, packets=n))
+
+    @property
+    def dropped(self) -> dict:
+        return {j: link.dropped for j, link in self.links.items()}
+
+    @property
+    def complete(self) -> bool:
+        """Whether every message of every lane was acknowledged."""
+        return len(self.finished) == len(self.streams)
+
+    @property
+    def due(self) -> float:
+        """When a lane's next timeout falls (inf: none)."""
+        return min((d for s in self.streams.values() if (d := s.due) is not None),
+                   default=math.inf)
+
+    def passes(self, peer: int) -> bool:
+        """Whether the next message put on the link to ``peer`` gets there (its fate)."""
+        return not self.links[peer].lost()
+
+    def left(self, peer: int, seq: int, message: Any, now: float, again: bool = False) -> None:
+        """Message ``seq`` of the lane to ``peer`` left at ``now`` (``again``: a copy)."""
+        if again:
+            self.resent += 1
+        self._carry(peer, self.streams[peer].sent(seq, 0, message, now, again=again))
+
+    def acked(self, peer: int, bits: bytes, now: float) -> None:
+        """``peer``'s acknowledgement: the bitmap of the lane's messages it has.
+        ValueError for one longer than the lane."""
+        if len(bits) > (max(self.counts[peer], 1) + 7) // 8:
+            raise ValueError(f"worker {peer} acknowledged {len(bits) * 8} messages; it was "
+                             f"sent {self.counts[peer]}")
+        self._carry(peer, self.streams[peer].acked(bits, None, False, now))
+
+    def tick(self, now: float) -> None:
+        """The clock reached ``now``: the lanes' timeouts due are losses (sent again)."""
+        for j, stream in self.streams.items():
+            if stream.due is not None and stream.due <= now:
+                self._carry(j, stream.tick(now))
+
+    def received(self, peer: int, seq: int) -> bool:
+        """Message ``seq`` came from ``peer``: whether it is new (not a copy)."""
+        got = self.got[peer]
+        byte, bit = divmod(seq, 8)
+        if byte >= len(got):
+            got.extend(bytes(byte + 1 - len(got)))
+        new = not got[byte] >> bit & 1
+        got[byte] |= 1 << bit
+        return new
+
+    def ack(self, peer: int) -> str:
+        """The acknowledgement to send ``peer``: the bitmap of its messages here, in hex."""
+        return self.got[peer].hex()
+
+    def _carry(self, peer: int, instructions: list) -> None:
+        for instruction in instructions:
+            if isinstance(instruction, Resend) and instruction.index != END:
+                self.resends.append((peer, instruction.index, instruction.message))
+            elif isinstance(instruction, Finish):
+                self.finished.add(peer)
