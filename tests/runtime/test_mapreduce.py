@@ -598,16 +598,19 @@ def ray_session():
 def test_terasort_on_ray_actors(bounded, ray_session):
     """Coded TeraSort on three Ray actors, their peer links over tcp with CURVE keys made
     for the job: sorted exactly, each worker's bytes as the formula says; plain at r = 1
-    too."""
+    too; and on peer links losing 0.3 in runs of 2."""
     K = 3
     with ffcode.Cluster(K, engine="ray", start_timeout=60) as c:
         c.wait()
-        for r, coded in ((2, True), (1, False)):
-            outputs, report, data, files = sort_job(c, K, r, coded)
+        for r, coded, loss in ((2, True, None), (1, False, None), (2, True, 0.3),
+                               (1, False, 0.3)):
+            outputs, report, data, files = sort_job(c, K, r, coded, link_loss=loss,
+                                                    link_burst=loss and 2.0, seed=6)
             assert terasort.check(outputs, data), (r, coded)
             check_report(report, K, r, coded)
             values = [terasort.mapper(f, sort_case(K)[1]) for f in files]
             assert report.sent == formula(Placement(K, r), values, Bytes(), coded)
+            assert len(report.resent) == (K if loss else 0)
 
 
 @pytest.mark.bounded(60)
