@@ -27,13 +27,22 @@ the master's seconds in the check (report.verify: the seed sent, every worker's
 fingerprints computed and judged) as a fraction of the shuffle without it, unthrottled
 and on each network at the link rate.
 
+Lossy peer links (``--only lossy``, or with every section): TeraSort and Coded TeraSort
+alternating on "links" at the link rate, each link losing 0, 0.1, 0.2 and 0.3 of its
+messages and acknowledgements (independently), and 0.2 in runs of 3; each lost message
+found and sent again (ARQ: a shuffle message is needed whole). Shown: the totals, the
+shuffle, and the bytes put on the links against the least a lossy link allows, the
+lossless job's divided by 1 - p.
+
 Targets: with 100 Mbit/s links, Coded TeraSort at least 1.5x faster than TeraSort on
-ffcode (total time), on each network, for each K and r > 1; unthrottled, ffcode's Coded
-TeraSort total at most 1.5x the peer's; the check at most 10 % of the shuffle at the
-link rate, on each network, for each K and r > 1.
+ffcode (total time), on each network, for each K and r > 1, and on links losing 0.2;
+unthrottled, ffcode's Coded TeraSort total at most 1.5x the peer's; the check at most
+10 % of the shuffle at the link rate, on each network, for each K and r > 1; on lossy
+links the bytes put on them at most 1.1x the least.
 
     python bench/bench_shuffle.py --peer-src ~/src/Coded-TeraSort    # about ten minutes
     python bench/bench_shuffle.py --only verify --records 2000 --workers 3 --loads 2
+    python bench/bench_shuffle.py --only lossy --records 200000 --workers 6 --loads 2
 """
 import argparse
 import statistics
@@ -57,19 +66,20 @@ PEER_NAMES = {"map": "map", "encode": "encode", "pack": "encode", "decode": "dec
 
 
 def ffcode_run(cluster, data, bounds, load, coded, network="links", rate=None,
-               verify=False):
-    """(phases with total and the check's seconds, the outputs, bytes sent) of one job on
-    the cluster."""
+               verify=False, loss=None, burst=None):
+    """(phases with total, the check's seconds and the bytes put on the links, the
+    outputs, bytes sent) of one job on the cluster."""
     files = [f.reshape(-1) for f in np.array_split(data, len(Placement(cluster.n_workers,
                                                                         load).subsets))]
     outputs, report = run_mapreduce(cluster, files, terasort.mapper, terasort.sort,
                                     load=load, coded=coded, args=[bounds], network=network,
-                                    link_rate=rate, timeout=600, verify=verify)
+                                    link_rate=rate, timeout=600, verify=verify,
+                                    link_loss=loss, link_burst=burst)
     if verify and report.verified is not True:
         raise SystemExit(f"ABORT: the shuffle's check did not pass: {report.checks}")
     cpu = dict(report.cpu, total=sum(report.cpu.values()))
-    return (dict(report.phases, total=report.total, cpu=cpu, verify=report.verify),
-            outputs, sum(report.sent))
+    return (dict(report.phases, total=report.total, cpu=cpu, verify=report.verify,
+                 copies=sum(report.copies)), outputs, sum(report.sent))
 
 
 def peer_run(home, K, coded):
@@ -208,6 +218,48 @@ def verification(cluster, K, loads, data, bounds, rate, rounds, targets):
                 targets.append(benchlib.at_most(label, 100 * fraction, 10, " %"))
 
 
+LOSSES = ((0.0, None), (0.1, None), (0.2, None), (0.3, None), (0.2, 3.0))
+
+
+def lossy(cluster, K, loads, data, bounds, rate, rounds, targets):
+    """TeraSort against Coded TeraSort on lossy links at the link rate: their totals, and
+    the bytes each put on the links against the least (the lossless job's / (1 - p))."""
+    for r in loads:
+        if r == 1:
+            continue
+        least = {}
+        for loss, burst in LOSSES:
+            where = f"links at {rate * 8 / 1e6:g} Mbit/s losing {loss:g}" + \
+                (f" in runs of {burst:g}" if burst else "")
+            contenders = {
+                "ffcode TeraSort": lambda: ffcode_run(cluster, data, bounds, 1, False,
+                                                      "links", rate, loss=loss or None,
+                                                      burst=burst),
+                f"ffcode Coded (r={r})": lambda: ffcode_run(
+                    cluster, data, bounds, r, True, "links", rate, loss=loss or None,
+                    burst=burst)}
+            runs = alternate(contenders, rounds, data, f"{where}, K = {K}, r = {r}")
+            table(f"K = {K}, r = {r}, {where}", runs)
+            for name, values in runs.items():
+                copies = median(values, "copies")
+                if not loss:
+                    least[name] = copies
+                    continue
+                ratio = copies / (least[name] / (1 - loss))
+                print(f"  {name}: {copies / 1e6:.1f} MB on the links, {ratio:.3f}x the "
+                      f"least ({least[name] / 1e6:.1f} MB / (1 - {loss:g}))")
+                targets.append(benchlib.at_most(
+                    f"bytes on the links / the least, {name}, {where}, K = {K}, r = {r}",
+                    ratio, 1.1, "×"))
+            plain, coded = runs["ffcode TeraSort"], runs[f"ffcode Coded (r={r})"]
+            speedup = median(plain, "total") / median(coded, "total")
+            label = f"TeraSort / Coded TeraSort on ffcode, {where}, K = {K}, r = {r}"
+            if loss == 0.2 and burst is None:
+                targets.append(benchlib.check(label, speedup, 1.5))
+            else:
+                print(f"  ({label}: {speedup:.2f}x)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=benchlib.integer_expression, default=10**6,
@@ -219,8 +271,9 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds (default 2)")
     parser.add_argument("--link-rate", type=float, default=100.0,
                         help="Mbit/s of a link (default 100)")
-    parser.add_argument("--only", choices=["all", "verify"], default="all",
-                        help="run every section (default), or only the check's cost")
+    parser.add_argument("--only", choices=["all", "verify", "lossy"], default="all",
+                        help="run every section (default), or only the check's cost, or "
+                             "only lossy links")
     parser.add_argument("--peer-src", metavar="DIR",
                         help="a clone of github.com/AvestimehrResearchGroup/Coded-TeraSort")
     args = parser.parse_args(argv)
@@ -242,7 +295,10 @@ def main(argv=None):
             if args.only == "all":
                 unthrottled(cluster, K, loads, data, bounds, src, args.rounds, targets)
                 throttled(cluster, K, loads, data, bounds, rate, args.rounds, targets)
-            verification(cluster, K, loads, data, bounds, rate, args.rounds, targets)
+            if args.only in ("all", "verify"):
+                verification(cluster, K, loads, data, bounds, rate, args.rounds, targets)
+            if args.only in ("all", "lossy"):
+                lossy(cluster, K, loads, data, bounds, rate, args.rounds, targets)
         big = predict(100, 5, 1e12, link_rate=rate, network="turns")
         plain = predict(100, 1, 1e12, link_rate=rate, network="turns", coded=False)
     print(f"\n  model, K = 100, 1 TB, turns at {args.link_rate:g} Mbit/s: shuffle TeraSort "

@@ -474,12 +474,11 @@ def _as_bytes(value: Any, what: str) -> bytes:
 def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: int):
     """Send this worker's messages and take the others' (a generator; returns (the
     messages received, what it sent, its PeerLinks on lossy links), or (None, None, None)
-    once stopped). On "links" every
-    pair of workers has its own link of ``rate`` bytes a second and a message for several
-    receivers goes to each; on "turns" the workers send one after another on a shared
-    medium of that rate, a message reaching all its receivers at once. Links that lose
-    messages (``attempt.loss``) number each lane's messages and send the lost ones again
-    (runtime/worker/peer_links.py)."""
+    once stopped). On "links" every pair of workers has its own link of ``rate`` bytes a
+    second and a message for several receivers goes to each; on "turns" the workers send
+    one after another on a shared medium of that rate, a message reaching all its
+    receivers at once. Links that lose messages (``attempt.loss``) number each lane's
+    messages and send the lost ones again (runtime/worker/peer_links.py)."""
     spec, turns = run.spec, attempt.network == "turns"
     lanes = _lanes(spec, messages, attempt)
     links = {lane: Link(attempt.rate) for lane in lanes}
