@@ -31,7 +31,7 @@ import numpy as np
 
 from ffcode.errors import ProtocolError
 
-MAGIC, VERSION = b"FC", 8        # 8: lossy links: TAKEN and ACK
+MAGIC, VERSION = b"FC", 9        # 9: a task's repair, a shuffle's lossy peer links
 MAX_DIMS = 4
 MAX_META_BYTES = 1 << 20
 
