@@ -42,11 +42,28 @@ costs a packet; a poll, a message without data):
 >>> stream.tick(0.05)                    # its timeout: was it lost, or its acknowledgement?
 [Poll(number=0)]
 >>> stream.acked(b"\\x07", [3], False, now=0.051, poll=0)   # lost: made up by a fresh one
-[Fresh(share=0, index=4)]
+[Fresh(share=0, index=4, among=())]
 >>> stream.sent(4, 0, "fresh 0", now=0.051, fresh=True), stream.ended("DONE", now=0.051)
 ([], [])
 >>> stream.acked(b"\\x17", [4], False, now=0.07)
 [Finish(message='DONE')]
+
+With ``repair="sparse"`` (its packets sent plain, as unit coefficient vectors), a fresh
+combination mixes only the share's packets the master lacks: those deemed lost and not
+acknowledged since. A lost fresh combination was a combination of lost packets, so the
+next one covers it by covering them; one that arrived and raised no rank (the master's
+rank says so) is made up the same way:
+
+>>> stream = Stream(RoundTrip(first=0.05), shares=1, pieces=4, rateless=True,
+...                 repair="sparse")
+>>> [stream.sent(j, 0, f"piece {j}", now=0.0) for j in range(4)]
+[[], [], [], []]
+>>> stream.acked(b"\\x0a", [2], False, now=0.02)      # 1 and 3 arrived: 0 and 2 lost
+[Fresh(share=0, index=4, among=(0, 2)), Fresh(share=0, index=5, among=(0, 2))]
+>>> [stream.sent(j, 0, f"fresh {j}", now=0.02, fresh=True) for j in (4, 5)]
+[[], []]
+>>> stream.acked(b"\\x2a", [3], False, now=0.04)      # 5 arrived, 4 lost: 0 and 2 again
+[Fresh(share=0, index=6, among=(0, 2))]
 
 Silence ends it: after ``give_up`` timeouts in a row with no acknowledgement of anything new
 between them, [GiveUp]. Of the messages in flight when a silence began, only the first to
@@ -75,6 +92,7 @@ MOST_POLLS = 64      # unanswered polls a stream remembers
 POLLS = 3            # a rateless packet's timeouts that ask the master before it is taken for
 # lost (at a loss of 0.2 both ways a poll's round trip fails 36 % of the time, three 5 %)
 MOST_WAIT = 0.5      # seconds between two sends at most
+REPAIRS = ("dense", "sparse")   # what a rateless job's fresh combinations mix: see Stream
 
 
 def fresh_index(shares: int, pieces: int, share: int, count: int) -> int:
@@ -99,9 +117,12 @@ class Resend:
 @dataclass(frozen=True)
 class Fresh:
     """Make one fresh random combination of share ``share``'s computed pieces and send it
-    under ``index``, then call sent(index, share, message, now, fresh=True)."""
+    under ``index``, then call sent(index, share, message, now, fresh=True). ``among``: the
+    indices of the share's packets to combine (a sparse stream's: those the master lacks),
+    empty for all the share's packets computed (dense)."""
     share: int
     index: int
+    among: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -149,16 +170,26 @@ class Stream:
     ``shares`` and ``pieces`` (m) the job's, ``rateless`` whether its packets are random
     combinations (replaced when lost) rather than pieces to send again, ``give_up`` the
     timeouts in a row, with no acknowledgement between, after which the master is taken for
-    gone."""
+    gone. ``repair`` (rateless): "dense", each fresh combination mixing all the share's
+    packets computed, or "sparse", only its packets the master lacks, deemed lost and not
+    acknowledged since (``Fresh.among``); for packets sent plain, so that the master's
+    coefficient vectors stay sparse and cheap to decode."""
 
     def __init__(self, timer: RoundTrip, shares: int, pieces: int, rateless: bool,
-                 give_up: int = GIVE_UP) -> None:
+                 give_up: int = GIVE_UP, repair: str = "dense") -> None:
         if not (callable(getattr(timer, "sample", None))
                 and hasattr(timer, "estimate") and hasattr(timer, "most")):
             raise TypeError(f"Stream needs a round-trip timer (ffcode.channel.RoundTrip: "
                             f"sample, estimate, most), not {type(timer).__name__}")
         if not isinstance(rateless, bool):
             raise TypeError(f"Stream 'rateless' must be a bool, not {type(rateless).__name__}")
+        if not isinstance(repair, str) or repair not in REPAIRS:
+            raise ValueError(f"Stream 'repair' must be one of {', '.join(REPAIRS)}, not "
+                             f"{repair!r}")
+        if repair == "sparse" and not rateless:
+            raise ValueError("Stream repair='sparse' is for a rateless stream (its losses "
+                             "made up by fresh combinations); this one sends them again")
+        self.sparse = repair == "sparse"
         self.timer = timer
         self.shares = _count(shares, "shares")
         self.pieces = _count(pieces, "pieces")
@@ -192,6 +223,9 @@ class Stream:
         self._c, self._r = [0] * count, [0] * count
         self._asked, self._fresh = [0] * count, [0] * count
         self._flying: list = [set() for _ in range(count)]
+        # its original packets deemed lost and not acknowledged since: what the master
+        # lacks, as far as the stream knows (a sparse stream's fresh ones combine them)
+        self._missing: list = [set() for _ in range(count)]
         self._short: set = set()
         self._pending = 0                   # Fresh given and not yet reported sent
 
@@ -413,6 +447,8 @@ class Stream:
         if self.rateless and index != END:
             del self._out[index]
             self._flying[cast(int, held.share)].discard(index)
+            if index < self.shares * self.pieces:       # an original (not a fresh one)
+                self._missing[cast(int, held.share)].add(index)
             self._lost[index] = held.at if held.once else None   # (asked about: Karn)
             return None
         held.late = True
@@ -439,6 +475,8 @@ class Stream:
         self._acknowledged += 1
         if held is None:                    # deemed lost and forgotten: it was only late
             self._deemed -= 1
+            if index < self.shares * self.pieces:
+                self._missing[index // self.pieces].discard(index)
             return self._lost.pop(index)
         if held.late:
             self._deemed -= 1
@@ -454,6 +492,7 @@ class Stream:
             del self._out[index]
             _clear(self._tracked, index)
         self._flying[share] = set()
+        self._missing[share] = set()        # covered: the master's rank has all sent
 
     def _next(self) -> list:
         """[Fresh] the rule asks for now (rateless), then [Finish] if the end message is
@@ -480,13 +519,26 @@ class Stream:
         for k in sorted(self._short):
             deficit = self._c[k] - self._r[k]
             unsettled = len(self._flying[k]) + self._asked[k]
+            among = self._among(k)
             while deficit > unsettled:
-                out.append(Fresh(k, fresh_index(self.shares, self.pieces, k, self._fresh[k])))
+                out.append(Fresh(k, fresh_index(self.shares, self.pieces, k, self._fresh[k]),
+                                 among))
                 self._fresh[k] += 1
                 self._asked[k] += 1
                 self._pending += 1
                 unsettled += 1
         return out
+
+    def _among(self, share: int) -> tuple:
+        """What a fresh combination of ``share`` mixes: all its packets computed (), or, for
+        a sparse stream, its original packets the master lacks. A combination of them
+        raises the master's rank whenever the rank is short of what was sent: what the
+        master has of their span (its own fresh ones that arrived) is a smaller space,
+        which a random combination misses but with probability 1/p; lost fresh ones need
+        nothing of their own, being combinations of lost originals. Should the master's
+        rank be short with none known missing (only a master that contradicts its own
+        bitmap), all its packets."""
+        return tuple(sorted(self._missing[share])) if self.sparse else ()
 
     def _rateless_share(self, index: int, share: Any, fresh: bool) -> int:
         """The share of a rateless packet, checked against its index (share k's pieces are

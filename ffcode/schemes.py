@@ -48,6 +48,7 @@ from ffcode.codes.base import Code, Encoding, Split
 from ffcode.errors import InvalidParameterError
 from ffcode.decoding import collectors
 from ffcode.field import PrimeField
+from ffcode.delivery import REPAIRS
 from ffcode.pieces import Packet, piece_packets
 from ffcode.registry import Registry
 
@@ -207,6 +208,28 @@ class Scheme(str, metaclass=_Schemes):
                 f"Correcting wrong results (adversaries > 0) needs redundancy, "
                 f"which scheme={self.value!r} has none of: use "
                 f"{', '.join(coded[:-1])} or {coded[-1]}.")
+
+    def check_repair(self, repair: str) -> None:
+        """ValueError when this scheme cannot make up its lost packets as ``repair`` says
+        ("dense" or "sparse", ffcode.delivery.Stream's): "sparse" sends a share's pieces
+        plain and mixes only the lost ones, which needs a rateless scheme whose workers
+        send whole results (cfs), not one that sends a lost packet again, nor compfs,
+        whose packets are combinations fixed when its data was encoded."""
+        if repair not in REPAIRS:
+            raise InvalidParameterError(f"Argument 'repair' must be one of "
+                                        f"{', '.join(map(repr, REPAIRS))}, not {repair!r}.")
+        if repair != "sparse":
+            return
+        if not self.rateless:
+            raise InvalidParameterError(
+                f"repair='sparse' is for a scheme whose lost packets are made up by fresh "
+                f"combinations (cfs); {self.value} sends a lost packet again.")
+        if self.piecewise:
+            raise InvalidParameterError(
+                f"repair='sparse' sends a share's pieces plain, which {self.value} cannot: "
+                f"its packets are combinations fixed when its data was encoded, dense over "
+                f"the share's pieces, so its repairs would be dense too and decode no "
+                f"cheaper. Use scheme='cfs', or repair='dense'.")
 
     def encode_data(self, code: Code, data: Iterable[Any], m: int,
                seed: Any = None) -> Union[Encoding, Split]:

@@ -377,7 +377,7 @@ class LossyRun:
     needed: int
 
 
-def simulate_lossy(model: Model, scheme: str) -> LossyRun:
+def simulate_lossy(model: Model, scheme: str, repair: str = "dense") -> LossyRun:
     """``simulate`` on links that lose packets (the model's ``loss``, ``burst`` and
     ``rtt``), packet by packet (``sim_lossy.worker_sends``): each worker's task comes over
     its link too (sent again after a wait while lost: the worker starts when it gets
@@ -407,10 +407,23 @@ def simulate_lossy(model: Model, scheme: str) -> LossyRun:
     [(0.08, 83, 19, 64), (0.06, 84, 20, 64)]
     >>> simulate_lossy(replace(model, loss=0.0), "compfs").sent
     64
+
+    ``repair="sparse"`` (cfs: ``Scheme.check_repair``) runs the runtime's sparse repairs:
+    each share's pieces sent plain, and each fresh combination mixing only the pieces the
+    worker found lost (``delivery.Fresh.among``), its coefficients random on those alone
+    in the master's rank tracking. Plain pieces are a systematic scheme's: the master
+    needs each piece from R shares, and one from another share comes in vain, where a
+    dense combination would have counted.
+
+    >>> run = simulate_lossy(model, "cfs", repair="sparse")
+    >>> run.sent >= run.needed
+    True
     """
     scheme = Scheme.parse(scheme)
+    scheme.check_repair(repair)
     ready, sizes, held = scheme.packet_times(model)
-    sends = [sim_lossy.worker_sends(model, w, scheme, ready[w, held[w]], sizes[w, held[w]])
+    sends = [sim_lossy.worker_sends(model, w, scheme, ready[w, held[w]], sizes[w, held[w]],
+                                    repair)
              for w in range(model.n_workers)]
     every = {name: np.concatenate([getattr(s, name) for s in sends])
              for name in ("left", "lost", "share", "piece", "size", "counts")}
@@ -420,9 +433,13 @@ def simulate_lossy(model: Model, scheme: str) -> LossyRun:
     left, lost = every["left"][order], every["lost"][order]
     came = np.flatnonzero(~lost)            # positions in order of the packets that arrived
     pick = order[came]
+    among = None
+    if repair == "sparse":                  # the pieces each mixes; () for a plain one
+        mixed = [a for s in sends for a in s.among]
+        among = [mixed[i] for i in pick.tolist()]
     at, taken = _decoded(scheme, model, every["left"][pick], every["size"][pick],
                          model.code_index[worker[pick], every["share"][pick]],
-                         every["piece"][pick], every["counts"][pick])
+                         every["piece"][pick], every["counts"][pick], among)
     # sent by then: the packets up to the one that decoded, in the order of ties, and any
     # other that left before the master had taken it
     last = len(order) if at is None else int(came[at]) + 1
@@ -555,35 +572,42 @@ def taken_in_order(arrivals: np.ndarray, sizes: np.ndarray, rate: float) -> np.n
 
 def _decoded(scheme: Scheme, model: Model, arrived: np.ndarray, sizes: np.ndarray,
              share: np.ndarray, index: np.ndarray,
-             counts: Optional[np.ndarray] = None) -> tuple[Optional[int], float]:
+             counts: Optional[np.ndarray] = None,
+             among: Optional[list] = None) -> tuple[Optional[int], float]:
     """When the master, taking these packets in their order of arrival (``arrived``
     seconds, ``sizes`` bytes, from these shares, code indices, with these piece indices),
     can decode: the position of the packet after which, and when the master has taken it
     (share_cost not included); (None, inf) if never. ``counts`` marks the packets that
     count (default all): a copy that came again, or a combination adding nothing to what
-    the master has of its share, is taken but not counted."""
+    the master has of its share, is taken but not counted. ``among``: sparse repairs, the
+    pieces each packet mixes (() for a plain piece)."""
     counted = np.arange(len(arrived)) if counts is None else np.flatnonzero(counts)
-    done = _decodable(scheme, share[counted], index[counted], model)
+    done = _decodable(scheme, share[counted], index[counted], model,
+                      None if among is None else [among[i] for i in counted.tolist()])
     if done is None or done >= len(counted):    # (a rule that counts on every packet)
         return None, math.inf
     at = int(counted[done])                 # the master need take no more
     return at, float(taken_in_order(arrived[:at + 1], sizes[:at + 1], model.master_rate)[at])
 
 
-def _decodable(scheme: Scheme, share: np.ndarray, index: np.ndarray, model: Model) -> Any:
+def _decodable(scheme: Scheme, share: np.ndarray, index: np.ndarray, model: Model,
+               among: Optional[list] = None) -> Any:
     """The position in arrival order of the packet after which the master can decode, the
     packets from these shares (code indices) with these piece indices: the scheme's rule,
-    by the rank tracking where m·R is at most EXACT_UP_TO."""
+    by the rank tracking where m·R is at most EXACT_UP_TO (``among``: sparse repairs',
+    tracked exactly there; beyond, counted as the scheme's, which is optimistic for their
+    plain pieces)."""
     exact = None
     if scheme.packets(model.pieces) * model.recovery_threshold <= EXACT_UP_TO:
-        exact = lambda: _decodable_exact(scheme, share, index, model)   # noqa: E731
+        exact = lambda: _decodable_exact(scheme, share, index, model, among)   # noqa: E731
     return scheme.decodable(share, index, model, exact)
 
 
 def _decodable_exact(scheme: Scheme, share: np.ndarray, index: np.ndarray,
-                     model: Model) -> Any:
+                     model: Model, among: Optional[list] = None) -> Any:
     """The same, by the decoder's own rank tracking on the vectors the runtime sends (each
-    packet's coefficients as the scheme says)."""
+    packet's coefficients as the scheme says; sparse repairs', ``among``, plain pieces and
+    random combinations of the pieces each names)."""
     R, q, code = model.recovery_threshold, scheme.packets(model.pieces), model.code
     if code is None:
         p = _P
@@ -598,7 +622,12 @@ def _decodable_exact(scheme: Scheme, share: np.ndarray, index: np.ndarray,
         return rng.integers(0, p, count, dtype=np.uint64)
 
     for k, (s, l) in enumerate(zip(share.tolist(), index.tolist())):
-        coeffs = scheme.coefficients(l, q, draw)
+        if among is None:
+            coeffs = scheme.coefficients(l, q, draw)
+        else:                               # plain, or random on the pieces it mixes
+            coeffs = np.zeros(q, np.uint64)
+            mixed = list(among[k]) or [l]
+            coeffs[mixed] = draw(len(mixed)) if among[k] else 1
         if basis.probe(coeffs, s) >= 0 and basis.commit() == q * R:
             return k
     return None

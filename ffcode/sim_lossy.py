@@ -89,23 +89,29 @@ class Sent:
     combinations): when each left (``left``, seconds from the start; when it reached the
     master, unless ``lost``), its share (the worker's k-th), piece index, bytes, and
     whether it ``counts`` toward decoding at the master (the first copy of a packet to
-    arrive; a combination that raised the master's rank of its share)."""
+    arrive; a combination that raised the master's rank of its share); ``among``: each
+    one's pieces of its share a sparse repair mixes (``Fresh.among``, empty for the
+    others)."""
     left: np.ndarray
     lost: np.ndarray
     share: np.ndarray
     piece: np.ndarray
     size: np.ndarray
     counts: np.ndarray
+    among: tuple = ()
 
 
 class _Packet:
     """One send of a packet: ``index`` the stream's (a copy's its original's), ``made`` its
     share's packets computed when it was made (the rank it can raise the master's to)."""
-    __slots__ = ("index", "share", "piece", "size", "made", "left", "lost", "counts")
+    __slots__ = ("index", "share", "piece", "size", "made", "left", "lost", "counts",
+                 "among")
 
-    def __init__(self, index: int, share: int, piece: int, size: float, made: int) -> None:
+    def __init__(self, index: int, share: int, piece: int, size: float, made: int,
+                 among: tuple = ()) -> None:
         self.index, self.share, self.piece, self.size, self.made = \
             index, share, piece, size, made
+        self.among = among                      # a sparse repair's pieces of its share
         self.left, self.lost, self.counts = np.nan, False, False
 
     def copy(self) -> "_Packet":
@@ -113,19 +119,20 @@ class _Packet:
 
 
 def worker_sends(model: "Model", worker: int, scheme: Scheme, ready: np.ndarray,
-                 sizes: np.ndarray) -> Sent:
+                 sizes: np.ndarray, repair: str = "dense") -> Sent:
     """What ``worker`` of ``model`` sends with ``scheme`` until it has nothing left to send
     (or gives up), its original packets ready at ``ready`` seconds (its shares' in order,
-    ``scheme.packets(m)`` each) of ``sizes`` bytes."""
+    ``scheme.packets(m)`` each) of ``sizes`` bytes, making up its losses as ``repair``
+    says (``Stream``'s)."""
     return _Worker(model, worker, scheme, np.asarray(ready, float),
-                   np.asarray(sizes, float)).run()
+                   np.asarray(sizes, float), repair).run()
 
 
 class _Worker:
     """A worker, its stream, its link both ways and the master's view of its packets."""
 
     def __init__(self, model: "Model", worker: int, scheme: Scheme, ready: np.ndarray,
-                 sizes: np.ndarray) -> None:
+                 sizes: np.ndarray, repair: str = "dense") -> None:
         self.q, self.rateless = scheme.packets(model.pieces), scheme.rateless
         self.rate = float(cast(np.ndarray, model.link_rate)[worker])   # (Model keeps arrays)
         self.rtt = model.rtt
@@ -137,8 +144,13 @@ class _Worker:
         timer.sample(self.rtt)                  # (measured in earlier jobs)
         shares = -(-len(ready) // self.q)
         # (a worker without packets has no events: its stream, of one share, is idle)
-        self.stream = Stream(timer, max(shares, 1), self.q, self.rateless)
+        self.stream = Stream(timer, max(shares, 1), self.q, self.rateless, repair=repair)
         self.rank = [0] * shares                # the master's rank of each share
+        # sparse: per share, its originals the master has and the supports of the repairs
+        # that counted (the rest of each, once a piece each: a matching, as generic
+        # coefficients have full rank where one exists)
+        self.has: list[set] = [set() for _ in range(shares)]
+        self.matched: list[dict] = [{} for _ in range(shares)]
         self.received: set[int] = set()         # the indices the master has (what repeats)
         # the master's bitmap (an int) and ranks as the last acknowledgement to come said,
         # and sent[:told] the packets it covered
@@ -175,7 +187,9 @@ class _Worker:
         fields = [np.array([getattr(p, name) for p in self.sent], dtype)
                   for name, dtype in (("left", float), ("lost", bool), ("share", int),
                                       ("piece", int), ("size", float), ("counts", bool))]
-        return Sent(*fields)
+        left, lost, share, piece, size, counts = fields
+        return Sent(left, lost, share, piece, size, counts,
+                    tuple(p.among for p in self.sent))
 
     def push(self, t: float, kind: int, payload: Any) -> None:
         self.order += 1
@@ -215,13 +229,35 @@ class _Worker:
         """Whether the master counts this packet it received toward decoding: the first
         copy of a packet; a combination while the share's rank is below what it spans."""
         if self.rateless:
-            if self.rank[packet.share] < packet.made:
+            if self.rank[packet.share] < packet.made and self.spans(packet):
                 self.rank[packet.share] += 1
                 return True
             return False
         first = packet.index not in self.received
         self.received.add(packet.index)
         return first
+
+    def spans(self, packet: _Packet) -> bool:
+        """Whether a sparse repair adds to what the master has of its share: a piece it
+        lacks of those mixed can be matched to it, the repairs that counted before keeping
+        one each (an original always adds: the repairs follow the share's originals)."""
+        has, matched = self.has[packet.share], self.matched[packet.share]
+        if packet.index < len(self.ready):      # an original, plain
+            has.add(packet.piece)
+            return True
+        if not packet.among:                    # dense: any combination adds
+            return True
+
+        def augment(pieces: tuple, seen: set) -> bool:
+            for piece in pieces:
+                if piece in has or piece in seen:
+                    continue
+                seen.add(piece)
+                if piece not in matched or augment(matched[piece], seen):
+                    matched[piece] = pieces
+                    return True
+            return False
+        return augment(packet.among, set())
 
     def on_ack(self, t: float, answer: tuple) -> None:
         """The acknowledgement generated when sent[covered - 1] arrived (answering Poll
@@ -268,5 +304,8 @@ class _Worker:
         share = instruction.share
         made = self.computed(share, t)          # >= 1: the stream asks only for a share sent
         column = share * self.q + made - 1
+        among = tuple(i % self.q for i in instruction.among)
+        if self.stream.sparse and not among:    # (none known missing: all it computed)
+            among = tuple(range(made))
         return _Packet(instruction.index, share, column % self.q, float(self.sizes[column]),
-                       made)
+                       made, among)

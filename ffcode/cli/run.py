@@ -156,6 +156,12 @@ def _fault_flags(faults):
     faults.add_argument("--burst", type=float, metavar="B",
                         help="lost messages come in runs of mean length B (Gilbert-Elliott; "
                              "default: independent losses)")
+    faults.add_argument("--repair", choices=["dense", "sparse"], default="dense",
+                        help="with --loss, how cfs makes up a lost packet: a fresh "
+                             "combination of all its share's (dense), or its pieces sent "
+                             "plain and only the lost ones combined, cheaper to decode "
+                             "(sparse; cfs only: with --compare, the other schemes run "
+                             "dense) (default dense)")
     faults.add_argument("--crash", action="append", default=[], metavar="W:J",
                         help="worker W dies after sending J packets (default: none)")
     faults.add_argument("--hang", action="append", default=[], metavar="W:J",
@@ -581,6 +587,7 @@ def _one(cluster, args, job, code, inputs, expected, faults):
     bar = RankBar(label, not args.no_progress)
     try:
         result, report = cluster.run(code, *inputs, scheme=scheme, pieces=args.pieces,
+                                     repair=_repair(args, scheme),
                                      **_injected(cluster, faults), timeout=args.timeout,
                                      seed=args.seed,
                                      progress=bar, verify=False if args.no_verify else "auto",
@@ -606,7 +613,8 @@ def _many(cluster, args, scheme, code, inputs, expected) -> list:
     T = args.jobs
     faults = [faults_from(args, j) for j in range(T)]
     options = dict(scheme=scheme, pieces=args.pieces, timeout=args.timeout, seed=args.seed,
-                   verify=False if args.no_verify else "auto", adversaries=args.adversaries)
+                   verify=False if args.no_verify else "auto", adversaries=args.adversaries,
+                   repair=_repair(args, scheme))
     began = time.perf_counter()
     for j in range(T):
         try:
@@ -634,6 +642,17 @@ def _many(cluster, args, scheme, code, inputs, expected) -> list:
     print(f"  {T} jobs in flight together: {together:.3f} s, {alone / together:.2f}x "
           f"one at a time ({alone:.3f} s)")
     return runs
+
+
+def _repair(args, scheme) -> str:
+    """--repair for this scheme: as given, but dense for the schemes --compare runs that
+    cannot take sparse repairs (a single scheme that cannot is refused by the run)."""
+    if args.compare and scheme is not None:
+        try:
+            Scheme.parse(scheme).check_repair(args.repair)
+        except ValueError:
+            return "dense"
+    return args.repair
 
 
 def _injected(cluster, faults) -> dict:

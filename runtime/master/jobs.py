@@ -29,7 +29,8 @@ from ffcode.codes.base import Code, Encoding, Split
 from ffcode.decoding import collectors, robust
 from ffcode.decoding import verify
 from ffcode.errors import InvalidParameterError, VerificationError
-from ffcode.runtime.master.options import Options, check_importable, warn_privacy
+from ffcode.runtime.master.options import (Options, check_importable, check_repair,
+                                           warn_privacy)
 from ffcode.runtime.shared.report import Report
 from ffcode.runtime.shared.kinds import JobKind
 from ffcode.runtime.shared.payloads import Coded, Forwarded, Relayed
@@ -121,6 +122,7 @@ class Plan:
         if options.faults.loss and relayed is not None:
             raise InvalidParameterError("Faults 'loss' is emulated on the links of a cluster's "
                                         "own workers, not through relays.")
+        check_repair(options.repair, scheme, relayed is not None)
         counts = sorted((len(held) for held in assignment), reverse=True)
         self.wrong_shares = sum(counts[:self.adversaries])
         robust.check_correctable(code.recovery_threshold, code.n_workers, self.wrong_shares,
@@ -172,6 +174,7 @@ class Plan:
                 self.scheme.coefficient_seeds(self.coefficient_seed, [0]) is None:
             key = (path, self.scheme_path, self.scheme.value, self.pieces, max_message,
                    self.options.priority, self.progress is None, self.adversaries, once,
+                   self.options.repair,
                    tuple((a.dtype.str, a.shape) for a in args))
             kept = self.layout.tasks.get(key)
             if kept is not None:
@@ -215,7 +218,8 @@ class Plan:
                     data=None if resident is None else resident.ident,
                     faults=self.options.faults.for_worker(worker,
                                                           self.work_pieces * len(held)),
-                    max_message=max_message, priority=self.options.priority)
+                    max_message=max_message, priority=self.options.priority,
+                    repair=self.options.repair)
         shipped = [] if resident else [a for _, share in held for a in share]
         return task, [*shipped, *args]
 
@@ -246,7 +250,7 @@ class Plan:
                 "adversaries": self.adversaries, "verify": verify,
                 "resident": None if self.resident is None else self.resident.ident,
                 "assignment": [list(held) for held in self.assignment],
-                "priority": options.priority}
+                "priority": options.priority, "repair": options.repair}
 
 
 def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: list,
@@ -261,6 +265,9 @@ def prepare(code: Any, inputs: tuple, options: Options, n_workers: int, speeds: 
     ``groups``: the group sizes of a cluster of relays (its n_workers relays), which runs
     a hierarchical code's outer code (``through_relays``)."""
     if isinstance(code, JobKind):       # a relay's forwarding, a MapReduce phase, ...
+        if options.repair != "dense":
+            raise InvalidParameterError(f"repair={options.repair!r} is for coded jobs (a "
+                                        f"code's cfs packets), not {code!r}.")
         if not groups:
             return code.plan(options), (), None
         if not code.through_relays:

@@ -23,6 +23,7 @@ from ffcode.constraints import (Callables, Constraint, Default, InstanceOf, Inte
                                 Spec)
 from ffcode.constraints import Options as OneOf
 from ffcode.constraints import validate
+from ffcode.delivery import REPAIRS
 from ffcode.errors import InvalidParameterError
 from ffcode.pieces import pieces_count
 from ffcode.runtime.shared.faults import Faults
@@ -147,6 +148,18 @@ class Options:
     explained, or, if they collude to forge a consistent wrong output, it fails the
     check. Workers found wrong in a job whose output is returned are excluded from
     later jobs (``exclude``).
+
+    repair: how a cfs worker on a lossy link (``Faults(loss=...)``) makes up its lost
+    packets, each by a fresh random combination: "dense" (the default) of all its share's
+    packets, which are themselves random combinations of its pieces; "sparse" (as BATS
+    codes do) sends the share's m pieces plain, unit coefficient vectors, and combines only
+    those the master lacks (deemed lost and not acknowledged since), so that the master
+    decodes sparse coefficient vectors. A repair then raises the master's rank as surely as
+    a dense one: what it lacks lies in the span of the pieces lost. "sparse" is refused
+    for the schemes that send a lost packet again (uncoded, classic, systematic), for
+    compfs (its packets are combinations fixed when its data was encoded, dense over the
+    share's pieces: its repairs would be dense too, and decode no cheaper), and through
+    relays.
     """
     scheme: Optional[Union[Scheme, str]] = None
     pieces: Optional[int] = None
@@ -161,6 +174,7 @@ class Options:
     priority: int = 0
     group_faults: Optional[Mapping[int, Faults]] = None
     wait_for_stops: bool = True
+    repair: str = "dense"
 
     # ffcode.constraints: what each option may be (None: the default, unsaid in messages);
     # the rules that tie options together are code after them (__post_init__).
@@ -178,7 +192,8 @@ class Options:
         "priority": Interval(Integral, -MAX_PRIORITY, MAX_PRIORITY),
         "group_faults": Default(InstanceOf(Mapping, what="a mapping of groups to "
                                            "ffcode.Faults")),
-        "wait_for_stops": OneOf((True, False))}
+        "wait_for_stops": OneOf((True, False)),
+        "repair": OneOf(REPAIRS)}
 
     def __post_init__(self) -> None:
         checked = validate(self._parameter_constraints, vars(self))
@@ -194,6 +209,8 @@ class Options:
                                             "ffcode.Faults.")
             checked["group_faults"] = {checks.integer(g, "group_faults group", low=0): f
                                        for g, f in group_faults.items()}
+        if checked["scheme"] is not None:
+            check_repair(checked["repair"], checked["scheme"])
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 
@@ -240,6 +257,19 @@ class Options:
         object.__setattr__(filled, "scheme", Scheme.parse(self.scheme or scheme))
         object.__setattr__(filled, "pieces", pieces_count(self.pieces or pieces))
         return filled
+
+
+def check_repair(repair: str, scheme: Scheme, relayed: bool = False) -> None:
+    """InvalidParameterError (a ValueError) for repair="sparse" where it cannot be: where
+    the scheme cannot (``Scheme.check_repair``), or through relays.
+
+    >>> check_repair("sparse", Scheme.CFS), check_repair("dense", Scheme.CLASSIC)
+    (None, None)
+    """
+    scheme.check_repair(repair)
+    if repair == "sparse" and relayed:
+        raise InvalidParameterError("repair='sparse' is for the links of a cluster's own "
+                                    "workers, not through relays.")
 
 
 def warn_privacy(code, assignment) -> None:

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 
 from ffcode.version import __version__
 
-SCHEMA = 9                  # the version of the JSON layout below; raised when it changes
+SCHEMA = 10                 # the version of the JSON layout below; raised when it changes
 MAX_GROUP_JOBS = 1 << 16    # a relay's group's jobs a report takes
 MAX_GROUP_SIZE = 1 << 10    # and workers per job
 
@@ -95,12 +95,13 @@ class Report:
     """One job, as ``Cluster.run`` returns it and ``to_dict``/``to_json`` write it.
 
     Every time is in seconds (floats); the job's clock starts when its tasks are sent, after
-    encoding. The JSON object (schema 7; 6 had no workers' ``group``, 5 no
+    encoding. The JSON object (schema 10; 9 had no ``settings.repair``, 8 no workers'
+    ``dropped`` and ``link_packets``, 7 no groups' ranks, 6 no workers' ``group``, 5 no
     ``settings.priority``, 4 no ``settings.coefficient_seed``, 3 no
     ``shares``, ``speed``, packets' ``share`` and ``piece`` and ``settings.assignment``; 2
     no ``reloaded`` and ``settings.resident``, 1 no ``node`` and ``shipped``):
 
-    - ``schema`` (int, 7), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
+    - ``schema`` (int, 10), ``ffcode`` (the version that ran the job), ``date`` (UTC ISO 8601,
       when the report was made, e.g. "2026-12-01T09:30:00Z");
     - ``settings``: how the job was asked for: ``code`` (its repr), ``p``, ``inputs`` (the
       input shapes), ``scheme``, ``pieces``, ``faults`` (the injected faults), ``seed``
@@ -109,7 +110,8 @@ class Report:
       (wrong workers corrected), ``verify``, ``resident`` (the id of the resident data the
       job ran on, or null), ``assignment`` (per worker, the code
       indices of its shares), ``priority`` (its workers run the tasks of higher priority
-      first, those of equal priority in turn);
+      first, those of equal priority in turn), ``repair`` ("dense" or "sparse": how a
+      lossy link's lost packets were made up);
     - ``job`` (the job's number on its cluster), ``cancelled`` (true for a job cancelled
       before it ended: what happened until then);
     - ``scheme``, ``code`` (repr), ``n_workers`` (the job's worker processes; the code's

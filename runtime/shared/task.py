@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ffcode.delivery import MOST_FRESH
+from ffcode.delivery import MOST_FRESH, REPAIRS
 from ffcode.errors import ProtocolError
 from ffcode.runtime.shared import kinds, meta as check, wire
 
@@ -97,13 +97,16 @@ class Task:
     shipped share's number of arrays (empty for resident data); data: the resident data
     holding the shares (None: shipped); faults: what it injects; max_message: the largest
     message part the master takes; priority: the job's (a worker runs the tasks of its
-    highest priority first, in turn)."""
+    highest priority first, in turn); repair: how a rateless job's lost packets are made
+    up (ffcode.delivery.Stream's), "sparse" only for a coded job whose packets may go
+    plain (cfs)."""
     payload: Any
     counts: tuple[int, ...] = ()
     data: Optional[int] = None
     faults: FaultPlan = field(default_factory=FaultPlan)
     max_message: int = 256 << 20
     priority: int = 0
+    repair: str = "dense"
 
     @property
     def kind(self) -> str:
@@ -113,7 +116,7 @@ class Task:
         return {"kind": self.kind, "payload": self.payload.to_meta(),
                 "counts": list(self.counts), "data": self.data,
                 "faults": self.faults.to_meta(), "max_message": self.max_message,
-                "priority": self.priority}
+                "priority": self.priority, "repair": self.repair}
 
     @classmethod
     def from_meta(cls, meta: Any) -> "Task":
@@ -123,16 +126,19 @@ class Task:
             raise ProtocolError(f"a task needs the fields {sorted(TASK_FIELDS)}, not "
                                 f"{keys}")
         kind = kinds.find(meta["kind"])
-        return cls(kind.payload.from_meta(meta["payload"]),
+        payload = kind.payload.from_meta(meta["payload"])
+        return cls(payload,
                    counts=tuple(check.count(c, "counts")
                                 for c in check.listed(meta["counts"], "counts")),
                    data=check.optional(meta["data"], "data", check.count),
                    faults=FaultPlan.from_meta(meta["faults"]),
                    max_message=check.count(meta["max_message"], "max_message", low=1),
-                   priority=check.signed(meta["priority"], "priority"))
+                   priority=check.signed(meta["priority"], "priority"),
+                   repair=_repair(meta["repair"], payload))
 
 
-TASK_FIELDS = {"kind", "payload", "counts", "data", "faults", "max_message", "priority"}
+TASK_FIELDS = {"kind", "payload", "counts", "data", "faults", "max_message", "priority",
+               "repair"}
 
 
 @dataclass(frozen=True)
@@ -220,6 +226,22 @@ def _remember(cache: dict, key: Any, value: Any) -> None:
     if len(cache) >= REMEMBERED:
         cache.clear()               # (a clear is one step: threads may share the cache)
     cache[key] = value
+
+
+def _repair(value: Any, payload: Any) -> str:
+    """A task's repair, checked against its payload: "sparse" only for a coded job of a
+    scheme whose lost packets are made up by fresh combinations of pieces sent plain."""
+    repair = check.choice(value, "repair", REPAIRS)
+    scheme = getattr(payload, "strategy", None)     # a coded payload's scheme
+    if repair == "sparse":
+        try:
+            if scheme is None:
+                raise ValueError(f"a {type(payload).__name__} job has no scheme's packets")
+            scheme.check_repair(repair)
+        except ValueError as e:
+            raise ProtocolError(f"a task's repair 'sparse' is for a coded job of cfs: "
+                                f"{e}") from None
+    return repair
 
 
 def _mode(value: Any, name: str) -> str:

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from ffcode.field import GF
-from ffcode.pieces import PieceShare, piece_results, stacked_results
+from ffcode.pieces import PieceShare, piece_packets, piece_results, stacked_results
 from ffcode.runtime.shared import local, wire
 from ffcode.runtime.shared.payloads import Coded
 from ffcode.runtime.shared.task import packet_index
@@ -124,7 +124,7 @@ def send_packet(job, out, index, rows, compute, coeffs, payload) -> None:
     """One PACKET to out(header, frames); on a lossy link, kept for fresh combinations of
     its share (runtime/worker/lossy.py)."""
     if job.kept is not None:
-        job.kept.setdefault(index // job.coded.pieces, []).append((coeffs, payload, rows))
+        job.kept.setdefault(index // job.coded.pieces, {})[index] = (coeffs, payload, rows)
     header = job.header(Kind.PACKET, index, rows, compute)
     out(header, wire.packet_arrays(header, coeffs, payload))
 
@@ -178,7 +178,10 @@ def share_steps(job, F, op, share, k, delays, seed, rng, out):
     if paused(job, (slowdown - 1) * cpu + sum(delays)):
         return False
     y = tamper(F, y, 0, corrupt, rng)   # a wrong result: every packet of it is wrong
-    for packet in scheme.packets_of(F, y, work, job.worker, seed):
+    # sparse repairs (cfs): the pieces go plain, fresh combinations mix the lost ones
+    packets = piece_packets(F, y, m, job.worker, systematic=True) \
+        if job.task.repair == "sparse" else scheme.packets_of(F, y, work, job.worker, seed)
+    for packet in packets:
         if job.stop.is_set():
             return False
         out(packet_index(k, int(packet.index), m), y.shape[0], spent, packet.coeffs,

@@ -64,7 +64,8 @@ class Lossy:
             return True
         coded = job.coded
         rateless = coded.strategy.rateless
-        self.jobs[job] = Stream(self.timer, coded.shares, coded.pieces, rateless)
+        self.jobs[job] = Stream(self.timer, coded.shares, coded.pieces, rateless,
+                                repair=job.task.repair)
         job.kept = {} if rateless else None
         return False
 
@@ -163,8 +164,11 @@ class Lossy:
             self.let_go(job)                # delivered, or no master answers
 
     def fresh(self, job, instruction) -> tuple:
-        """(header, frames) of a fresh combination of a share's computed packets."""
+        """(header, frames) of a fresh combination of a share's computed packets: those
+        ``instruction.among`` names (a sparse repair's), else all."""
         kept = job.kept[instruction.share]
-        coeffs, payload = combination(GF(job.coded.p), [(c, p) for c, p, _ in kept],
+        chosen = [kept[i] for i in instruction.among] if instruction.among else \
+            list(kept.values())
+        coeffs, payload = combination(GF(job.coded.p), [(c, p) for c, p, _ in chosen],
                                       self.rng)
-        return job.packet(instruction.index, coeffs, payload, rows=kept[0][2])
+        return job.packet(instruction.index, coeffs, payload, rows=chosen[0][2])

@@ -29,7 +29,8 @@ REPORT_KEYS = {"schema", "ffcode", "date", "settings", "scheme", "code", "n_work
                "verify", "verified", "wrong", "stop_latency", "quiet", "wasted_after_stop", "stale", "rejected",
                "workers", "shipped", "received", "used", "wasted", "exact", "error"}
 SETTINGS_KEYS = {"code", "p", "inputs", "scheme", "pieces", "faults", "seed", "adversaries",
-                 "verify", "resident", "assignment", "coefficient_seed", "priority"}
+                 "verify", "resident", "assignment", "coefficient_seed", "priority",
+                 "repair"}
 WORKER_KEYS = {"worker", "host", "pid", "node", "shares", "share_sent", "shipped", "reloaded",
                "packets", "compute", "speed", "done", "stopped", "lost", "dropped",
                "link_packets", "group", "used", "wasted"}
@@ -320,6 +321,27 @@ def test_loss_flags(bounded, capsys, tmp_path):
     status, out = run_cli(capsys, "matmul", *SMALL, "--stragglers", "0", "--loss", "0.2",
                           "--scheme", "classic")
     assert status == 0 and "every link loses 20%" in out and "run passed" in out
+
+
+@pytest.mark.bounded(90)
+def test_repair_flag(bounded, capsys):
+    """--repair sparse runs cfs's sparse repairs over lossy links, exact; with --compare
+    the schemes that cannot take them run dense; a scheme that cannot is refused, and a
+    value that is none."""
+    status, out = run_cli(capsys, "matmul", *SMALL, "--stragglers", "0", "--loss", "0.3",
+                          "--scheme", "cfs", "--repair", "sparse")
+    assert status == 0 and "output equals direct computation: yes" in out, out
+    status, out = run_cli(capsys, "matmul", *SMALL, "--stragglers", "0", "--loss", "0.2",
+                          "--compare", "--repair", "sparse")
+    assert status == 0 and "run passed" in out, out
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", "matmul", *SMALL, "--loss", "0.2", "--scheme", "compfs",
+                  "--repair", "sparse"])
+    assert exit_.value.code == 2
+    assert "fixed when its data was encoded" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["run", "matmul", *SMALL, "--repair", "bats"])
+    assert "invalid choice: 'bats'" in capsys.readouterr().err
 
 
 @pytest.mark.bounded(90)

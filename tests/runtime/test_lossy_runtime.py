@@ -1,13 +1,15 @@
 """Jobs on lossy links (Faults(loss=...)) on real workers: every scheme exact under
 independent and bursty loss, with more shares than workers, on resident data, with wrong
 workers to correct, over tcp; a link that loses everything loses its worker to the job;
-the report counts what each link dropped."""
+the report counts what each link dropped; cfs's sparse repairs (repair="sparse") exact,
+the coefficient vectors the master receives sparse, and refused where they cannot be."""
 import numpy as np
 import pytest
 
 import ffcode
 from ffcode import GF, MDS, Faults
-from ffcode.errors import JobFailed, JobTimeout
+from ffcode.decoding import collectors
+from ffcode.errors import InvalidParameterError, JobFailed, JobTimeout
 
 from helpers import reap, shared_cluster
 from test_remote import LOOPBACK, start_workers
@@ -115,3 +117,147 @@ def test_on_workers_over_tcp(bounded, tmp_path):
                 assert np.array_equal(output, WANT)
     finally:
         reap(procs)
+
+
+# -- sparse repairs ----------------------------------------------------------------------------
+
+@pytest.fixture
+def received(monkeypatch):
+    """The packets the master's collectors take, in order: (packet, innovative)."""
+    seen = []
+
+    def spying(*args, **kwargs):
+        collector = for_job(*args, **kwargs)
+        add = collector.add
+
+        def add_seen(packet):
+            innovative = add(packet)
+            seen.append((packet, innovative))
+            return innovative
+        collector.add = add_seen
+        return collector
+    for_job = collectors.for_job
+    monkeypatch.setattr(collectors, "for_job", spying)
+    return seen
+
+
+def check_sparse(seen, m=4):
+    """The originals are unit vectors; each repair (piece >= m) mixes only originals of its
+    share the master lacked when it came, but for originals deemed lost at a timeout whose
+    acknowledgement and polls were all lost, or came late on a busy machine: (repairs,
+    those mixing an original the master had, their nonzeros in all)."""
+    got: dict = {}                  # share -> its originals the master has
+    repairs = overreach = nonzeros = 0
+    for packet, _ in seen:
+        share, piece = packet.worker, int(packet.index)
+        support = set(np.flatnonzero(packet.coeffs).tolist())
+        if piece < m:
+            assert support == {piece} and packet.coeffs[piece] == 1, (share, piece)
+            got.setdefault(share, set()).add(piece)
+            continue
+        assert support and support <= set(range(m)), (share, piece, support)
+        repairs, nonzeros = repairs + 1, nonzeros + len(support)
+        lacked = set(range(m)) - got.get(share, set())
+        overreach += not support <= lacked
+    return repairs, overreach, nonzeros
+
+
+@pytest.mark.bounded(240)
+def test_sparse_repairs_are_exact_and_sparse(bounded, cluster, received):
+    repairs = overreach = nonzeros = dropped = 0
+    for p, burst in ((0.05, None), (0.2, None), (0.4, None), (0.2, 4), (0.4, 3)):
+        for seed in range(2):
+            received.clear()
+            output, report = run(cluster, "cfs", Faults(loss=p, burst=burst, seed=seed),
+                                 repair="sparse")
+            assert np.array_equal(output, WANT), (p, burst, seed)
+            assert report.rank == report.needed
+            made, over, mixed = check_sparse(received)
+            repairs, overreach, nonzeros = repairs + made, overreach + over, nonzeros + mixed
+            dropped += sum(sum(w.dropped) for w in report.workers)
+    assert dropped > 20 and repairs > 10    # the links did drop, and repairs were made
+    assert overreach < repairs / 2 and nonzeros < 0.8 * 4 * repairs, \
+        (repairs, overreach, nonzeros)      # mostly on what was missing: sparse
+
+
+@pytest.mark.bounded(120)
+def test_dense_repairs_mix_every_packet(bounded, cluster, received):
+    """The default: random originals, and repairs that mix all of their share's (what
+    check_sparse tells apart)."""
+    for seed in range(3):
+        output, _ = run(cluster, "cfs", Faults(loss=0.3, seed=seed))
+        assert np.array_equal(output, WANT)
+    assert all(np.count_nonzero(packet.coeffs) >= 2 for packet, _ in received)
+    with pytest.raises(AssertionError):
+        check_sparse(received)
+
+
+@pytest.mark.bounded(120)
+def test_sparse_repairs_with_more_shares_and_without_loss(bounded, cluster, received):
+    """Three shares a worker: repairs filed per share, mixing their own share's only; on
+    links that lose nothing, the pieces go plain and nothing else."""
+    code = MDS(F, 8, 18)
+    for seed in range(2):
+        output, _ = cluster.run(code, A, X, scheme="cfs", pieces=4, timeout=60,
+                                repair="sparse", faults=Faults(loss=0.3, seed=seed))
+        assert np.array_equal(output, WANT)
+    repairs, overreach, nonzeros = check_sparse(received)
+    assert overreach < repairs and nonzeros < 4 * repairs, (repairs, overreach, nonzeros)
+    received.clear()
+    output, _ = run(cluster, "cfs", Faults(slowdown={5: 2}), repair="sparse")
+    assert np.array_equal(output, WANT) and received
+    assert check_sparse(received) == (0, 0, 0)
+
+
+@pytest.mark.bounded(60)
+def test_bad_repairs_are_refused(bounded, cluster):
+    with pytest.raises(InvalidParameterError, match="'repair' must be one of"):
+        run(cluster, "cfs", Faults(loss=0.1), repair="bats")
+    for scheme in ("classic", "systematic", "uncoded"):
+        with pytest.raises(InvalidParameterError, match="sends a lost packet again"):
+            run(cluster, scheme, Faults(loss=0.1), repair="sparse")
+    with pytest.raises(InvalidParameterError, match="fixed when its data was encoded"):
+        run(cluster, "compfs", Faults(loss=0.1), repair="sparse")
+    with pytest.raises(InvalidParameterError, match="compfs"):     # the default scheme
+        cluster.run(MDS(F, 4, 6), A, X, repair="sparse", timeout=60)
+
+
+@pytest.mark.bounded(120)
+def test_sparse_repairs_on_workers_over_tcp(bounded, tmp_path, received):
+    procs = []
+    try:
+        with ffcode.Cluster(4, endpoint=LOOPBACK, insecure=True, start_timeout=30) as tcp:
+            procs = start_workers(tcp.endpoint, 4, tmp_path)
+            tcp.wait()
+            repairs = overreach = nonzeros = 0
+            for p, burst in ((0.25, 2), (0.4, None), (0.3, None)):
+                received.clear()
+                output, _ = tcp.run(MDS(F, 3, 4), A, X, scheme="cfs", pieces=4, timeout=60,
+                                    repair="sparse", faults=Faults(loss=p, burst=burst,
+                                                                   seed=3))
+                assert np.array_equal(output, WANT)
+                made, over, mixed = check_sparse(received)
+                repairs, overreach, nonzeros = repairs + made, overreach + over, \
+                    nonzeros + mixed
+            assert overreach < repairs and nonzeros < 4 * repairs, \
+                (repairs, overreach, nonzeros)
+    finally:
+        reap(procs)
+
+
+def test_a_task_asking_sparse_repairs_where_they_cannot_be_is_refused():
+    """A worker checks the repair a task asks for (nothing from the network is trusted)."""
+    from ffcode.errors import ProtocolError
+    from ffcode.runtime.master.jobs import Plan
+    from ffcode.runtime.master.options import Options
+    from ffcode.runtime.shared.task import Task
+    plan = Plan(MDS(F, 2, 3), (A, X), Options(scheme="cfs", pieces=2, repair="sparse"),
+                assignment=((0,), (1,), (2,)))
+    meta = plan.tasks[0][0].to_meta()
+    assert Task.from_meta(meta).repair == "sparse"
+    for scheme, seeds in (("compfs", None), ("classic", None)):
+        bad = dict(meta, payload=dict(meta["payload"], scheme=scheme, seeds=seeds))
+        with pytest.raises(ProtocolError, match="repair 'sparse'"):
+            Task.from_meta(bad)
+    with pytest.raises(ProtocolError, match="repair"):
+        Task.from_meta(dict(meta, repair="bats"))

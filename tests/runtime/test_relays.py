@@ -166,7 +166,7 @@ def test_a_worker_lost_mid_job_is_absorbed_and_the_report_shows_the_tree(bounded
                                                                     False]
         assert first["shipped"] > 0 and first["received"] >= 3
         data = report.to_dict()
-        assert data["schema"] == 9 and data["workers"][0]["group"] == relay.group
+        assert data["schema"] == 10 and data["workers"][0]["group"] == relay.group
 
 
 @pytest.mark.bounded(90)

@@ -36,7 +36,7 @@ def test_header_fields():
     """schema 8, the running version, the date in UTC ISO 8601 at creation."""
     before = datetime.now(timezone.utc).replace(microsecond=0)
     report = sample()
-    assert report.schema == report_module.SCHEMA == 9
+    assert report.schema == report_module.SCHEMA == 10
     assert report.ffcode == ffcode.__version__
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", report.date)
     made = datetime.strptime(report.date, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)

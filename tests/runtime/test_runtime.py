@@ -341,7 +341,7 @@ def test_report_json_round_trip(bounded, cluster, tmp_path):
         "scheme": "cfs", "pieces": 3, "faults": json.loads(json.dumps(Faults().to_dict())),
         "seed": 5, "coefficient_seed": 5, "adversaries": 0,
         "verify": data_["settings"]["verify"],
-        "resident": None, "assignment": [[i] for i in range(6)], "priority": 0}
+        "resident": None, "assignment": [[i] for i in range(6)], "priority": 0, "repair": "dense"}
     assert data_["ffcode"] == ffcode.__version__
     assert len(data_["workers"]) == 6
     for i, w in enumerate(data_["workers"]):

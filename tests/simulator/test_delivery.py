@@ -1050,3 +1050,131 @@ def test_losses_both_ways_and_in_bursts_still_deliver_everything(is_rateless, bu
         else:
             assert ranks == c == [8] * 4, seed
     assert gave_ups <= len(SEEDS) // 10
+
+
+# -- sparse repairs: what a fresh combination mixes ---------------------------------------------
+
+def sparse(shares=1, pieces=4):
+    timer = Timer(least=0.01, first=0.05)
+    return Stream(timer, shares, pieces, rateless=True, repair="sparse")
+
+
+def test_a_sparse_repair_mixes_the_packets_an_acknowledgement_overtook():
+    stream = sparse()
+    for j in range(4):
+        stream.sent(j, 0, None, now=0.001 * j)
+    assert stream.acked(bitmap([1, 3]), [2], False, now=0.01) == \
+        [Fresh(0, 4, (0, 2)), Fresh(0, 5, (0, 2))]
+
+
+def test_a_lost_repair_is_covered_by_the_lost_originals_alone():
+    """Repair 4 is lost (5, after it, arrived): the next mixes 0 and 2 again, never 4."""
+    stream = sparse()
+    for j in range(4):
+        stream.sent(j, 0, None, now=0.001 * j)
+    stream.acked(bitmap([1, 3]), [2], False, now=0.01)
+    stream.sent(4, 0, None, now=0.011, fresh=True)
+    stream.sent(5, 0, None, now=0.012, fresh=True)
+    assert stream.acked(bitmap([1, 3, 5]), [3], False, now=0.02) == [Fresh(0, 6, (0, 2))]
+    stream.sent(6, 0, None, now=0.021, fresh=True)
+    assert stream.acked(bitmap([1, 3, 5, 6]), [3], False, now=0.03) == [Fresh(0, 7, (0, 2))]
+    stream.sent(7, 0, None, now=0.031, fresh=True)      # (6 came, but raised no rank)
+    stream.ended("DONE", now=0.031)
+    assert stream.acked(bitmap([1, 3, 5, 6, 7]), [4], False, now=0.04) == [Finish("DONE")]
+
+
+def test_a_late_acknowledgement_takes_its_packet_out_of_the_next_repair():
+    """0 is deemed lost, and mixed; then an acknowledgement shows it there after all (only
+    its acknowledgement was lost): the next repair mixes the others alone."""
+    stream = sparse()
+    for j in range(4):
+        stream.sent(j, 0, None, now=0.001 * j)
+    assert stream.acked(bitmap([3]), [1], False, now=0.01) == \
+        [Fresh(0, 4, (0, 1, 2)), Fresh(0, 5, (0, 1, 2)), Fresh(0, 6, (0, 1, 2))]
+    for j in (4, 5, 6):
+        stream.sent(j, 0, None, now=0.01 + 0.001 * j, fresh=True)
+    assert stream.acked(bitmap([0, 3, 5]), [3], False, now=0.02) == []  # 4 lost, 6 flying
+    assert stream.tick(stream.due) == [Poll(0)]
+    assert stream.acked(bitmap([0, 3, 5]), [3], False, now=stream.due - 0.001, poll=0) == \
+        [Fresh(0, 7, (1, 2))]
+
+
+def test_a_packet_timed_out_after_its_polls_and_a_polls_answer_are_mixed():
+    stream = sparse(pieces=3)
+    for j in range(3):
+        stream.sent(j, 0, None, now=0.001 * j)
+    assert stream.acked(bitmap([0]), [1], False, now=0.011) == []
+    assert stream.tick(stream.due) == [Poll(0)]
+    assert stream.acked(bitmap([0, 1]), [2], False, now=stream.due - 0.001, poll=0) == \
+        [Fresh(0, 3, (2,))]                     # the answer shows 2 missing
+    stream.sent(3, 0, None, now=0.05, fresh=True)
+    for number in range(1, POLLS + 1):          # 3's polls go unanswered
+        assert stream.tick(stream.due) == [Poll(number)]
+    assert stream.tick(stream.due) == [Fresh(0, 4, (2,))]   # 3 lost: 2 still missing
+
+
+def test_a_share_at_its_rank_forgets_its_missing_packets_and_shares_keep_their_own():
+    stream = sparse(shares=2, pieces=2)
+    for j in range(4):
+        stream.sent(j, j // 2, None, now=0.001 * j)
+    assert stream.acked(bitmap([1, 3]), [1, 1], False, now=0.01) == \
+        [Fresh(0, fresh_index(2, 2, 0, 0), (0,)), Fresh(1, fresh_index(2, 2, 1, 0), (2,))]
+    stream.sent(4, 0, None, now=0.011, fresh=True)
+    assert stream.acked(bitmap([1, 3, 4]), [2, 1], False, now=0.02) == []
+    assert stream._missing == [set(), {2}]
+
+
+def test_dense_repairs_mix_everything_and_sparse_is_for_rateless_streams():
+    stream, _ = rateless()
+    for j in range(4):
+        stream.sent(j, 0, None, now=0.001 * j)
+    assert stream.acked(bitmap([1, 3]), [2], False, now=0.01) == [Fresh(0, 4), Fresh(0, 5)]
+    assert Fresh(0, 4) == Fresh(0, 4, ())
+    with pytest.raises(ValueError, match="is for a rateless stream"):
+        Stream(Timer(), 1, 4, rateless=False, repair="sparse")
+    for bad in ("bats", None, 1):
+        with pytest.raises(ValueError, match="'repair' must be one of"):
+            Stream(Timer(), 1, 4, rateless=True, repair=bad)
+
+
+@given(pieces=st.integers(2, 6), p=st.sampled_from([0.1, 0.3, 0.5]),
+       seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=60, deadline=None)
+def test_a_sparse_repair_mixes_exactly_the_originals_deemed_lost_and_not_acknowledged(
+        pieces, p, seed):
+    """Acknowledgements of a random subset, in turn, some lost: each repair asked for mixes
+    the originals the stream has seen overtaken (or missing at a poll or timeout) and no
+    acknowledgement has shown since, and the job ends once the master has them all."""
+    rng = np.random.default_rng(seed)
+    stream, now, master, lost, deemed = sparse(pieces=pieces), 0.0, set(), set(), set()
+    for j in range(pieces):
+        stream.sent(j, 0, None, now=now)
+        (lost if rng.random() < p else master).add(j)
+    stream.ended("DONE", now=now)
+    fresh, rounds = itertools.count(pieces), 0
+    while not stream.over and rounds < 200:
+        rounds, now = rounds + 1, now + 0.02
+        rank = min(pieces, len(master - lost) + len([i for i in master if i >= pieces]))
+        if rng.random() < 0.3:
+            out = stream.tick(max(now, stream.due or now))
+        else:
+            got = {i for i in master}
+            out = stream.acked(bitmap(got), [rank], False, now=now)
+            newest = max(got, default=-1)
+            deemed |= {i for i in lost if i < newest and i < pieces}
+        for instruction in out:
+            if isinstance(instruction, Finish):
+                stream.sent(END, None, "DONE", now)
+                stream.acked(bitmap(master), [pieces], True, now=now + 0.001)
+            elif isinstance(instruction, Fresh):
+                assert set(instruction.among) <= set(range(pieces))
+                assert set(instruction.among) >= deemed - set(master), instruction
+                assert instruction.index == next(fresh)
+                stream.sent(instruction.index, 0, None, now, fresh=True)
+                if rng.random() >= p:            # arrived: the master makes up one lost
+                    master.add(instruction.index)
+                    missing = sorted(set(instruction.among) & lost)
+                    if missing:
+                        lost.discard(missing[0])
+                        master.add(missing[0])
+    assert stream.over or rounds == 200

@@ -423,3 +423,39 @@ def test_thirty_workers_with_four_shares_in_well_under_a_second():
     times = sim.compare(model)
     assert time.perf_counter() - start < 2.0                    # six schemes, ideal included
     assert times["ideal"] <= times["compfs"] < times["classic"]
+
+
+# -- sparse repairs ----------------------------------------------------------------------------
+
+def test_sparse_repairs_decode_and_mix_only_lost_pieces():
+    """cfs with repair="sparse": every seeded run decodes; each repair mixes pieces of its
+    share that were lost (or taken for lost at a timeout: a few), never all when only some
+    were; dense runs are what they were."""
+    mixed = overreach = 0
+    for seed in range(20):
+        model = Model(n_workers=6, recovery_threshold=4, pieces=4, loss=0.3, seed=seed,
+                      piece_time=ShiftedExponential(0.01, 0.0))
+        run = simulate_lossy(model, "cfs", repair="sparse")
+        assert np.isfinite(run.seconds) and run.sent >= run.needed
+        ready, sizes, _ = Scheme.CFS.packet_times(model)
+        sent = sim_lossy.worker_sends(model, 0, Scheme.CFS, ready[0], sizes[0], "sparse")
+        lost = {int(p) for p, gone, a in zip(sent.piece, sent.lost, sent.among)
+                if gone and not a}
+        for among, piece in zip(sent.among, sent.piece):
+            if among:
+                mixed += 1
+                assert set(among) <= set(range(4))
+                overreach += not set(among) <= lost
+        dense = sim_lossy.worker_sends(model, 0, Scheme.CFS, ready[0], sizes[0])
+        assert not any(dense.among)
+    assert mixed > 10 and overreach <= mixed // 4, (mixed, overreach)
+
+
+def test_sparse_repairs_are_refused_where_they_cannot_be():
+    model = Model(n_workers=4, recovery_threshold=2, pieces=4, loss=0.2, seed=1)
+    for scheme, match in (("compfs", "fixed when its data was encoded"),
+                          ("classic", "sends a lost packet again")):
+        with pytest.raises(ValueError, match=match):
+            simulate_lossy(model, scheme, repair="sparse")
+    with pytest.raises(ValueError, match="'repair' must be one of"):
+        simulate_lossy(model, "cfs", repair="bats")
