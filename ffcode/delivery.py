@@ -173,10 +173,14 @@ class Stream:
     gone. ``repair`` (rateless): "dense", each fresh combination mixing all the share's
     packets computed, or "sparse", only its packets the master lacks, deemed lost and not
     acknowledged since (``Fresh.among``); for packets sent plain, so that the master's
-    coefficient vectors stay sparse and cheap to decode."""
+    coefficient vectors stay sparse and cheap to decode. ``ask``: whether a message's first
+    POLLS timeouts ask the receiver (Poll) before it is taken for lost; by default a
+    rateless stream's (a lost acknowledgement must not cost a combination), and worth it
+    wherever a message is much larger than the question (a coded shuffle's)."""
 
     def __init__(self, timer: RoundTrip, shares: int, pieces: int, rateless: bool,
-                 give_up: int = GIVE_UP, repair: str = "dense") -> None:
+                 give_up: int = GIVE_UP, repair: str = "dense",
+                 ask: Optional[bool] = None) -> None:
         if not (callable(getattr(timer, "sample", None))
                 and hasattr(timer, "estimate") and hasattr(timer, "most")):
             raise TypeError(f"Stream needs a round-trip timer (ffcode.channel.RoundTrip: "
@@ -189,7 +193,10 @@ class Stream:
         if repair == "sparse" and not rateless:
             raise ValueError("Stream repair='sparse' is for a rateless stream (its losses "
                              "made up by fresh combinations); this one sends them again")
+        if ask is not None and not isinstance(ask, bool):
+            raise TypeError(f"Stream 'ask' must be a bool or None, not {type(ask).__name__}")
         self.sparse = repair == "sparse"
+        self.ask = rateless if ask is None else ask
         self.timer = timer
         self.shares = _count(shares, "shares")
         self.pieces = _count(pieces, "pieces")
@@ -365,7 +372,7 @@ class Stream:
             # the same silence seen by every message then in flight
             if self._mark is None or held.at >= self._mark:
                 counted = True
-            if self.rateless and index != END and held.asked < POLLS:
+            if self.ask and index != END and held.asked < POLLS:
                 # asked about first: a lost acknowledgement must not cost a combination;
                 # the poll stands in for the packet (its answer times the round trip)
                 held.asked += 1

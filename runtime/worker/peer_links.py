@@ -7,7 +7,9 @@ and acknowledgements alike.
 A shuffle message is needed whole (each is a coded multicast of pieces no other message
 carries), so a lost one is sent again: each lane (this worker's messages to one peer)
 follows ffcode.delivery's ARQ rule, a ``Stream`` of numbered messages; the receiver
-acknowledges every message it gets with a bitmap of all it has from that sender. A lane is
+acknowledges every message it gets with a bitmap of all it has from that sender. A message
+timed out is first asked about (a poll, answered by the bitmap), as its acknowledgement may
+be what was lost, and a message costs far more than the question. A lane is
 complete once every message on it was acknowledged; a worker's exchange ends when it has
 every message it expects and all its lanes are complete. Its acknowledgements may still be
 lost after that, so it answers its peers' copies until its run is let go of (every worker
@@ -32,7 +34,7 @@ import math
 from typing import Any, Optional
 
 from ffcode.channel import Loss, RoundTrip
-from ffcode.delivery import END, Finish, Resend, Stream
+from ffcode.delivery import END, Finish, Poll, Resend, Stream
 
 PEER = 37               # a peer link's seed tag (the master's links: UP 29, DOWN 31)
 MOST_SEQ = 1 << 20      # messages a worker may number on one lane
@@ -48,8 +50,9 @@ class PeerLinks:
     """Worker ``index``'s lanes to its peers (``counts``: peer -> messages for it, 0 too)
     and what it got from them, on links losing as ``loss`` (each worker's; a link loses as
     the worse of its ends) in runs of ``burst`` (None: independent). ``resends``: (peer,
-    seq, message) to send again, for the exchange to take; ``dropped``: the messages and
-    acknowledgements each outgoing link lost; ``resent``: messages sent again."""
+    seq, message) to send again, and ``polls``: (peer, number) to ask, for the exchange
+    to take; ``dropped``: the messages, polls and acknowledgements each outgoing link lost;
+    ``resent``: messages sent again."""
 
     def __init__(self, index: int, counts: dict, loss: tuple, burst: Optional[float],
                  seed: int, attempt: int, now: float) -> None:
@@ -63,13 +66,14 @@ class PeerLinks:
         self.finished: set = set()          # lanes whose every message was acknowledged
         self.got = {j: bytearray() for j in self.counts}      # seqs each peer's lane had
         self.resends: list = []
+        self.polls: list = []
         self.resent = 0
         for j, n in self.counts.items():
             if n > MOST_SEQ:
                 raise ValueError(f"worker {index} has {n} shuffle messages for worker {j}, "
                                  f"more than the {MOST_SEQ} a lane numbers")
             self.streams[j] = Stream(self.timer, 1, max(n, 1), rateless=False,
-                                     give_up=NEVER)
+                                     give_up=NEVER, ask=True)
             self._carry(j, self.streams[j].ended(None, now, packets=n))
 
     @property
@@ -97,13 +101,13 @@ class PeerLinks:
             self.resent += 1
         self._carry(peer, self.streams[peer].sent(seq, 0, message, now, again=again))
 
-    def acked(self, peer: int, bits: bytes, now: float) -> None:
-        """``peer``'s acknowledgement: the bitmap of the lane's messages it has.
-        ValueError for one longer than the lane."""
+    def acked(self, peer: int, bits: bytes, now: float, poll: Optional[int] = None) -> None:
+        """``peer``'s acknowledgement: the bitmap of the lane's messages it has (answering
+        poll ``poll``). ValueError for one longer than the lane."""
         if len(bits) > (max(self.counts[peer], 1) + 7) // 8:
             raise ValueError(f"worker {peer} acknowledged {len(bits) * 8} messages; it was "
                              f"sent {self.counts[peer]}")
-        self._carry(peer, self.streams[peer].acked(bits, None, False, now))
+        self._carry(peer, self.streams[peer].acked(bits, None, False, now, poll=poll))
 
     def tick(self, now: float) -> None:
         """The clock reached ``now``: the lanes' timeouts due are losses (sent again)."""
@@ -129,5 +133,7 @@ class PeerLinks:
         for instruction in instructions:
             if isinstance(instruction, Resend) and instruction.index != END:
                 self.resends.append((peer, instruction.index, instruction.message))
+            elif isinstance(instruction, Poll):
+                self.polls.append((peer, instruction.number))
             elif isinstance(instruction, Finish):
                 self.finished.add(peer)

@@ -504,7 +504,11 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
             peers.tick(now)
             for j, seq, item in peers.resends:
                 lanes[j].append([*item[:3], None, seq, True])
+            for j, number in peers.polls:
+                if peers.passes(j):
+                    _note(run, j, attempt.attempt, poll=number)
             peers.resends.clear()
+            peers.polls.clear()
             due = min(due, peers.due)
         if not waiting:
             for lane, queue in lanes.items():
@@ -535,13 +539,11 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
                     waiting = False
                 elif message == "done":
                     heard.add(sender)
-                elif message == "ack":
-                    if peers is not None and sender in peers.streams:
-                        peers.acked(sender, extra, time.monotonic())
-                elif message is not None:
-                    if peers is None or _acknowledged(run, peers, sender, extra,
-                                                      attempt.attempt):
+                elif peers is not None and message is not None:
+                    if _on_lossy(run, peers, message, sender, extra, attempt.attempt):
                         received.append(message)
+                elif isinstance(message, Message):
+                    received.append(message)
         yield
 
 
@@ -562,21 +564,31 @@ def _lanes(spec: Map, messages: list, attempt: Shuffle) -> dict:
     return lanes
 
 
-def _acknowledged(run: Run, peers: PeerLinks, sender: int, seq: Optional[int],
-                  attempt: int) -> bool:
-    """Acknowledge message ``seq`` from ``sender`` on a lossy link (the acknowledgement
-    may be lost on the way back); whether it is new (not a copy of one already here)."""
-    if seq is None or sender not in peers.got:
-        raise ValueError(f"worker {sender} sent a shuffle message without its number on "
-                         f"a lossy link")
-    new = peers.received(sender, seq)
+def _on_lossy(run: Run, peers: PeerLinks, message: Any, sender: int, extra: Any,
+              attempt: int) -> bool:
+    """A message on a lossy link: an acknowledgement taken; a poll, or a shuffle message
+    numbered ``extra``, answered with the bitmap of the sender's messages here (the link
+    may lose the answer). Whether it is a shuffle message not here before."""
+    if sender not in peers.got:
+        return False                        # a worker this attempt does without
+    if message == "ack":
+        bits, poll = extra
+        peers.acked(sender, bits, time.monotonic(), poll)
+        return False
+    new = False
+    if isinstance(message, Message):
+        if extra is None:
+            raise ValueError(f"worker {sender} sent a shuffle message without its number "
+                             f"on a lossy link")
+        new = peers.received(sender, extra)
     if peers.passes(sender):
-        _note(run, sender, attempt, ack=peers.ack(sender))
+        poll = {"poll": extra} if message == "poll" else {}
+        _note(run, sender, attempt, ack=peers.ack(sender), **poll)
     return new
 
 
 def serve(run: Run, peers: PeerLinks, attempt: int, stop: threading.Event) -> None:
-    """A run's peers' copies acknowledged again after its exchange ended (their
+    """A run's peers' copies and polls answered after its exchange ended (their
     acknowledgement was lost), until ``stop``: the run let go of, or another attempt
     begun (a thread's loop: its sockets are the thread's meanwhile)."""
     while not stop.is_set():
@@ -584,9 +596,9 @@ def serve(run: Run, peers: PeerLinks, attempt: int, stop: threading.Event) -> No
             continue
         frames = run.router.recv_multipart(copy=False)
         try:
-            message, sender, seq = _read(run, frames, attempt)
-            if isinstance(message, Message) and sender in run.dials:
-                _acknowledged(run, peers, sender, seq, attempt)
+            message, sender, extra = _read(run, frames, attempt)
+            if message == "poll" or isinstance(message, Message):
+                _on_lossy(run, peers, message, sender, extra, attempt)
         except ValueError:
             continue                # a peer's bad copy: nothing here depends on it
 
@@ -675,7 +687,11 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
                 if meta.get(note) is True:
                     return note, sender, None
             if "ack" in meta:
-                return "ack", sender, _bitmap(meta["ack"])
+                poll = meta.get("poll")
+                return "ack", sender, (_bitmap(meta["ack"]),
+                                       None if poll is None else _number(poll))
+            if "poll" in meta:
+                return "poll", sender, _number(meta["poll"])
         group, batch, function, lengths = (meta["group"], meta["batch"], meta["function"],
                                            meta["lengths"])
         seq = meta.get("seq")
@@ -697,6 +713,13 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
     receivers = (spec.index,) if group is None else tuple(w for w in group if w != sender)
     return Message(sender, receivers, payload, None if group is None else tuple(group),
                    batch, tuple(lengths), function), sender, seq
+
+
+def _number(value: Any) -> int:
+    """A poll's number (ValueError for anything but a whole number below 2**32)."""
+    if type(value) is not int or not 0 <= value < 1 << 32:
+        raise ValueError("a poll's number is a whole number below 2**32")
+    return value
 
 
 def _bitmap(value: Any) -> bytes:

@@ -33,35 +33,48 @@ def test_messages_acknowledged_complete_the_lane():
     assert links.complete and links.resends == [] and links.resent == 0
 
 
-def test_a_gap_and_a_timeout_send_messages_again():
+def test_a_gap_sends_a_message_again_and_a_timeout_asks_first():
     links = lanes({1: 3})
     for seq in range(3):
         links.left(1, seq, f"m{seq}", now=0.0)
     links.acked(1, bytes([0b010]), now=0.001)       # 1 arrived: 0 overtaken, lost
-    assert links.resends == [(1, 0, "m0")]
+    assert links.resends == [(1, 0, "m0")] and links.polls == []
     links.resends.clear()
     links.left(1, 0, "m0", now=0.001, again=True)
-    links.tick(links.due)                           # the copy of 0 times out first (its
-    assert links.resends == [(1, 0, "m0")]          # wait from the round trip sampled)
-    links.tick(MOST_WAIT)                           # then 2 (waiting since it left)
+    links.tick(links.due)                           # the copy of 0 times out: asked about
+    assert links.polls == [(1, 0)] and links.resends == []
+    links.polls.clear()
+    links.acked(1, bytes([0b010]), now=0.05, poll=0)    # the answer: 0 and 2 are missing
     assert links.resends == [(1, 0, "m0"), (1, 2, "m2")]
     assert links.resent == 1 and not links.complete
-    assert links.due == float("inf")                # nothing waits until they go again
 
 
-def test_timeouts_back_off_up_to_the_most_wait_and_never_give_up():
+def test_a_poll_answered_saves_a_copy_whose_acknowledgement_was_lost():
+    links = lanes({1: 1})
+    links.left(1, 0, "big", now=0.0)                # arrives; its acknowledgement is lost
+    links.tick(links.due)
+    assert links.polls == [(1, 0)]
+    links.acked(1, bytes([1]), now=0.03, poll=0)
+    assert links.complete and links.resends == [] and links.resent == 0
+
+
+def test_timeouts_ask_three_times_back_off_up_to_the_most_wait_and_never_give_up():
     links = lanes({1: 1})
     links.left(1, 0, "m0", now=0.0)
-    now, waits = 0.0, []
+    now, waits, events = 0.0, [], []
     for _ in range(100):
         due = links.due
-        waits.append(due - now)
+        waits.append(round(due - now, 9))
         links.tick(due)
-        assert links.resends == [(1, 0, "m0")]
-        links.resends.clear()
         now = due
-        links.left(1, 0, "m0", now=now, again=True)
-    assert waits[1] > waits[0] and max(waits) == pytest.approx(MOST_WAIT)
+        events.append("poll" if links.polls else "resend")
+        if links.resends:
+            assert links.resends == [(1, 0, "m0")]
+            links.left(1, 0, "m0", now=now, again=True)
+        links.polls.clear()
+        links.resends.clear()
+    assert events[:4] == ["poll"] * 3 + ["resend"] and set(events[3:]) == {"resend"}
+    assert waits == sorted(waits) and waits[0] < waits[-1] == pytest.approx(MOST_WAIT)
     links.acked(1, bytes([1]), now=now + 0.001)
     assert links.complete
 
