@@ -106,7 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      metavar="MS", help="milliseconds each message takes on top of its bytes")
     net.add_argument("--loss", type=non_negative(), default=0.0, metavar="P",
                      help="the share of messages every peer link loses, each way, from 0 to "
-                          "below 1 (links only; a lost message is sent again) (default 0)")
+                          "below 1 (links only; messages go in 64 KiB segments, a lost one "
+                          "sent again) (default 0)")
     net.add_argument("--burst", type=positive("messages"), metavar="B",
                      help="the mean run of lost messages (default: independent losses)")
     run = parser.add_argument_group("run")
@@ -177,7 +178,7 @@ def table(runs: list) -> list:
               "  bytes sent in the shuffle, per worker:"]
     lines += [f"    {LABELS[run['variant']]:<16}{run['sent']}" for run in runs]
     if any(run.get("resent") for run in runs):
-        lines.append("  messages lost on the peer links (messages and acknowledgements) / "
+        lines.append("  lost on the peer links (segments, polls, acknowledgements) / segments "
                      "sent again, per worker:")
         lines += [f"    {LABELS[run['variant']]:<16}{[sum(d) for d in run['dropped']]} / "
                   f"{run['resent']}" for run in runs]

@@ -37,9 +37,10 @@ has its own link of that rate and a message for several receivers is sent to eac
 multicast reaching all its receivers at once (the schedule of Coded TeraSort's
 implementation, and the setting of the coded-shuffling papers). On "links", ``link_loss``
 makes the peer links lose messages (seeded by ``seed``, independently or in runs of
-``link_burst``): a lost shuffle message or acknowledgement is found by the sender's
-timeouts and gaps and the message sent again (runtime/worker/peer_links.py); the report
-counts what each link dropped and what was sent again.
+``link_burst``), carried in segments of 64 KiB as a network carries packets: a lost
+segment or acknowledgement is found by the sender's gaps and timeouts (a timeout asking
+the receiver first) and the segment sent again (runtime/worker/peer_links.py); the
+report counts what each link dropped and what was sent again.
 
 Arguments are checked before anything starts:
 
@@ -104,10 +105,10 @@ class MapReduceReport:
     and the cluster gives them no further job); ``distrusted``, the pairs whose values
     were sent again by another mapper; ``verify``, the master's seconds in the checks.
 
-    Lossy peer links (``link_loss``, ``link_burst``): ``dropped[k][j]``, the messages and
-    acknowledgements the link from worker k to worker j lost in the shuffle that gave the
-    outputs, and ``resent[k]``, the messages worker k sent again (empty lists without
-    loss; None for a lost worker)."""
+    Lossy peer links (``link_loss``, ``link_burst``): ``dropped[k][j]``, what the link
+    from worker k to worker j lost in the shuffle that gave the outputs (segments of
+    messages, polls and acknowledgements), and ``resent[k]``, the segments worker k sent
+    again (empty lists without loss; None for a lost worker)."""
     workers: int
     load: int
     coded: bool

@@ -4,8 +4,12 @@ the attempt, sender, receiver) so that a run can be repeated, whose fates (ffcod
 Gilbert–Elliott model) the sender draws for every message it puts on it: shuffle messages
 and acknowledgements alike.
 
+A link carries, and loses, a message in segments of at most SEGMENT bytes, as a network
+does packets: a multi-megabyte message is not lost whole, and a loss costs one segment
+sent again. The receiver puts a message's segments back together (``Assembly``).
+
 A shuffle message is needed whole (each is a coded multicast of pieces no other message
-carries), so a lost one is sent again: each lane (this worker's messages to one peer)
+carries), so a lost segment is sent again: each lane (this worker's messages to one peer)
 follows ffcode.delivery's ARQ rule, a ``Stream`` of numbered messages; the receiver
 acknowledges every message it gets with a bitmap of all it has from that sender. A message
 timed out is first asked about (a poll, answered by the bitmap), as its acknowledgement may
@@ -31,13 +35,17 @@ True
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Optional
+
+import numpy as np
 
 from ffcode.channel import Loss, RoundTrip
 from ffcode.delivery import END, Finish, Poll, Resend, Stream
 
 PEER = 37               # a peer link's seed tag (the master's links: UP 29, DOWN 31)
-MOST_SEQ = 1 << 20      # messages a worker may number on one lane
+MOST_SEQ = 1 << 24      # segments a worker may number on one lane
+SEGMENT = 64 << 10      # bytes of a message a lossy link carries (and loses) at once
 MOST_WAIT = 0.1         # seconds between two sends of a message at most: a peer's
 # acknowledgement leaves as the message arrives (the emulated delay holds messages before
 # they leave), so a round trip is the sockets' and the peer's loop's, milliseconds
@@ -51,12 +59,13 @@ class PeerLinks:
     and what it got from them, on links losing as ``loss`` (each worker's; a link loses as
     the worse of its ends) in runs of ``burst`` (None: independent). ``resends``: (peer,
     seq, message) to send again, and ``polls``: (peer, number) to ask, for the exchange
-    to take; ``dropped``: the messages, polls and acknowledgements each outgoing link lost;
-    ``resent``: messages sent again."""
+    to take; ``dropped``: the segments, polls and acknowledgements each outgoing link lost;
+    ``resent``: segments sent again; ``most``: the bytes a peer's message may have."""
 
     def __init__(self, index: int, counts: dict, loss: tuple, burst: Optional[float],
-                 seed: int, attempt: int, now: float) -> None:
+                 seed: int, attempt: int, now: float, most: int = 1 << 30) -> None:
         self.index = index
+        self.assembly = Assembly(most)      # the peers' messages, from their segments
         self.counts = dict(counts)
         self.links = {j: Loss(max(loss[index], loss[j]), burst if max(loss[index], loss[j])
                               else None).link([seed, PEER, attempt, index, j])
@@ -137,3 +146,53 @@ class PeerLinks:
                 self.polls.append((peer, instruction.number))
             elif isinstance(instruction, Finish):
                 self.finished.add(peer)
+
+
+def segments(size: int) -> list:
+    """(start, end) of each segment of a message of ``size`` bytes (one, empty, for none).
+
+    >>> segments(150 << 10), segments(0)
+    ([(0, 65536), (65536, 131072), (131072, 153600)], [(0, 0)])
+    """
+    return [(at, min(at + SEGMENT, size)) for at in range(0, size, SEGMENT)] or [(0, 0)]
+
+
+class Assembly:
+    """Messages coming in segments, put back together: ``add`` a new segment (numbered
+    ``seq`` on its sender's lane, of the message whose segments are numbered ``first`` to
+    ``first + parts - 1``) and get the whole message once its last segment is here. A
+    segment that does not fit its message (its place, its message's fields, its count) is
+    refused with ValueError, and a message may grow only to ``most`` bytes.
+
+    >>> from ffcode.mapreduce.shuffle import Message
+    >>> assembly = Assembly(most=1 << 20)
+    >>> part = lambda b: Message(1, (0,), np.frombuffer(b, np.uint8), batch=3)
+    >>> assembly.add(1, 5, 4, 2, part(b"def")) is None
+    True
+    >>> assembly.add(1, 4, 4, 2, part(b"abc")).payload.tobytes()
+    b'abcdef'
+    """
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.waiting: dict = {}         # (sender, first) -> (the first segment's, parts)
+
+    def add(self, sender: int, seq: int, first: int, parts: int, message: Any) -> Any:
+        if not (0 <= first <= seq < first + parts and 1 <= parts <= self.most // SEGMENT + 1):
+            raise ValueError(f"worker {sender} sent segment {seq} of a message of {parts} "
+                             f"from {first}")
+        if parts == 1:
+            return message
+        key = (sender, first)
+        head, got = self.waiting.setdefault(key, (message, {}))
+        if replace(message, payload=None) != replace(head, payload=None):
+            raise ValueError(f"worker {sender}'s segments of one message disagree")
+        got[seq - first] = message.payload
+        if sum(p.nbytes for p in got.values()) > self.most:
+            raise ValueError(f"worker {sender} sent a message over {self.most} bytes")
+        if len(got) < parts:
+            return None
+        del self.waiting[key]
+        payloads = [got[n] for n in range(parts)]
+        return replace(head, payload=np.concatenate(payloads) if isinstance(
+            head.payload, np.ndarray) else b"".join(payloads))

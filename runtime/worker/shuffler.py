@@ -50,7 +50,7 @@ from ffcode.runtime.shared.phases import Map, Shuffle, chunk_of
 from ffcode.runtime.shared.faults import Link
 from ffcode.runtime.shared.gate import Gate, peer
 from ffcode.runtime.shared.wire import Kind
-from ffcode.runtime.worker.peer_links import MOST_SEQ, PeerLinks
+from ffcode.runtime.worker.peer_links import MOST_SEQ, PeerLinks, segments
 
 POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
 LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
@@ -484,7 +484,7 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
     links = {lane: Link(attempt.rate) for lane in lanes}
     peers = None if not attempt.lossy() else PeerLinks(
         spec.index, {j: len(lanes.get(j, ())) for j in run.dials}, attempt.loss,
-        attempt.burst, attempt.seed, attempt.attempt, time.monotonic())
+        attempt.burst, attempt.seed, attempt.attempt, time.monotonic(), job.max_message)
     received: list = []
     sent: dict[str, Any] = {"sent": sum(memoryview(_payload(m.payload)).nbytes
                                         for m in messages), "copies": 0,
@@ -540,8 +540,9 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
                 elif message == "done":
                     heard.add(sender)
                 elif peers is not None and message is not None:
-                    if _on_lossy(run, peers, message, sender, extra, attempt.attempt):
-                        received.append(message)
+                    whole = _on_lossy(run, peers, message, sender, extra, attempt.attempt)
+                    if whole is not None:
+                        received.append(whole)
                 elif isinstance(message, Message):
                     received.append(message)
         yield
@@ -550,7 +551,7 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
 def _lanes(spec: Map, messages: list, attempt: Shuffle) -> dict:
     """The messages by lane (a receiver on "links", None for the medium of "turns"): each
     a deque of [receivers, frames, size, when it leaves, its number on a lossy lane, sent
-    again]."""
+    again]. A lossy lane carries a message in SEGMENT-byte segments, numbered in turn."""
     lanes: dict = {}
     for m in messages:
         frames = _frames(spec.run, attempt.attempt, m)
@@ -558,33 +559,42 @@ def _lanes(spec: Map, messages: list, attempt: Shuffle) -> dict:
         for lane in ((None,) if attempt.network == "turns" else m.receivers):
             receivers = m.receivers if lane is None else (lane,)
             queue = lanes.setdefault(lane, deque())
-            seq = len(queue) if attempt.lossy() else None
-            queue.append([receivers, frames if seq is None else _numbered(frames, seq),
-                          size, None, seq, False])
+            if not attempt.lossy():
+                queue.append([receivers, frames, size, None, None, False])
+                continue
+            parts, first = segments(size), len(queue)
+            meta = dict(json.loads(frames[0]), first=first, parts=len(parts))
+            for n, (start, end) in enumerate(parts):
+                numbered = [json.dumps(dict(meta, seq=first + n)).encode(),
+                            memoryview(frames[1])[start:end]]
+                queue.append([receivers, numbered, end - start, None, first + n, False])
     return lanes
 
 
 def _on_lossy(run: Run, peers: PeerLinks, message: Any, sender: int, extra: Any,
-              attempt: int) -> bool:
-    """A message on a lossy link: an acknowledgement taken; a poll, or a shuffle message
-    numbered ``extra``, answered with the bitmap of the sender's messages here (the link
-    may lose the answer). Whether it is a shuffle message not here before."""
+              attempt: int) -> Optional[Message]:
+    """A message on a lossy link: an acknowledgement taken; a poll, or a shuffle message's
+    segment (``extra``: its number, its message's first number and count), answered with
+    the bitmap of the sender's segments here (the link may lose the answer). The whole
+    shuffle message once its last segment came, else None."""
     if sender not in peers.got:
-        return False                        # a worker this attempt does without
+        return None                         # a worker this attempt does without
     if message == "ack":
         bits, poll = extra
         peers.acked(sender, bits, time.monotonic(), poll)
-        return False
-    new = False
+        return None
+    whole = None
     if isinstance(message, Message):
         if extra is None:
             raise ValueError(f"worker {sender} sent a shuffle message without its number "
                              f"on a lossy link")
-        new = peers.received(sender, extra)
+        seq, first, parts = extra
+        if peers.received(sender, seq):
+            whole = peers.assembly.add(sender, seq, first, parts, message)
     if peers.passes(sender):
         poll = {"poll": extra} if message == "poll" else {}
         _note(run, sender, attempt, ack=peers.ack(sender), **poll)
-    return new
+    return whole
 
 
 def serve(run: Run, peers: PeerLinks, attempt: int, stop: threading.Event) -> None:
@@ -656,11 +666,6 @@ def _frames(run_id: int, attempt: int, m: Message) -> list:
     return [json.dumps(meta).encode(), _payload(m.payload)]
 
 
-def _numbered(frames: list, seq: int) -> list:
-    """A message's frames with its number on its lane (a lossy link's)."""
-    return [json.dumps(dict(json.loads(frames[0]), seq=seq)).encode(), frames[1]]
-
-
 def _read(run: Run, frames: list, attempt: int) -> tuple:
     """(a peer's message as a shuffle Message, "turn" for a turn passed on, "done" for a
     peer that has all its messages, "ack" for an acknowledgement, or None for what no
@@ -694,13 +699,14 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
                 return "poll", sender, _number(meta["poll"])
         group, batch, function, lengths = (meta["group"], meta["batch"], meta["function"],
                                            meta["lengths"])
-        seq = meta.get("seq")
+        segment = tuple(meta.get(key) for key in ("seq", "first", "parts"))
         if len(frames) != 3 or not (isinstance(lengths, list) and all(
                 type(n) is int and n >= 0 for n in lengths)) or not (
                 group is None and type(batch) is int or batch is None and
                 isinstance(group, list) and all(type(w) is int for w in group)) or \
                 function is not None and type(function) is not int or \
-                seq is not None and not (type(seq) is int and 0 <= seq < MOST_SEQ):
+                segment != (None,) * 3 and not all(type(n) is int and 0 <= n < MOST_SEQ
+                                                   for n in segment):
             raise ValueError("malformed")
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"worker {sender} sent a bad shuffle message ({e})") from None
@@ -712,7 +718,8 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
         payload = np.frombuffer(payload, dtype)
     receivers = (spec.index,) if group is None else tuple(w for w in group if w != sender)
     return Message(sender, receivers, payload, None if group is None else tuple(group),
-                   batch, tuple(lengths), function), sender, seq
+                   batch, tuple(lengths), function), sender, \
+        None if segment[0] is None else segment
 
 
 def _number(value: Any) -> int:

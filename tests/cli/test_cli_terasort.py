@@ -123,7 +123,7 @@ def test_lossy_peer_links_sort_and_count_their_drops(bounded, capsys, tmp_path):
                                                 for k, d in enumerate(run["dropped"]))
         assert sum(map(sum, run["dropped"])) > 0 and sum(run["resent"]) > 0
         assert f"{[sum(d) for d in run['dropped']]} / {run['resent']}" in out
-    assert "messages lost on the peer links" in out
+    assert "lost on the peer links (segments, polls, acknowledgements)" in out
 
 
 @pytest.mark.bounded(60)

@@ -15,6 +15,7 @@ from ffcode.errors import InvalidParameterError, JobFailed
 from ffcode.mapreduce import terasort
 from ffcode.mapreduce.shuffle import Bytes, Placement
 from ffcode.runtime import run_mapreduce
+from ffcode.runtime.worker.peer_links import SEGMENT
 
 from helpers import reap, shared_cluster
 from test_mapreduce import (formula, killed, settled, sort_case, sort_job, split_files,
@@ -56,6 +57,25 @@ def test_terasort_at_every_load_is_exact_under_loss(bounded, cluster, loss, burs
         assert all(c >= s for c, s in zip(report.copies, report.sent))
         if loss >= 0.2:
             check_losses(report, K)
+
+
+@pytest.mark.bounded(60)
+def test_messages_of_many_segments_are_put_back_together(bounded, cluster):
+    """10 MB of records: each coded shuffle message (three a worker) spans several
+    segments, lost and sent again one by one; sorted exactly, the payload bytes as
+    without loss."""
+    data, bounds = sort_case(4, count=100000)
+    files = split_files(data, Placement(4, 2))
+    sent = {}
+    for loss in (None, 0.3):
+        outputs, report = run_mapreduce(cluster, files, terasort.mapper, terasort.sort,
+                                        load=2, args=[bounds], timeout=30, link_loss=loss,
+                                        link_burst=2.0 if loss else None, seed=8)
+        assert terasort.check(outputs, data)
+        sent[loss] = report.sent
+    assert sent[None] == sent[0.3] and min(sent[None]) / 3 > 2 * SEGMENT
+    check_losses(report, 4)
+    assert sum(report.resent) > 8
 
 
 @pytest.mark.bounded(60)

@@ -2,15 +2,19 @@
 lane's messages sent again until acknowledged, lanes complete once all are, copies told
 from new messages, the fates drawn from (seed, attempt, sender, receiver), a link losing as
 the worse of its ends; the shuffle task's loss fields checked as they arrive (peer_loss,
-Shuffle.from_meta); a peer's acknowledgement longer than its lane refused."""
+Shuffle.from_meta); a peer's acknowledgement longer than its lane refused; messages cut
+into segments and put back together in any order, a segment that does not fit its
+message refused."""
 import json
 
 import numpy as np
 import pytest
 
 from ffcode.errors import InvalidParameterError, ProtocolError
+from ffcode.mapreduce.shuffle import Message
 from ffcode.runtime.shared.phases import Shuffle, peer_loss
-from ffcode.runtime.worker.peer_links import MOST_WAIT, PeerLinks
+from ffcode.runtime.worker.peer_links import (MOST_WAIT, SEGMENT, Assembly, PeerLinks,
+                                              segments)
 
 
 def lanes(counts, loss=(0.2, 0.2, 0.2), burst=None, seed=1, attempt=1, index=0):
@@ -166,3 +170,47 @@ def test_a_shuffle_task_carries_its_losses():
 def test_a_shuffle_tasks_bad_losses_are_refused(fields, message):
     with pytest.raises(ProtocolError, match=message):
         Shuffle.from_meta(shuffle_meta(**fields))
+
+
+def test_segments_cover_a_message_exactly():
+    for size in (0, 1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 5 * SEGMENT + 7):
+        parts = segments(size)
+        assert parts[0][0] == 0 and parts[-1][1] == size
+        assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+        assert all(0 < end - start <= SEGMENT for start, end in parts) or size == 0
+
+
+@pytest.mark.parametrize("kind", ["bytes", "vector"])
+def test_segments_put_back_together_in_any_order(kind):
+    rng = np.random.default_rng(3)
+    whole = rng.integers(0, 2**31, 3 * SEGMENT // 8 + 5, dtype=np.uint64)
+    raw = whole.view(np.uint8)
+    cuts = [raw[a:b] for a, b in segments(raw.nbytes)]
+    parts = [c.view(np.uint64) if kind == "vector" else memoryview(c.tobytes())
+             for c in cuts]
+    assembly = Assembly(most=1 << 24)
+    order = [2, 0, 3, 1]
+    done = [assembly.add(2, 10 + n, 10, 4, Message(2, (0,), parts[n], group=(0, 1, 2),
+                                                    lengths=(7, 9)))
+            for n in order]
+    assert done[:3] == [None] * 3 and assembly.waiting == {}
+    got = done[3].payload
+    assert (np.array_equal(got, whole) if kind == "vector" else got == raw.tobytes())
+    assert (done[3].group, done[3].lengths) == ((0, 1, 2), (7, 9))
+
+
+def test_a_segment_that_does_not_fit_its_message_is_refused():
+    part = Message(1, (0,), np.zeros(4, np.uint8), batch=2)
+    assembly = Assembly(most=SEGMENT * 2)
+    with pytest.raises(ValueError, match="segment 9 of a message of 2 from 10"):
+        assembly.add(1, 9, 10, 2, part)
+    with pytest.raises(ValueError, match="segment 3 of a message of 5"):
+        assembly.add(1, 3, 0, 5, part)              # more parts than the most bytes allow
+    assembly.add(1, 0, 0, 2, part)
+    with pytest.raises(ValueError, match="segments of one message disagree"):
+        assembly.add(1, 1, 0, 2, Message(1, (0,), part.payload, batch=3))
+    full = Message(1, (0,), np.zeros(SEGMENT, np.uint8), batch=2)
+    big = Assembly(most=SEGMENT + 6)
+    big.add(1, 0, 0, 2, full)
+    with pytest.raises(ValueError, match=f"a message over {SEGMENT + 6} bytes"):
+        big.add(1, 1, 0, 2, full)
