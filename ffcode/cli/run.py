@@ -258,9 +258,9 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
     if args.allocate == "speed" and args.shares == 1:
         raise ValueError("--allocate speed shares out --shares W per worker on average: give "
                          "--shares 2 or more.")
-    for name, default in DEFAULTS.items():
+    for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
-            setattr(args, name, default)
+            setattr(args, name, value)
     if args.k is None and args.job in JOB_CODES:
         args.k = code_entry(JOB_CODES[args.job]).params["k"]
     return args
