@@ -106,8 +106,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      metavar="MS", help="milliseconds each message takes on top of its bytes")
     net.add_argument("--loss", type=non_negative(), default=0.0, metavar="P",
                      help="the share of messages every peer link loses, each way, from 0 to "
-                          "below 1 (links only; messages go in 64 KiB segments, a lost one "
-                          "sent again) (default 0)")
+                          "below 1 (messages go in 64 KiB segments, a lost one sent again) "
+                          "(default 0)")
     net.add_argument("--burst", type=positive("messages"), metavar="B",
                      help="the mean run of lost messages (default: independent losses)")
     run = parser.add_argument_group("run")
@@ -135,9 +135,6 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
         raise ValueError(f"--records {args.records} must be at least --workers "
                          f"{args.workers}: every worker sorts a range of the keys.")
     if args.loss or args.burst is not None:
-        if args.network != "links":
-            raise ValueError("--loss is for --network links (the shared medium of turns has "
-                             "no lossy links).")
         if args.loss >= 1:
             raise ValueError(f"--loss {args.loss:g} must be below 1: a peer link losing every "
                              f"message cannot carry the shuffle.")

@@ -35,7 +35,7 @@ seconds a message takes on top of its bytes): on "links" every ordered pair of w
 has its own link of that rate and a message for several receivers is sent to each; on
 "turns" the workers send one after another on one shared medium of that rate, a
 multicast reaching all its receivers at once (the schedule of Coded TeraSort's
-implementation, and the setting of the coded-shuffling papers). On "links", ``link_loss``
+implementation, and the setting of the coded-shuffling papers). ``link_loss``
 makes the peer links lose messages (seeded by ``seed``, independently or in runs of
 ``link_burst``), carried in segments of 64 KiB as a network carries packets: a lost
 segment or acknowledgement is found by the sender's gaps and timeouts (a timeout asking
@@ -258,9 +258,10 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     once. network, link_rate, link_delay: the emulated network (the module's docstring;
     link_rate None: as fast as the sockets go; link_delay: seconds each message takes on
     top of its bytes, the link free for the next meanwhile). link_loss: the share of
-    messages the peer links lose ("links" only; p below 1 for every link, or {worker: p}
-    for the links from and to each worker named), link_burst their mean run (None:
-    independent), seed their fates' (None: drawn). recover: finish without
+    messages the peer links lose (p below 1 for every link, or {worker: p} for the links
+    from and to each worker named; on "turns", each receiver's reception of the medium),
+    link_burst their mean run (None: independent), seed their fates' (None: drawn).
+    recover: finish without
     workers lost after the map where the load allows (the module's docstring). JobFailed
     naming the worker for a lost worker that cannot be done without, or a function that
     raises (whatever it raises, SystemExit too: the job fails, the worker serves on;
@@ -320,10 +321,6 @@ def _network(network: Any, rate: Any, delay: Any, loss: Any, burst: Any, seed: A
     seed (drawn when None)."""
     network = checks.choice(network, "network", NETWORKS)
     loss = peer_loss(loss, burst, workers)
-    if loss and network != "links":
-        raise InvalidParameterError(
-            "Argument 'link_loss' is for network='links' (the shared medium of 'turns' "
-            "has no lossy links).")
     return dict(network=network, rate=None if rate is None else checks.positive(rate,
                                                                                 "link_rate"),
                 delay=delay_of(delay), loss=loss,

@@ -214,8 +214,6 @@ class Shuffle:
             checked = peer_loss(dict(enumerate(loss)), meta["burst"], K) \
                 if loss or meta["burst"] is not None else ()
             loss, burst = checked if checked else ((), None)
-            if loss and meta["network"] != "links":
-                raise InvalidParameterError("lossy peer links are a 'links' network's")
         except ValueError as e:
             raise ProtocolError(f"a shuffle task's {e}") from None
         return cls(check.count(meta["run"], "run"), tuple(endpoints),

@@ -50,7 +50,7 @@ from ffcode.runtime.shared.phases import Map, Shuffle, chunk_of
 from ffcode.runtime.shared.faults import Link
 from ffcode.runtime.shared.gate import Gate, peer
 from ffcode.runtime.shared.wire import Kind
-from ffcode.runtime.worker.peer_links import MOST_SEQ, PeerLinks, segments
+from ffcode.runtime.worker.peer_links import MOST_SEQ, MOST_WAIT, PeerLinks, segments
 
 POLL = 0.02                 # seconds the shuffle waits on its socket between looks at a stop
 LINGER = 2.0                # seconds a finished shuffle's last notes get to leave
@@ -477,18 +477,14 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
     once stopped). On "links" every pair of workers has its own link of ``rate`` bytes a
     second and a message for several receivers goes to each; on "turns" the workers send
     one after another on a shared medium of that rate, a message reaching all its
-    receivers at once. Links that lose messages (``attempt.loss``) number each lane's
-    messages and send the lost ones again (runtime/worker/peer_links.py)."""
+    receivers at once. Links that lose messages (``attempt.loss``): ``_lossy_exchange``."""
+    if attempt.lossy():
+        return (yield from _lossy_exchange(job, run, messages, attempt, expected))
     spec, turns = run.spec, attempt.network == "turns"
     lanes = _lanes(spec, messages, attempt)
     links = {lane: Link(attempt.rate) for lane in lanes}
-    peers = None if not attempt.lossy() else PeerLinks(
-        spec.index, {j: len(lanes.get(j, ())) for j in run.dials}, attempt.loss,
-        attempt.burst, attempt.seed, attempt.attempt, time.monotonic(), job.max_message)
     received: list = []
-    sent: dict[str, Any] = {"sent": sum(memoryview(_payload(m.payload)).nbytes
-                                        for m in messages), "copies": 0,
-                            "messages": len(messages)}
+    sent = _sent(messages)
     order = [w for w in range(spec.placement.workers) if w not in attempt.lost]
     place = order.index(spec.index)
     waiting = turns and place > 0       # for the previous worker's turn
@@ -500,30 +496,13 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
             return None, None, None
         now = time.monotonic()
         due = now + POLL
-        if peers is not None:
-            peers.tick(now)
-            for j, seq, item in peers.resends:
-                lanes[j].append([*item[:3], None, seq, True])
-            for j, number in peers.polls:
-                if peers.passes(j):
-                    _note(run, j, attempt.attempt, poll=number)
-            peers.resends.clear()
-            peers.polls.clear()
-            due = min(due, peers.due)
         if not waiting:
             for lane, queue in lanes.items():
-                due = min(due, _send(run, queue, links[lane], attempt.delay, sent, now,
-                                     peers))
+                due = min(due, _send(run, queue, links[lane], attempt.delay, sent, now))
             if not passed and not any(lanes.values()):
                 _note(run, order[place + 1], attempt.attempt, turn=True)
                 passed = True
-        if peers is not None:
-            if len(received) >= expected and peers.complete and not any(lanes.values()):
-                dropped = peers.dropped
-                sent.update(dropped=[dropped.get(j, 0) for j in range(len(spec.peers))],
-                            resent=peers.resent)
-                return received, sent, peers    # every message here, each sent taken
-        elif not noted and len(received) >= expected:
+        if not noted and len(received) >= expected:
             for j in run.dials:
                 _note(run, j, attempt.attempt, done=True)
             noted = True
@@ -532,27 +511,104 @@ def _exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: in
         if early or run.router.poll(max(0, int((due - time.monotonic()) * 1000))):
             while early or run.router.poll(0):
                 frames = early.pop(0) if early else run.router.recv_multipart(copy=False)
-                message, sender, extra = _read(run, frames, attempt.attempt)
+                message, sender, _ = _read(run, frames, attempt.attempt)
                 if message == "turn":
                     if sender != order[place - 1]:
                         raise ValueError(f"worker {sender} passed a turn out of order")
                     waiting = False
                 elif message == "done":
                     heard.add(sender)
-                elif peers is not None and message is not None:
-                    whole = _on_lossy(run, peers, message, sender, extra, attempt.attempt)
-                    if whole is not None:
-                        received.append(whole)
                 elif isinstance(message, Message):
                     received.append(message)
         yield
 
 
+def _lossy_exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expected: int):
+    """``_exchange`` on links that lose messages (runtime/worker/peer_links.py): every
+    segment acknowledged, asked about and sent again as PeerLinks says; on "turns" a
+    worker passes the medium on once every segment it sent was acknowledged, the turn sent
+    again until the next worker answers it. Returns once every message expected is here
+    and every segment sent (and the turn) was acknowledged."""
+    spec, turns = run.spec, attempt.network == "turns"
+    lanes, counts = _lanes(spec, messages, attempt), dict.fromkeys(run.dials, 0)
+    for item in (item for queue in lanes.values() for item in queue):
+        for j in item[0]:
+            counts[j] += 1
+    links = {lane: Link(attempt.rate) for lane in lanes}
+    peers = PeerLinks(spec.index, counts, attempt.loss, attempt.burst, attempt.seed,
+                      attempt.attempt, time.monotonic(), job.max_message)
+    received: list = []
+    sent = _sent(messages)
+    order = [w for w in range(spec.placement.workers) if w not in attempt.lost]
+    place = order.index(spec.index)
+    waiting = turns and place > 0       # for the previous worker's turn
+    to = order[place + 1] if turns and place < len(order) - 1 else None    # the next turn
+    again: Optional[float] = 0.0        # when to pass the turn (again); None: answered
+    early, run.early = run.early, []    # what came of this attempt while the last one ran
+    while True:
+        if job.stop.is_set():
+            return None, None, None
+        now = time.monotonic()
+        peers.tick(now)
+        for j, seq, (_, frames, size) in peers.resends:
+            lanes[None if turns else j].append([(j,), {j: frames}, size, None, {j: seq}, True])
+        for j, number in peers.polls:
+            if peers.passes(j):
+                _note(run, j, attempt.attempt, poll=number)
+        peers.resends.clear()
+        peers.polls.clear()
+        due = min(now + POLL, peers.due)
+        if not waiting:
+            for lane, queue in lanes.items():
+                due = min(due, _send(run, queue, links[lane], attempt.delay, sent, now,
+                                     peers))
+            if to is not None and again is not None and peers.complete and \
+                    not any(lanes.values()):
+                if now >= again:
+                    if peers.passes(to):
+                        _note(run, to, attempt.attempt, turn=True)
+                    again = now + min(MOST_WAIT, 2 * peers.timer.estimate)
+                due = min(due, again)
+        if len(received) >= expected and peers.complete and not any(lanes.values()) and \
+                (to is None or again is None):
+            dropped = peers.dropped
+            sent.update(dropped=[dropped.get(j, 0) for j in range(len(spec.peers))],
+                        resent=peers.resent)
+            return received, sent, peers    # every message here, each sent taken
+        if early or run.router.poll(max(0, int((due - time.monotonic()) * 1000))):
+            while early or run.router.poll(0):
+                frames = early.pop(0) if early else run.router.recv_multipart(copy=False)
+                message, sender, extra = _read(run, frames, attempt.attempt)
+                if message == "turned" and sender == to:
+                    again = None
+                elif message == "turn":
+                    if sender != order[place - 1]:
+                        raise ValueError(f"worker {sender} passed a turn out of order")
+                    waiting = False
+                    if peers.passes(sender):
+                        _note(run, sender, attempt.attempt, turned=True)
+                elif message is not None:
+                    whole = _on_lossy(run, peers, message, sender, extra, attempt.attempt)
+                    if whole is not None:
+                        received.append(whole)
+        yield
+
+
+def _sent(messages: list) -> dict:
+    """What a worker's answer says it sent: the payload bytes, each message counted once
+    (``sent``), the bytes put on the links (``copies``, counted as they go) and the
+    messages."""
+    return {"sent": sum(memoryview(_payload(m.payload)).nbytes for m in messages),
+            "copies": 0, "messages": len(messages)}
+
+
 def _lanes(spec: Map, messages: list, attempt: Shuffle) -> dict:
     """The messages by lane (a receiver on "links", None for the medium of "turns"): each
-    a deque of [receivers, frames, size, when it leaves, its number on a lossy lane, sent
-    again]. A lossy lane carries a message in SEGMENT-byte segments, numbered in turn."""
+    a deque of [receivers, frames, size, when it leaves, its numbers on lossy lanes, sent
+    again]. On lossy links a message goes in SEGMENT-byte segments, each numbered in turn
+    on each receiver's lane (frames and numbers then by receiver)."""
     lanes: dict = {}
+    numbers: dict = {}                  # receiver -> segments numbered on its lane so far
     for m in messages:
         frames = _frames(spec.run, attempt.attempt, m)
         size = memoryview(frames[1]).nbytes
@@ -562,12 +618,17 @@ def _lanes(spec: Map, messages: list, attempt: Shuffle) -> dict:
             if not attempt.lossy():
                 queue.append([receivers, frames, size, None, None, False])
                 continue
-            parts, first = segments(size), len(queue)
-            meta = dict(json.loads(frames[0]), first=first, parts=len(parts))
+            parts = segments(size)
+            first = {j: numbers.get(j, 0) for j in receivers}
             for n, (start, end) in enumerate(parts):
-                numbered = [json.dumps(dict(meta, seq=first + n)).encode(),
-                            memoryview(frames[1])[start:end]]
-                queue.append([receivers, numbered, end - start, None, first + n, False])
+                payload = memoryview(frames[1])[start:end]
+                meta = json.loads(frames[0])
+                seqs = {j: first[j] + n for j in receivers}
+                queue.append([receivers, {j: [json.dumps(dict(
+                    meta, first=first[j], parts=len(parts), seq=seqs[j])).encode(), payload]
+                    for j in receivers}, end - start, None, seqs, False])
+            for j in receivers:
+                numbers[j] = first[j] + len(parts)
     return lanes
 
 
@@ -598,8 +659,8 @@ def _on_lossy(run: Run, peers: PeerLinks, message: Any, sender: int, extra: Any,
 
 
 def serve(run: Run, peers: PeerLinks, attempt: int, stop: threading.Event) -> None:
-    """A run's peers' copies and polls answered after its exchange ended (their
-    acknowledgement was lost), until ``stop``: the run let go of, or another attempt
+    """A run's peers' copies, polls and turns answered after its exchange ended (their
+    answer was lost), until ``stop``: the run let go of, or another attempt
     begun (a thread's loop: its sockets are the thread's meanwhile)."""
     while not stop.is_set():
         if not run.router.poll(int(POLL * 1000)):
@@ -609,13 +670,16 @@ def serve(run: Run, peers: PeerLinks, attempt: int, stop: threading.Event) -> No
             message, sender, extra = _read(run, frames, attempt)
             if message == "poll" or isinstance(message, Message):
                 _on_lossy(run, peers, message, sender, extra, attempt)
+            elif message == "turn" and sender in run.dials and peers.passes(sender):
+                _note(run, sender, attempt, turned=True)    # its answer was lost
         except ValueError:
             continue                # a peer's bad copy: nothing here depends on it
 
 
 def _note(run: Run, to: int, attempt: int, **what: Any) -> None:
-    """A turn passed on, "done": every message for this worker arrived (so that a
-    worker closes its sockets only once what it sent was taken), or an acknowledgement."""
+    """A turn passed on (on lossy links, "turned": its answer), "done": every message for
+    this worker arrived (so that a worker closes its sockets only once what it sent was
+    taken), a poll or an acknowledgement."""
     run.dials[to].send(json.dumps({"run": run.spec.run, "attempt": attempt,
                                    **what}).encode())
 
@@ -635,12 +699,15 @@ def _send(run: Run, queue: deque, link: Link, delay: float, sent: dict, now: flo
         link.sent(carried)
         item[3] = carried + delay
     while queue and queue[0][3] is not None and queue[0][3] <= now:
-        receivers, frames, size, _, seq, again = queue.popleft()
+        receivers, frames, size, _, seqs, again = queue.popleft()
         for receiver in receivers:
-            if peers is None or peers.passes(receiver):
+            if peers is None:
                 run.dials[receiver].send_multipart(frames, copy=False)
-            if peers is not None:
-                peers.left(receiver, seq, (receivers, frames, size), now, again)
+            else:                           # frames and numbers by receiver
+                if peers.passes(receiver):
+                    run.dials[receiver].send_multipart(frames[receiver], copy=False)
+                peers.left(receiver, seqs[receiver], (receiver, frames[receiver], size),
+                           now, again)
             sent["copies"] += size
     if not queue:
         return now + POLL
@@ -688,7 +755,7 @@ def _read(run: Run, frames: list, attempt: int) -> tuple:
             run.early.append(frames)
             return None, None, None
         if len(frames) == 2:
-            for note in ("done", "turn"):
+            for note in ("done", "turn", "turned"):
                 if meta.get(note) is True:
                     return note, sender, None
             if "ack" in meta:

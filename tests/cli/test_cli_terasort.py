@@ -124,6 +124,9 @@ def test_lossy_peer_links_sort_and_count_their_drops(bounded, capsys, tmp_path):
         assert sum(map(sum, run["dropped"])) > 0 and sum(run["resent"]) > 0
         assert f"{[sum(d) for d in run['dropped']]} / {run['resent']}" in out
     assert "lost on the peer links (segments, polls, acknowledgements)" in out
+    status, out, err = run_cli(capsys, *SMALL, "--network", "turns", "--link-rate", "400",
+                               "--loss", "0.2")
+    assert status == 0 and "network turns" in out and "each link losing 20%" in out, err
 
 
 @pytest.mark.bounded(60)
@@ -152,7 +155,6 @@ def test_a_wrong_output_exits_1_with_an_error_line(bounded, capsys, monkeypatch)
     (["--loss", "-0.1"], "argument --loss: must be a number >= 0"),
     (["--loss", "0.5", "--burst", "0.5"], "mean run of losses >= 1"),
     (["--loss", "0.6", "--burst", "1"], "too short for p = 0.6"),
-    (["--loss", "0.1", "--network", "turns"], "--loss is for --network links"),
     (["--workers", "30", "--r", "15"], "make 155117520 files"),
     (["--report", "/proc/ffcode-test-terasort.json"], "cannot write the report to "),
 ])

@@ -162,7 +162,6 @@ def test_a_shuffle_task_carries_its_losses():
     ({"loss": [0.1, 1.0, 0.2]}, "cannot carry the shuffle"),
     ({"loss": [0.1, -1, 0.2]}, "probability"),
     ({"burst": 0.2}, "mean run of losses >= 1"),
-    ({"network": "turns"}, "lossy peer links are a 'links' network's"),
     ({"seed": -1}, "seed"),
     ({"seed": 2**64}, "seed"),
     ({"loss": "0.1"}, "loss"),

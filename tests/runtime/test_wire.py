@@ -91,7 +91,7 @@ def test_header_bad_magic(magic):
         Header.unpack(raw_header(magic=magic))
 
 
-@pytest.mark.parametrize("version", [0, 1, 7, 9, 255], ids=str)
+@pytest.mark.parametrize("version", [0, 1, 8, 10, 255], ids=str)
 def test_header_bad_version(version):
     with pytest.raises(ProtocolError, match="bad magic or version"):
         Header.unpack(raw_header(version=version))
