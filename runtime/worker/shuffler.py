@@ -544,6 +544,7 @@ def _lossy_exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expect
     waiting = turns and place > 0       # for the previous worker's turn
     to = order[place + 1] if turns and place < len(order) - 1 else None    # the next turn
     again: Optional[float] = 0.0        # when to pass the turn (again); None: answered
+    again_on_medium: dict = {}          # turns: a segment's copy not yet on the medium
     early, run.early = run.early, []    # what came of this attempt while the last one ran
     while True:
         if job.stop.is_set():
@@ -551,7 +552,14 @@ def _lossy_exchange(job: Any, run: Run, messages: list, attempt: Shuffle, expect
         now = time.monotonic()
         peers.tick(now)
         for j, seq, (_, frames, size) in peers.resends:
-            lanes[None if turns else j].append([(j,), {j: frames}, size, None, {j: seq}, True])
+            item = again_on_medium.get(id(frames[1])) if turns else None
+            if item is not None and item[3] is None:    # one multicast serves them all
+                item[0], item[1][j], item[4][j] = (*item[0], j), frames, seq
+                continue
+            item = [(j,), {j: frames}, size, None, {j: seq}, True]
+            lanes[None if turns else j].append(item)
+            if turns:
+                again_on_medium[id(frames[1])] = item       # (by the segment's payload)
         for j, number in peers.polls:
             if peers.passes(j):
                 _note(run, j, attempt.attempt, poll=number)
