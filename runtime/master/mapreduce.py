@@ -105,10 +105,11 @@ class MapReduceReport:
     and the cluster gives them no further job); ``distrusted``, the pairs whose values
     were sent again by another mapper; ``verify``, the master's seconds in the checks.
 
-    Lossy peer links (``link_loss``, ``link_burst``): ``dropped[k][j]``, what the link
-    from worker k to worker j lost in the shuffle that gave the outputs (segments of
-    messages, polls and acknowledgements), and ``resent[k]``, the segments worker k sent
-    again (empty lists without loss; None for a lost worker)."""
+    Lossy peer links (``link_loss``, each worker's loss, and ``link_burst``; None without
+    loss): ``dropped[k][j]``, what the link from worker k to worker j lost in the shuffle
+    that gave the outputs (segments of messages, polls, turns and acknowledgements), and
+    ``resent[k]``, the segments worker k sent again (empty lists without loss; None for a
+    lost worker)."""
     workers: int
     load: int
     coded: bool
@@ -261,11 +262,10 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
     messages the peer links lose (p below 1 for every link, or {worker: p} for the links
     from and to each worker named; on "turns", each receiver's reception of the medium),
     link_burst their mean run (None: independent), seed their fates' (None: drawn).
-    recover: finish without
-    workers lost after the map where the load allows (the module's docstring). JobFailed
-    naming the worker for a lost worker that cannot be done without, or a function that
-    raises (whatever it raises, SystemExit too: the job fails, the worker serves on;
-    ``retries``: run again from the map that many times). timeout: seconds the whole call
+    recover: finish without workers lost after the map where the load allows (the
+    module's docstring). JobFailed naming the worker for a lost worker that cannot be
+    done without, or a function that raises (whatever it raises, SystemExit too: the job
+    fails, the worker serves on; ``retries``: run again from the map that many times). timeout: seconds the whole call
     may take, retries included (JobTimeout after them, the workers still busy in a
     function letting go of the job as it returns). A shuffle message larger than the
     cluster's ``max_message`` fails the job at once, naming its size.

@@ -9,15 +9,16 @@ does packets: a multi-megabyte message is not lost whole, and a loss costs one s
 sent again. The receiver puts a message's segments back together (``Assembly``).
 
 A shuffle message is needed whole (each is a coded multicast of pieces no other message
-carries), so a lost segment is sent again: each lane (this worker's messages to one peer)
-follows ffcode.delivery's ARQ rule, a ``Stream`` of numbered messages; the receiver
-acknowledges every message it gets with a bitmap of all it has from that sender. A message
-timed out is first asked about (a poll, answered by the bitmap), as its acknowledgement may
-be what was lost, and a message costs far more than the question. A lane is
-complete once every message on it was acknowledged; a worker's exchange ends when it has
-every message it expects and all its lanes are complete. Its acknowledgements may still be
-lost after that, so it answers its peers' copies until its run is let go of (every worker
-then has ended its exchange: nobody sends anything more).
+carries), so a lost segment is sent again: each lane (this worker's segments for one
+peer) follows ffcode.delivery's ARQ rule, a ``Stream`` of numbered segments; the receiver
+acknowledges every segment it gets with a bitmap of all it has from that sender. A segment
+timed out is first asked about (a poll, answered by the bitmap), as its acknowledgement
+may be what was lost, and a segment costs far more than the question. A lane is complete
+once every segment on it was acknowledged; a worker's exchange ends when it has every
+message it expects and all its lanes are complete (on a shared medium, also once the next
+worker took the turn it passed on). Its answers may still be lost after that, so it
+answers its peers' copies, polls and turns until its run is let go of (every worker then
+has ended its exchange: nobody sends anything more).
 
 >>> links = PeerLinks(0, {1: 2}, loss=(0.0, 0.5), burst=None, seed=6, attempt=1, now=0.0)
 >>> [links.passes(1) for _ in range(6)], links.dropped
