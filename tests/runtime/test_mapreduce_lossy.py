@@ -1,31 +1,33 @@
 """Coded MapReduce on peer links that lose messages (``run_mapreduce(link_loss=,
 link_burst=, seed=)``): TeraSort sorted exactly at every load, coded and plain, under
-independent and bursty loss from 0.05 to 0.4; GF(p) sums exact; the report counting each
-link's drops and each worker's messages sent again, the payload bytes unchanged; a worker's
-own loss only on its links; a lying peer still named and excluded; a worker lost
-mid-shuffle done without; hand-started tcp workers; no peer socket left once the jobs end;
-bad input refused before anything starts."""
+independent and bursty loss from 0.05 to 0.4, on separate links and on a shared medium;
+messages of many segments put back together; GF(p) sums exact; the report counting each
+link's drops and each worker's segments sent again, the payload bytes unchanged; a
+worker's own loss only on its links; a lying peer still named and excluded; a worker lost
+mid-shuffle done without; no peer socket left once the jobs end; bad input refused before
+anything starts. (Hand-started tcp workers and Ray actors on lossy links:
+test_mapreduce.py.)"""
 import time
 
 import numpy as np
 import pytest
 
-import ffcode
 from ffcode.errors import InvalidParameterError, JobFailed
 from ffcode.mapreduce import terasort
 from ffcode.mapreduce.shuffle import Bytes, Placement
 from ffcode.runtime import run_mapreduce
 from ffcode.runtime.worker.peer_links import SEGMENT
 
-from helpers import reap, shared_cluster
+from helpers import shared_cluster
 from test_mapreduce import (formula, killed, settled, sort_case, sort_job, split_files,
                             vector_map)
 from test_mapreduce_verify import sort_files
-from test_remote import LOOPBACK, start_workers
+import test_mapreduce
 import test_mapreduce_verify
 
 cluster = shared_cluster(4)
-liar_cluster = test_mapreduce_verify.liar_cluster      # (a fixture)
+liar_cluster = test_mapreduce_verify.liar_cluster      # (fixtures: a liar's cluster, and
+fresh = test_mapreduce.fresh                            # four workers of a test's own)
 LOSSES = [(0.05, None), (0.2, None), (0.4, None), (0.2, 2.0), (0.4, 3.0)]
 
 
@@ -144,14 +146,6 @@ def test_a_lying_peer_is_named_under_loss(bounded, liar_cluster):
     assert report.dropped[2] is None and report.resent[2] is None
 
 
-@pytest.fixture
-def fresh():
-    """Four local workers of this test's own (one is killed)."""
-    with ffcode.Cluster(4) as c:
-        c.wait()
-        yield c
-
-
 @pytest.mark.bounded(60)
 def test_a_worker_lost_mid_lossy_shuffle_is_done_without(bounded, fresh):
     """A worker killed during a lossy exchange (links at 4 kB/s, the kill 0.2 s in): at
@@ -175,26 +169,6 @@ def test_a_worker_lost_mid_lossy_shuffle_is_done_without(bounded, fresh):
     assert terasort.check(outputs, data) and report.lost == [place]
     assert [j.code for j in report.jobs][1:] == ["MapReduce shuffle phase on 4 workers"] * 2
     assert report.dropped[place] is None
-
-
-@pytest.mark.bounded(60)
-def test_lossy_links_between_tcp_workers(bounded, tmp_path):
-    """Three hand-started 'ffcode worker --connect' processes (peer links with CURVE keys)
-    on links losing 0.3 in runs of 2: sorted exactly, drops counted."""
-    K = 3
-    procs = []
-    try:
-        with ffcode.Cluster(endpoint=LOOPBACK, n_workers=K, start_timeout=30,
-                            insecure=True) as c:
-            procs = start_workers(c.endpoint, K, tmp_path)
-            c.wait(timeout=30)
-            outputs, report, data, _ = sort_job(c, K, 2, True, link_loss=0.3, link_burst=2,
-                                                seed=4)
-            assert terasort.check(outputs, data)
-            check_losses(report, K, lossy=range(K))
-        assert [proc.wait(10) for proc in procs] == [0] * K
-    finally:
-        reap(procs)
 
 
 @pytest.mark.parametrize("options, message", [
