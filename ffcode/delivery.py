@@ -127,9 +127,10 @@ class Fresh:
 
 @dataclass(frozen=True)
 class Poll:
-    """Ask the master for an acknowledgement now (a message without data, numbered
-    ``number``): a rateless packet's first POLLS timeouts, before it is taken for lost, as
-    its acknowledgement may be what was lost. The answer comes to ``acked(..., poll=number)``
+    """Ask the receiver for an acknowledgement now (a message without data, numbered
+    ``number``): a packet's first POLLS timeouts on a stream that asks (``Stream.ask``: a
+    rateless one's by default), before it is taken for lost, as its acknowledgement may be
+    what was lost. The answer comes to ``acked(..., poll=number)``
     and tells what of the packets sent before the poll arrived."""
     number: int
 

@@ -68,9 +68,9 @@ class PeerLinks:
         self.index = index
         self.assembly = Assembly(most)      # the peers' messages, from their segments
         self.counts = dict(counts)
-        self.links = {j: Loss(max(loss[index], loss[j]), burst if max(loss[index], loss[j])
-                              else None).link([seed, PEER, attempt, index, j])
-                      for j in self.counts}
+        worse = {j: max(loss[index], loss[j]) for j in self.counts}
+        self.links = {j: Loss(p, burst if p else None).link([seed, PEER, attempt, index, j])
+                      for j, p in worse.items()}
         self.streams: dict = {}
         self.timer = RoundTrip(first=FIRST_WAIT, most=MOST_WAIT)   # one for all lanes
         self.finished: set = set()          # lanes whose every message was acknowledged
@@ -122,7 +122,8 @@ class PeerLinks:
     def tick(self, now: float) -> None:
         """The clock reached ``now``: the lanes' timeouts due are losses (sent again)."""
         for j, stream in self.streams.items():
-            if stream.due is not None and stream.due <= now:
+            due = stream.due
+            if due is not None and due <= now:
                 self._carry(j, stream.tick(now))
 
     def received(self, peer: int, seq: int) -> bool:
@@ -176,7 +177,8 @@ class Assembly:
 
     def __init__(self, most: int) -> None:
         self.most = most
-        self.waiting: dict = {}         # (sender, first) -> (the first segment's, parts)
+        self.waiting: dict = {}         # (sender, first) -> [the first segment's message,
+        # its segments' payloads by place, their bytes so far]
 
     def add(self, sender: int, seq: int, first: int, parts: int, message: Any) -> Any:
         if not (0 <= first <= seq < first + parts and 1 <= parts <= self.most // SEGMENT + 1):
@@ -185,11 +187,13 @@ class Assembly:
         if parts == 1:
             return message
         key = (sender, first)
-        head, got = self.waiting.setdefault(key, (message, {}))
+        waiting = self.waiting.setdefault(key, [message, {}, 0])
+        head, got = waiting[0], waiting[1]
         if replace(message, payload=None) != replace(head, payload=None):
             raise ValueError(f"worker {sender}'s segments of one message disagree")
         got[seq - first] = message.payload
-        if sum(p.nbytes for p in got.values()) > self.most:
+        waiting[2] += message.payload.nbytes
+        if waiting[2] > self.most:
             raise ValueError(f"worker {sender} sent a message over {self.most} bytes")
         if len(got) < parts:
             return None

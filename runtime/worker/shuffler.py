@@ -626,11 +626,10 @@ def _lanes(spec: Map, messages: list, attempt: Shuffle) -> dict:
             if not attempt.lossy():
                 queue.append([receivers, frames, size, None, None, False])
                 continue
-            parts = segments(size)
+            parts, meta = segments(size), json.loads(frames[0])
             first = {j: numbers.get(j, 0) for j in receivers}
             for n, (start, end) in enumerate(parts):
                 payload = memoryview(frames[1])[start:end]
-                meta = json.loads(frames[0])
                 seqs = {j: first[j] + n for j in receivers}
                 queue.append([receivers, {j: [json.dumps(dict(
                     meta, first=first[j], parts=len(parts), seq=seqs[j])).encode(), payload]
