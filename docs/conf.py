@@ -69,7 +69,7 @@ nitpicky = True
 # standard-library classes have no target here (with FFCODE_DOCS_INTERSPHINX=1 they link).
 nitpick_ignore_regex = [
     ("py:(class|exc)", r"(numpy|np)(\.[\w.]+)?"),   # numpy.ndarray (np. in dataclass fields), ...
-    ("py:class", r"(collections\.abc|typing|os|pathlib|threading|logging)\.\w+"),  # stdlib
+    ("py:class", r"(collections\.abc|typing|os|pathlib|threading|logging|fractions)\.\w+"),  # stdlib
     ("py:class", r"zmq\.[\w.]+"),                         # pyzmq's sockets and contexts
     ("py:class", r"concurrent\.futures\.[\w.]+"),          # JobFuture's base, Future
     ("py:class", r"sklearn\.[\w.]+"),                     # the estimators' scikit-learn bases

@@ -14,9 +14,10 @@ server:
   already holds. A user on r relays is side information at all r.
 
 Both coded loads meet information-theoretic lower bounds (``bounds``): the downlink
-N - min_k |U_k| updates, the uplink the optimum of a linear program of cuts, for every
-topology. On a user on every r-subset of K relays (``Topology.combination``) they are
-N (1 - r/K) down and N (K - r)/(K - 1) up, against N and N uncoded.
+N - min_k #U_k updates (#U_k: relay k's users), the uplink the optimum of a linear program
+of cuts, for every topology. With a user on every r-subset of K relays
+(``Topology.combination``) they are N (1 - r/K) down and N (K - r)/(K - 1) up, against N
+each uncoded.
 
 The flat system (workers storing data sets redundantly, no relays) is the same exchange:
 read relay k as worker k and its group as the data sets it stores.
@@ -30,9 +31,10 @@ read relay k as worker k and its group as the data sets it stores.
 True
 """
 from ffcode.mtl.bounds import cuts, downlink_bound, uplink_bound, uplink_solution
-from ffcode.mtl.scheme import Coded, Loads, Uncoded, allocation, coded_loads, uncoded_loads
+from ffcode.mtl.scheme import (Coded, Exchanged, Loads, Uncoded, allocation, coded_loads,
+                               exchange, uncoded_loads)
 from ffcode.mtl.topology import MAX_RELAYS, Topology, parse
 
-__all__ = ["Coded", "Loads", "MAX_RELAYS", "Topology", "Uncoded", "allocation", "coded_loads",
-           "cuts", "downlink_bound", "parse", "uncoded_loads", "uplink_bound",
-           "uplink_solution"]
+__all__ = ["Coded", "Exchanged", "Loads", "MAX_RELAYS", "Topology", "Uncoded", "allocation",
+           "coded_loads", "cuts", "downlink_bound", "exchange", "parse", "uncoded_loads",
+           "uplink_bound", "uplink_solution"]

@@ -1,18 +1,19 @@
 """The information-theoretic lower bounds on the loads between the relays and the server,
-in units of one user's update, exactly (``fractions.Fraction``).
+in units of one user's update, exactly (``fractions.Fraction``); #X is the number of
+users in X.
 
 Every relay ends a step knowing every user's update: its own users' from the user layer,
 the others' from the server's downlink.
 
-- **Downlink.** Relay k decodes the N - |U_k| updates it lacks from the server's
-  broadcast Y and what it holds, so H(Y) >= N - |U_k| for every k:
-  L_down >= N - min_k |U_k|.
+- **Downlink.** Relay k decodes the N - #U_k updates it lacks from the server's
+  broadcast Y and what it holds, so H(Y) >= N - #U_k for every k:
+  L_down >= N - min_k #U_k.
 - **Uplink.** Take any relays S (not empty) and k in S. Relay k decodes everything from Y,
   a function of all relays' messages, and its own updates; the messages of S are
   functions of the updates of A_S (the users of S's groups). So the messages of the relays
-  outside S carry the N - |A_S| updates outside A_S:
+  outside S carry the N - #A_S updates outside A_S:
 
-      sum of L_j over j not in S  >=  N - |A_S|     for every S not empty.
+      sum of L_j over j not in S  >=  N - #A_S     for every S not empty.
 
   The least sum of L_j under all these cuts is a linear program (``uplink_bound`` solves
   it exactly); only the cuts whose outside J = [K] \\ S is a union of users' relay sets
@@ -34,7 +35,7 @@ from ffcode.mtl.topology import Topology
 
 
 def downlink_bound(topology: Topology) -> Fraction:
-    """The least downlink load: N - min_k |U_k| updates."""
+    """The least downlink load: N - min_k #U_k updates."""
     return Fraction(topology.users - topology.least)
 
 

@@ -3,14 +3,14 @@ GF(p): every relay starts with its users' updates and ends with every user's.
 
 **Coded** (``Coded``). Each update is cut into ``split`` parts (s). Relay j sends a_j random
 combinations of its users' parts (the uplink), a_j = s L_j for a least allocation L of the
-uplink's linear program (``bounds.uplink_solution``). The server sends s (N - min_k |U_k|)
+uplink's linear program (``bounds.uplink_solution``). The server sends s (N - min_k #U_k)
 random combinations of what it received (the downlink, one broadcast); relay k subtracts
-its own parts and solves for the s (N - |U_k|) it lacks. Both loads meet their lower bounds
+its own parts and solves for the s (N - #U_k) it lacks. Both loads meet their lower bounds
 (``bounds``): with generic coefficients the relays' combinations restricted to the parts a
 relay lacks have full rank exactly when every cut holds (Hall's theorem on the support of
 the coefficients), and a generic downlink of the bound's size keeps that rank. The
 coefficients are drawn from ``seed`` and checked; a field too small for them is refused.
-On separate links the server sends each relay only the s (N - |U_k|) combinations it
+On separate links the server sends each relay only the s (N - #U_k) combinations it
 solves with: coding then saves on the uplink alone.
 
 **Uncoded** (``Uncoded``). Each update that some relay lacks goes up once, from one of its
@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -122,7 +122,7 @@ class _Exchange:
     split: int
 
     def _own(self, relay: int, updates: Any) -> np.ndarray:
-        """Relay ``relay``'s users' updates, checked: (|U_k|, d) field elements."""
+        """Relay ``relay``'s users' updates, checked: (#U_k, d) field elements."""
         relay = checks.integer(relay, "relay", low=0, high=self.topology.relays - 1)
         updates = self.field.elements(updates, "updates")
         size = len(self.topology.groups[relay])
@@ -148,17 +148,10 @@ class _Exchange:
 
 
 class Coded(_Exchange):
-    """The coded exchange on ``topology`` over ``field`` (see the module docstring).
-
-    Parameters
-    ----------
-    topology : Topology
-    field : PrimeField
-    split : int, optional
-        Parts per update; by default the least that meets the uplink bound.
-    seed : int
-        The coefficients' seed (the server and every relay build the same scheme from it).
-    """
+    """The coded exchange on ``topology`` over ``field`` (see the module docstring):
+    ``split`` parts per update (by default the least that meets the uplink bound), the
+    coefficients drawn from ``seed`` (the server and every relay build the same scheme
+    from it)."""
 
     def __init__(self, topology: Topology, field: PrimeField, split: Optional[int] = None,
                  seed: int = 0) -> None:
@@ -233,7 +226,7 @@ class Coded(_Exchange):
         return self.field.matmul(self.encoders[relay], self._stack(updates))
 
     def downlink(self, messages: Sequence[Any]) -> np.ndarray:
-        """The server's broadcast: s (N - min |U_k|) combinations of the relays' messages."""
+        """The server's broadcast: s (N - min #U_k) combinations of the relays' messages."""
         X = np.vstack(self._messages(messages, self.sends))
         if not X.shape[0] or not self.mixer.shape[0]:
             return np.zeros((self.mixer.shape[0], X.shape[1]), dtype=self.field.dtype)
@@ -316,6 +309,47 @@ class Uncoded(_Exchange):
         out[order] = Y
         out[list(group)] = updates
         return out
+
+
+@dataclass(frozen=True)
+class Exchanged:
+    """One exchange run through: ``decoded[k]``, every user's update as relay k decoded
+    it; the bytes of the relays' messages (``uplink``) and of the server's (``downlink``:
+    the broadcast, or on separate links the sum of the links' messages)."""
+    decoded: list
+    uplink: int
+    downlink: int
+
+
+def exchange(scheme: Union[Coded, Uncoded], updates: Any, links: bool = False) -> Exchanged:
+    """Runs one step's exchange of ``scheme`` (``Coded`` or ``Uncoded``) in this process:
+    ``updates`` (N, d), row u user u's; each relay starts with its users' rows. ``links``:
+    on separate links, the server sending each relay its own message.
+
+    >>> from ffcode.field import GF
+    >>> F = GF(65521)
+    >>> scheme = Coded(Topology.combination(4, 2), F)
+    >>> updates = F.random((6, 10), seed=0)
+    >>> done = exchange(scheme, updates)
+    >>> all((d == updates).all() for d in done.decoded), done.uplink, done.downlink
+    (True, 160, 120)
+    """
+    if not isinstance(scheme, (Coded, Uncoded)):
+        raise InvalidParameterError("Argument 'scheme' must be an ffcode.mtl Coded or Uncoded "
+                                    f"scheme, not {type(scheme).__name__}.")
+    t = scheme.topology
+    updates = scheme.field.elements(updates, "updates")
+    if updates.ndim != 2 or updates.shape[0] != t.users:
+        raise InvalidParameterError(f"Argument 'updates' must be {t.users} users' updates as "
+                                    f"rows, not shape {updates.shape}.")
+    mine = [updates[list(g)] for g in t.groups]
+    messages = [scheme.uplink(k, mine[k]) for k in range(t.relays)]
+    Y = scheme.downlink(messages)
+    down = [scheme.link(k, Y) for k in range(t.relays)] if links else [Y] * t.relays
+    decoded = [scheme.decode(k, mine[k], down[k], width=updates.shape[1], linked=links)
+               for k in range(t.relays)]
+    return Exchanged(decoded, sum(m.nbytes for m in messages),
+                     sum(d.nbytes for d in down) if links else Y.nbytes)
 
 
 def _pivot_rows(F: PrimeField, M: np.ndarray) -> list[int]:

@@ -23,15 +23,10 @@ MAX_RELAYS = 16     # the exact bounds enumerate subsets of the relays
 
 
 class Topology:
-    """K relays and the groups of users they serve: ``groups[k]`` the users of relay k,
-    numbered 0..N-1. Every user is in at least one group, no group is empty, and no user
-    appears twice in a group; anything else is refused with the reason.
-
-    Parameters
-    ----------
-    groups : sequence of sequences of int
-        One group per relay (at most ``MAX_RELAYS``), each the users that relay serves.
-    """
+    """K relays and the groups of users they serve: ``groups``, one sequence of users per
+    relay (at most ``MAX_RELAYS`` relays), the users numbered 0..N-1. Every user is in at
+    least one group, no group is empty, and no user appears twice in a group; anything else
+    is refused with the reason."""
 
     def __init__(self, groups: Iterable[Iterable[Any]]) -> None:
         if isinstance(groups, (str, bytes)) or not isinstance(groups, Iterable):
@@ -110,7 +105,7 @@ class Topology:
 
     @property
     def least(self) -> int:
-        """The fewest users any relay serves (min_k |U_k|)."""
+        """The fewest users any relay serves (min_k #U_k)."""
         return min(len(g) for g in self.groups)
 
     @property
@@ -120,7 +115,7 @@ class Topology:
 
     @property
     def load(self) -> float:
-        """The computation load: the mean number of relays a user is on."""
+        """The mean number of relays a user is on (the computation load)."""
         return sum(len(rs) for rs in self._relays_of) / self.users
 
     def masks(self) -> list[int]:

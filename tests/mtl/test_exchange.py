@@ -8,24 +8,20 @@ import pytest
 from topologies import FAMILY
 
 from ffcode.field import GF
-from ffcode.mtl import Coded, Topology, Uncoded, coded_loads, parse, uncoded_loads
+from ffcode.mtl import (Coded, Topology, Uncoded, coded_loads, exchange, parse,
+                        uncoded_loads)
 from ffcode.mtl import scheme as scheme_module
 
 F = GF(65521)
 
 
 def run(scheme, updates, links=False):
-    """One exchange: each relay's message, the server's broadcast (or its links'
-    messages), each relay's decoding; returns (decoded per relay, rows up, rows down)."""
-    t = scheme.topology
-    mine = [updates[list(g)] for g in t.groups]
-    messages = [scheme.uplink(k, mine[k]) for k in range(t.relays)]
-    Y = scheme.downlink(messages)
-    down = [scheme.link(k, Y) for k in range(t.relays)] if links else [Y] * t.relays
-    decoded = [scheme.decode(k, mine[k], down[k], width=updates.shape[1], linked=links)
-               for k in range(t.relays)]
-    rows_down = sum(len(d) for d in down) if links else len(Y)
-    return decoded, sum(len(m) for m in messages), rows_down
+    """One exchange (ffcode.mtl.exchange): (decoded per relay, rows up, rows down), a row
+    one part of an update (the last part padded)."""
+    done = exchange(scheme, updates, links)
+    row = -(-updates.shape[1] // scheme.split) * updates.dtype.itemsize
+    assert done.uplink % row == 0 and done.downlink % row == 0
+    return done.decoded, done.uplink // row, done.downlink // row
 
 
 @pytest.mark.parametrize("K", [1, 2, 3, 4])
@@ -68,6 +64,21 @@ def test_fields_small_and_huge(p):
     for scheme in (Coded(t, field, seed=1), Uncoded(t, field)):
         decoded, _, _ = run(scheme, updates)
         assert all((d == updates).all() for d in decoded)
+
+
+def test_a_small_field_serves_every_topology():
+    # as the guide says: GF(5) serves the whole family, GF(3) all but one topology
+    field, refused = GF(5), []
+    for i, t in enumerate(FAMILY):
+        scheme = Coded(t, field, seed=0)
+        if i % 10 == 0:
+            updates = field.random((t.users, 3), seed=i)
+            assert all((d == updates).all() for d in run(scheme, updates)[0])
+        try:
+            Coded(t, GF(3), seed=0)
+        except ValueError as error:
+            refused.append((t, str(error)))
+    assert len(refused) == 1 and "GF(3) is too small" in refused[0][1]
 
 
 def test_a_field_too_small_is_refused(monkeypatch):
@@ -117,6 +128,10 @@ def test_bad_arguments_are_refused():
     Y = scheme.downlink(messages)
     with pytest.raises(ValueError, match="Argument 'Y' must be"):
         scheme.decode(0, updates[:2], Y[:, :1])
+    with pytest.raises(ValueError, match="must be 3 users' updates as rows"):
+        exchange(scheme, updates[:2])
+    with pytest.raises(TypeError, match="'scheme' must be an ffcode.mtl Coded or Uncoded"):
+        exchange(t, updates)
     with pytest.raises(TypeError, match="'topology' must be"):
         Coded([[0, 1]], F)
     with pytest.raises(TypeError, match="'field' must be"):
