@@ -1,0 +1,225 @@
+"""Benchmark coded multi-task learning through relays (ffcode.mtl): the loads between the
+relays and the server against the topology and the computation load, coded, uncoded and
+the lower bounds, measured as the bytes of real exchanges; and the price of coding a step.
+
+1. Loads. For each topology, one exchange of random updates (d elements each, a multiple
+   of every split) coded and one uncoded, run message by message (ffcode.mtl.exchange),
+   every relay's decoding checked exact; the bytes up and down divided by one update's
+   are the loads, printed beside the lower bounds (ffcode.mtl.bounds). Topologies: a user
+   on every r-subset of K relays (K = 4, 6, 8; r = 1..K-1), rings of K = 8 relays with
+   two users each on r consecutive relays, and --random seeded topologies of 6 relays and
+   12 users, each user on 1 to 3 relays. The loads against r for K = 8 are plotted to
+   bench/plots/mtl_loads_k8.png (with matplotlib).
+2. A step's price at model size --size (parameters per update, 4-byte elements of
+   GF(2^31 - 1), a model's float parameters in fixed point) on K = 6 relays, a user on
+   every 3 of them (20 users): the coded exchange's CPU time (the relays' encoding, the
+   server's mix, the relays' decoding, measured in this process, interleaved with the
+   uncoded exchange's copying over --rounds rounds, min and median) plus its bytes on a
+   shared medium of --rate (100 Mbit/s) between the relays and the server, against the
+   uncoded exchange's. The bytes' time is computed from the measured bytes, not emulated
+   on processes. The relays' encoding is also timed with galois (the same product over
+   the same field), interleaved.
+Targets: on every topology the coded loads equal the bounds exactly and neither exceeds
+the uncoded one; with a user on every 3 of 6 relays, the server's hop carries <= 0.6x
+the uncoded bytes and a step on it (coding included) takes <= 0.7x the uncoded time;
+ffcode's encoding >= 5x galois's.
+
+    python bench/bench_mtl.py                     # about a minute on 2 cores
+    python bench/bench_mtl.py --quick             # smoke run
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import time
+
+import numpy as np
+
+from ffcode import GF
+from ffcode.mtl import (Coded, Topology, Uncoded, coded_loads, downlink_bound, exchange,
+                        uncoded_loads, uplink_bound)
+
+from benchlib import at_most, check, machine_info, print_targets
+
+FIELD = GF(2**31 - 1)
+PLOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots")
+
+
+def topologies(random: int) -> list:
+    """(family, parameter, topology) for the loads' sweep."""
+    out = [("combination", (K, r), Topology.combination(K, r))
+           for K in (4, 6, 8) for r in range(1, K)]
+    out += [("ring", (8, r), Topology.cyclic(8, r, 2)) for r in range(1, 5)]
+    rng = np.random.default_rng(2026)
+    for seed in range(random):
+        K, N = 6, 12
+        relays = [rng.choice(K, size=int(rng.integers(1, 4)), replace=False) for _ in range(N)]
+        groups = [[u for u in range(N) if k in relays[u]] for k in range(K)]
+        out.append(("random", seed, Topology([g or [int(rng.integers(N))] for g in groups])))
+    return out
+
+
+def measured_loads(topology: Topology, width: int = 840) -> dict:
+    """Loads from one real exchange each, coded and uncoded (exact decoding checked)."""
+    updates = FIELD.random((topology.users, width), seed=topology.users)
+    one = updates[0].nbytes
+    out = {}
+    for name, scheme in (("coded", Coded(topology, FIELD)), ("uncoded", Uncoded(topology, FIELD))):
+        assert width % scheme.split == 0, (topology, scheme.split)
+        done = exchange(scheme, updates)
+        assert all((d == updates).all() for d in done.decoded), (topology, name)
+        out[name] = (done.uplink / one, done.downlink / one)
+    return out
+
+
+def loads_section(random: int) -> tuple[list, list]:
+    print("1. Loads between the relays and the server (updates; measured bytes / one update's)")
+    print(f"{'topology':<22}{'N':>4}{'r':>6}  {'up coded':>9}{'bound':>8}{'uncoded':>8}"
+          f"  {'down coded':>10}{'bound':>7}{'uncoded':>8}")
+    rows, exact, never_more = [], True, True
+    for family, parameter, t in topologies(random):
+        got = measured_loads(t)
+        up, down = uplink_bound(t), downlink_bound(t)
+        (cu, cd), (uu, ud) = got["coded"], got["uncoded"]
+        exact &= math.isclose(cu, up) and math.isclose(cd, down)
+        exact &= (cu, cd) == (float(coded_loads(t).uplink), float(coded_loads(t).downlink))
+        exact &= (uu, ud) == (float(uncoded_loads(t).uplink), float(uncoded_loads(t).downlink))
+        never_more &= cu <= uu and cd <= ud
+        label = f"{family} {parameter}"
+        print(f"{label:<22}{t.users:>4}{t.load:>6.2f}  {cu:>9.3f}{float(up):>8.3f}{uu:>8.0f}"
+              f"  {cd:>10.0f}{float(down):>7.0f}{ud:>8.0f}")
+        rows.append(dict(family=family, parameter=parameter, users=t.users, load=t.load,
+                         coded=[cu, cd], uncoded=[uu, ud], bound=[float(up), float(down)]))
+    print()
+    results = [("PASS" if exact else "MISS",
+                f"{'PASS' if exact else 'MISS'}  the coded loads equal the lower bounds on all "
+                f"{len(rows)} topologies (measured bytes)"),
+               ("PASS" if never_more else "MISS",
+                f"{'PASS' if never_more else 'MISS'}  no coded load exceeds the uncoded one")]
+    return rows, results
+
+
+def plot(rows: list) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return
+    chosen = [r for r in rows if r["family"] == "combination" and r["parameter"][0] == 8]
+    r = [row["parameter"][1] for row in chosen]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=False)
+    for ax, i, title in ((axes[0], 0, "uplink (relays to server)"),
+                         (axes[1], 1, "downlink (server to relays)")):
+        ax.plot(r, [row["uncoded"][i] / row["users"] for row in chosen], "s--", label="uncoded")
+        ax.plot(r, [row["coded"][i] / row["users"] for row in chosen], "o-", label="coded")
+        ax.plot(r, [row["bound"][i] / row["users"] for row in chosen], "k:", label="lower bound")
+        ax.set_title(title)
+        ax.set_xlabel("relays per user r (K = 8 relays, a user on every r-subset)")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("load / N (updates)")
+    axes[0].legend()
+    fig.tight_layout()
+    os.makedirs(PLOTS, exist_ok=True)
+    path = os.path.join(PLOTS, "mtl_loads_k8.png")
+    fig.savefig(path, dpi=110)
+    print(f"plot: {os.path.relpath(path)}\n")
+
+
+def timed(fn, rounds: int) -> list:
+    return [_once(fn) for _ in range(rounds)]
+
+
+def _once(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def price_section(size: int, rounds: int, rate: float) -> list:
+    t = Topology.combination(6, 3)
+    updates = FIELD.random((t.users, size), seed=1)
+    coded, plain = Coded(t, FIELD), Uncoded(t, FIELD)
+    done = {"coded": exchange(coded, updates), "uncoded": exchange(plain, updates)}
+    for name, d in done.items():
+        assert all((x == updates).all() for x in d.decoded), name
+    seconds = {"coded": [], "uncoded": []}
+    for _ in range(rounds):                       # interleaved: A, B, A, B, ...
+        seconds["coded"] += timed(lambda: exchange(coded, updates), 1)
+        seconds["uncoded"] += timed(lambda: exchange(plain, updates), 1)
+    print(f"2. One step on K = 6 relays, a user on every 3 of them (N = 20), {size} parameters "
+          f"an update ({updates[0].nbytes / 1e6:.1f} MB), {rate * 8 / 1e6:.0f} Mbit/s shared")
+    wire = {n: (d.uplink + d.downlink) / rate for n, d in done.items()}
+    step = {}
+    for name in ("coded", "uncoded"):
+        cpu = seconds[name]
+        step[name] = wire[name] + statistics.median(cpu)
+        print(f"  {name:<8} bytes {done[name].uplink / 1e6:7.1f} MB up "
+              f"{done[name].downlink / 1e6:7.1f} MB down  on the wire {wire[name]:6.2f} s  "
+              f"exchange CPU min {min(cpu):.3f} s median {statistics.median(cpu):.3f} s  "
+              f"step {step[name]:6.2f} s")
+    galois_time = encode_against_galois(coded, updates, rounds)
+    print()
+    bytes_ratio = (done["coded"].uplink + done["coded"].downlink) / \
+        (done["uncoded"].uplink + done["uncoded"].downlink)
+    return [at_most("bytes on the server's hop, coded / uncoded", bytes_ratio, 0.6, "×"),
+            at_most("a step on the server's hop (bytes at the rate + coding CPU), "
+                    "coded / uncoded", step["coded"] / step["uncoded"], 0.7, "×",
+                    f" (time saved {1 - step['coded'] / step['uncoded']:.0%}; the papers "
+                    "report 17-26 % of whole training steps)"),
+            check("a relay's encoding, galois / ffcode", galois_time, 5.0)]
+
+
+def encode_against_galois(scheme: Coded, updates: np.ndarray, rounds: int) -> float:
+    """Relay 0's encoding with ffcode and with galois (same product), interleaved; returns
+    galois's median over ffcode's."""
+    import galois
+    GFp = galois.GF(FIELD.p)
+    width = min(updates.shape[1], 20_000)         # galois's product is slow: a slice
+    mine = updates[list(scheme.topology.groups[0]), :width]
+    parts = scheme._stack(mine)
+    E = scheme.encoders[0]
+    expected = scheme.uplink(0, mine)
+    assert (np.asarray(GFp(E.astype(np.int64)) @ GFp(parts.astype(np.int64))) == expected).all()
+    ours, theirs = [], []
+    gE, gP = GFp(E.astype(np.int64)), GFp(parts.astype(np.int64))
+    for _ in range(max(rounds, 3)):
+        ours += timed(lambda: scheme.uplink(0, mine), 1)
+        theirs += timed(lambda: gE @ gP, 1)
+    print(f"  relay 0's encoding of {width} elements a part: ffcode min {min(ours) * 1e3:.2f} ms "
+          f"median {statistics.median(ours) * 1e3:.2f} ms; galois min {min(theirs) * 1e3:.2f} "
+          f"ms median {statistics.median(theirs) * 1e3:.2f} ms")
+    return statistics.median(theirs) / statistics.median(ours)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--size", type=int, default=1_000_000,
+                        help="parameters an update (default 1e6)")
+    parser.add_argument("--random", type=int, default=20, help="random topologies")
+    parser.add_argument("--rate", type=float, default=12.5e6,
+                        help="bytes a second of the shared medium (12.5e6: 100 Mbit/s)")
+    parser.add_argument("--json", help="write the numbers to this file")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.size, args.random = 2, 100_000, 4
+    start = time.perf_counter()
+    print(json.dumps(machine_info()))
+    rows, results = loads_section(args.random)
+    plot(rows)
+    results += price_section(args.size, args.rounds, args.rate)
+    print_targets(results, start)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"loads": rows, "targets": [line for _, line in results]}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
