@@ -88,14 +88,11 @@ def dealt(counts: Sequence[int]) -> Assignment:
 def checked(assignment: Any, n_shares: int, n_workers: int) -> Assignment:
     """An explicit assignment, checked: one entry per worker used (at most n_workers), each
     non-empty, and every code index 0..n_shares-1 held by exactly one worker."""
-    if isinstance(assignment, (str, bytes)) or not isinstance(assignment, Sequence):
-        raise InvalidParameterError("Argument 'assignment' must be a sequence, per worker, of the "
-                                    f"code indices it holds, not {type(assignment).__name__}.")
+    checks.sequence(assignment, "Argument 'assignment'",
+                    "a sequence, per worker, of the code indices it holds", Sequence)
     out = []
     for i, held in enumerate(assignment):
-        if isinstance(held, (str, bytes)) or not isinstance(held, Sequence):
-            raise InvalidParameterError(f"Worker {i}'s shares must be a sequence of code indices, "
-                                        f"not {type(held).__name__}.")
+        checks.sequence(held, f"Worker {i}'s shares", "a sequence of code indices", Sequence)
         out.append(tuple(checks.integer(k, "assignment") for k in held))
     if not out or len(out) > n_workers:
         raise InvalidParameterError(f"The assignment names {len(out)} workers; the cluster has "

@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any, Optional
 
 import numpy as np
 
 from ffcode.constraints import (Boolean, Callables, InstanceOf, Interval, Options, Prime,
                                 is_prime, refuse)
+from ffcode.errors import InvalidParameterError
 
 __all__ = ["choice", "flag", "function", "instance", "integer", "integer_array", "is_prime",
-           "ndim", "non_negative", "positive", "prime", "real", "seconds"]
+           "ndim", "non_negative", "positive", "prime", "real", "seconds", "sequence"]
 
 
 def integer(value: Any, name: str, low: Optional[int] = None,
@@ -92,6 +94,15 @@ def function(value: Any, name: str, what: str = "callable") -> Any:
     """value, if it is callable (``what`` says how it is called, as "callable as
     progress(rank, needed)")."""
     return Callables(what).check(value, name)
+
+
+def sequence(value: Any, subject: str, what: str, kind: type = Iterable) -> Any:
+    """value, if it is a ``kind`` (by default any iterable) but not a string or bytes;
+    otherwise an error saying "<subject> must be <what>, not <its type>" (the subject as
+    "Argument 'groups'" or "Group 2")."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, kind):
+        raise InvalidParameterError(f"{subject} must be {what}, not {type(value).__name__}.")
+    return value
 
 
 def integer_array(x: Any, name: str) -> np.ndarray:

@@ -353,11 +353,9 @@ def exchange(scheme: Union[Coded, Uncoded], updates: Any, links: bool = False) -
 
 
 def _pivot_rows(F: PrimeField, M: np.ndarray) -> list[int]:
-    """Rows of M that form a basis of its row space (the first independent ones)."""
-    chosen: list[int] = []
-    for i in range(M.shape[0]):
-        if len(chosen) == M.shape[1]:
-            break
-        if F.rank(M[chosen + [i]]) > len(chosen):
-            chosen.append(i)
-    return chosen
+    """Rows of M that form a basis of its row space (the first independent ones): the
+    pivot columns of M's transpose in reduced row echelon form."""
+    if not M.size:
+        return []
+    R = F.rref(np.ascontiguousarray(M.T))
+    return [int(np.flatnonzero(row)[0]) for row in R if row.any()]

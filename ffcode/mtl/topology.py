@@ -14,6 +14,7 @@ read as worker k storing the data sets of U_k.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ffcode import checks
@@ -29,14 +30,10 @@ class Topology:
     is refused with the reason."""
 
     def __init__(self, groups: Iterable[Iterable[Any]]) -> None:
-        if isinstance(groups, (str, bytes)) or not isinstance(groups, Iterable):
-            raise InvalidParameterError("Argument 'groups' must be a sequence of groups of "
-                                        f"users, not {type(groups).__name__}.")
+        checks.sequence(groups, "Argument 'groups'", "a sequence of groups of users")
         parsed = []
         for k, group in enumerate(groups):
-            if isinstance(group, (str, bytes)) or not isinstance(group, Iterable):
-                raise InvalidParameterError(f"Group {k} must be a sequence of users, not "
-                                            f"{type(group).__name__}.")
+            checks.sequence(group, f"Group {k}", "a sequence of users")
             users = [checks.integer(u, f"groups[{k}]", low=0) for u in group]
             if not users:
                 raise InvalidParameterError(f"Group {k} is empty: every relay serves at least "
@@ -122,6 +119,43 @@ class Topology:
         """Each user's relays as a bit mask (bit k for relay k)."""
         return [sum(1 << k for k in rs) for rs in self._relays_of]
 
+    def without(self, relays: Iterable[Any] = (), users: Iterable[Any] = ()) -> "Reduced":
+        """What is left when ``relays`` and ``users`` are lost: the topology of the rest,
+        renumbered (a relay left serving no one is dropped too), and the old numbers of the
+        relays and users kept. A user whose every relay is lost cannot reach the server:
+        refused, naming the user and its relays.
+
+        >>> left = Topology.combination(4, 2).without(relays=[0])
+        >>> left.topology.groups, left.relays, left.users
+        (((0, 3, 4), (1, 3, 5), (2, 4, 5)), (1, 2, 3), (0, 1, 2, 3, 4, 5))
+        >>> Topology([[0, 1], [1, 2]]).without(relays=[1])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ffcode.errors.InvalidParameterError: User 2 is served only by lost relay 1: its ...
+        """
+        lost_relays = self._indices(relays, "relays", self.relays)
+        lost_users = self._indices(users, "users", self.users)
+        kept_users = [u for u in range(self.users) if u not in lost_users]
+        for u in kept_users:
+            if set(self._relays_of[u]) <= lost_relays:
+                which = ", ".join(map(str, self._relays_of[u]))
+                noun = "relay" if len(self._relays_of[u]) == 1 else "relays"
+                raise InvalidParameterError(f"User {u} is served only by lost {noun} {which}: "
+                                            "its update cannot reach the server.")
+        if not kept_users:
+            raise InvalidParameterError("Every user is lost: no topology is left.")
+        number = {u: i for i, u in enumerate(kept_users)}
+        kept = [(k, [number[u] for u in g if u in number]) for k, g in enumerate(self.groups)
+                if k not in lost_relays]
+        kept = [(k, g) for k, g in kept if g]
+        return Reduced(Topology([g for _, g in kept]), tuple(k for k, _ in kept),
+                       tuple(kept_users))
+
+    @staticmethod
+    def _indices(values: Iterable[Any], name: str, size: int) -> set:
+        checks.sequence(values, f"Argument '{name}'", "a sequence of indices")
+        return {checks.integer(v, name, low=0, high=size - 1) for v in values}
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Topology) and self.groups == other.groups
 
@@ -133,6 +167,15 @@ class Topology:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Topology, ([list(g) for g in self.groups],))
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """A topology after losses (``Topology.without``): the ``topology`` left, and for each
+    of its relays and users the number it had before (``relays``, ``users``)."""
+    topology: Topology
+    relays: tuple[int, ...]
+    users: tuple[int, ...]
 
 
 def parse(text: str) -> Topology:

@@ -178,3 +178,30 @@ def test_constructors_and_spellings():
     assert t.everywhere == () and Topology.combination(3, 3).everywhere == (0,)
     import pickle
     assert pickle.loads(pickle.dumps(t)) == t and hash(t) == hash(Topology(t.groups))
+
+
+def test_losses_leave_a_smaller_topology_that_still_exchanges():
+    t = Topology.combination(4, 2)
+    left = t.without(relays=[0], users=[5])
+    # relays 1..3 are left; user 5 (on relays 2 and 3) is gone, the others renumbered
+    assert left.relays == (1, 2, 3) and left.users == (0, 1, 2, 3, 4)
+    for k, old in enumerate(left.relays):
+        assert [left.users[u] for u in left.topology.groups[k]] == \
+            [u for u in t.groups[old] if u != 5]
+    updates = F.random((left.topology.users, 6), seed=2)
+    decoded, _, _ = run(Coded(left.topology, F), updates)
+    assert all((d == updates).all() for d in decoded)
+    # a relay left serving no one is dropped
+    assert Topology([[0, 1], [1], [0]]).without(users=[1]).relays == (0, 2)
+
+
+@pytest.mark.parametrize("relays, users, message", [
+    ([0, 1], (), r"User 0 is served only by lost relays 0, 1: its update cannot reach"),
+    ((), [0, 1, 2, 3, 4, 5], "Every user is lost"),
+    ([4], (), "'relays' must be from 0 to 3, not 4"),
+    ((), [-1], "'users' must be from 0 to 5, not -1"),
+    ("0", (), "'relays' must be a sequence of indices"),
+])
+def test_losses_that_leave_nothing_are_refused(relays, users, message):
+    with pytest.raises(ValueError, match=message):
+        Topology.combination(4, 2).without(relays=relays, users=users)
