@@ -14,7 +14,7 @@ On separate links the server sends each relay only the s (N - #U_k) combinations
 solves with: coding then saves on the uplink alone.
 
 **Uncoded** (``Uncoded``). Each update that some relay lacks goes up once, from one of its
-user's relays (the one with the fewest so far), and down once to everyone.
+user's relays (the one carrying the fewest so far), and down once to everyone.
 
 >>> from ffcode.field import GF
 >>> from ffcode.mtl.topology import Topology
@@ -257,7 +257,8 @@ class Coded(_Exchange):
         parts[known] = own
         if len(lacking):
             parts[lacking] = F.matmul(inverse, F.sub(Y, F.matmul(mixed, own)))
-        width = updates.shape[1] if width is None else width
+        width = updates.shape[1] if width is None else \
+            checks.integer(width, "width", low=0, high=self.split * own.shape[1])
         return parts.reshape(t.users, -1)[:, :width]
 
 

@@ -128,6 +128,8 @@ def test_bad_arguments_are_refused():
     Y = scheme.downlink(messages)
     with pytest.raises(ValueError, match="Argument 'Y' must be"):
         scheme.decode(0, updates[:2], Y[:, :1])
+    with pytest.raises(ValueError, match="'width' must be from 0 to 4, not 5"):
+        scheme.decode(0, updates[:2], Y, width=5)
     with pytest.raises(ValueError, match="must be 3 users' updates as rows"):
         exchange(scheme, updates[:2])
     with pytest.raises(TypeError, match="'scheme' must be an ffcode.mtl Coded or Uncoded"):
