@@ -74,3 +74,17 @@ def test_build_options_from_the_environment(bounded):
     with pytest.raises(AssertionError, match="FFCODE_BUILD_JOBS must be a whole number >= 1, "
                                              "not '0'"):
         recorded(FFCODE_BUILD_JOBS="0")
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the packages a wheel holds: every folder of ffcode/ and runtime/
+    with an __init__.py (a package missing there imports from the source tree, where the
+    tests run, and not from an installed copy)."""
+    tomllib = pytest.importorskip("tomllib")
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "ffcode").rglob("__init__.py")}
+    found |= {".".join(("ffcode",) + p.parent.relative_to(ROOT).parts)
+              for p in (ROOT / "runtime").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
