@@ -27,7 +27,6 @@ the others' from the server's downlink.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Optional
 
 import numpy as np
 
@@ -70,20 +69,30 @@ def _least_cover(n: int, rows: list[tuple[int, int]]) -> tuple[Fraction, ...]:
     Through its dual, max sum(b_i y_i) subject to sum(y_i : j in J_i) <= 1 for each j,
     y >= 0, whose origin is feasible: the simplex method finds an optimal basis in
     floating point (fast), then that basis is solved in fractions and checked exactly
-    (primal and dual feasible, equal objectives); were it not optimal, the exact simplex
-    goes on from it with Bland's rule, which cannot cycle."""
+    (primal and dual feasible, hence optimal); were it not, the exact simplex goes on from
+    it with Bland's rule, which cannot cycle."""
     if not rows:
         return tuple(Fraction(0) for _ in range(n))
     A = np.array([[(J >> j) & 1 for J, _ in rows] for j in range(n)], dtype=np.int64)
     b = np.array([value for _, value in rows], dtype=np.int64)
     basis = _float_basis(A, b)
     while True:
-        x, y = _exact_at(A, b, basis)
+        columns = [_column(A, c) for c in basis]            # B's columns: the rows of B^T
+        B = [list(row) for row in zip(*columns)]
+        y = _solve(B, [Fraction(1)] * n)
+        x = _solve(columns, [Fraction(int(b[c])) if c < len(b) else Fraction(0) for c in basis])
+        # optimal when every reduced cost is >= 0: x meets every row (the y's) and x >= 0
+        # (the slacks); else the first that is not enters (Bland's rule)
         entering = next((i for i in range(len(b))
                          if sum(x[j] for j in range(n) if A[j, i]) < b[i]), None)
-        if entering is None and min(x) >= 0:
+        if entering is None:
+            entering = next((len(b) + j for j in range(n) if x[j] < 0), None)
+        if entering is None:
             return tuple(x)
-        basis = _exact_pivot(A, b, basis, y, entering)
+        # one exact step of the dual: Bland's rule picks the row that leaves
+        d = _solve(B, _column(A, entering))
+        leaving = min((y[r] / d[r], basis[r], r) for r in range(n) if d[r] > 0)[2]
+        basis[leaving] = entering
 
 
 def _float_basis(A: np.ndarray, b: np.ndarray) -> list[int]:
@@ -110,34 +119,11 @@ def _float_basis(A: np.ndarray, b: np.ndarray) -> list[int]:
     return basis
 
 
-def _exact_at(A: np.ndarray, b: np.ndarray, basis: list[int]) -> tuple[list, list]:
-    """At a basis of the dual: the primal x (the slacks' reduced costs) and the basic
-    values y, in fractions: B y_B = 1 and B^T x = c_B."""
+def _column(A: np.ndarray, c: int) -> list:
+    """Column c of the dual's constraints [A | I] (c < m a y's, else a slack's), in
+    fractions."""
     n, m = A.shape
-    columns = [[Fraction(int(A[j, c])) if c < m else Fraction(int(j == c - m))
-                for j in range(n)] for c in basis]
-    B = [[columns[c][j] for c in range(n)] for j in range(n)]
-    y = _solve(B, [Fraction(1)] * n)
-    x = _solve([list(row) for row in zip(*B)],
-               [Fraction(int(b[c])) if c < m else Fraction(0) for c in basis])
-    return x, y
-
-
-def _exact_pivot(A: np.ndarray, b: np.ndarray, basis: list[int], y: list,
-                 entering: Optional[int]) -> list[int]:
-    """One exact simplex step of the dual from ``basis``: ``entering`` (a y with a negative
-    reduced cost; None: a slack whose x is negative) enters, Bland's rule picks who leaves."""
-    n, m = A.shape
-    if entering is None:
-        x, _ = _exact_at(A, b, basis)
-        entering = m + next(j for j in range(n) if x[j] < 0)
-    B = [[Fraction(int(A[j, c])) if c < m else Fraction(int(j == c - m)) for c in basis]
-         for j in range(n)]
-    a = [Fraction(int(A[j, entering])) if entering < m else Fraction(int(j == entering - m))
-         for j in range(n)]
-    d = _solve(B, a)
-    leaving = min((y[r] / d[r], basis[r], r) for r in range(n) if d[r] > 0)[2]
-    return basis[:leaving] + [entering] + basis[leaving + 1:]
+    return [Fraction(int(A[j, c])) if c < m else Fraction(int(j == c - m)) for j in range(n)]
 
 
 def _solve(M: list, v: list) -> list:

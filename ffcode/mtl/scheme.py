@@ -71,6 +71,8 @@ def allocation(topology: Topology, split: Optional[int] = None) -> tuple[int, tu
         split = math.lcm(1, *(x.denominator for x in L))
     split = checks.integer(split, "split", low=1)
     a = [min(math.ceil(split * x), split * len(g)) for x, g in zip(L, topology.groups)]
+    if all((split * x).denominator == 1 for x in L):
+        return split, tuple(a)      # s L itself: optimal, no relay can spare a row
     rows = cuts(topology)
 
     def holds(a: list[int]) -> bool:
@@ -86,20 +88,22 @@ def allocation(topology: Topology, split: Optional[int] = None) -> tuple[int, tu
 def coded_loads(topology: Topology, split: Optional[int] = None) -> Loads:
     """The coded scheme's loads (see the module docstring)."""
     s, a = allocation(topology, split)
-    n = topology.users
-    return Loads(uplink=Fraction(sum(a), s), downlink=Fraction(n - topology.least),
-                 downlink_links=Fraction(sum(n - len(g) for g in topology.groups)),
-                 per_relay=tuple(Fraction(x, s) for x in a), split=s)
+    return _loads(topology, s, a, topology.users - topology.least)
 
 
 def uncoded_loads(topology: Topology) -> Loads:
     """The uncoded scheme's loads: every update some relay lacks, up once and down once."""
-    sends = _assignment(topology)
+    return _loads(topology, 1, [len(x) for x in _assignment(topology)],
+                  topology.users - len(topology.everywhere))
+
+
+def _loads(topology: Topology, s: int, sends: Sequence[int], broadcast: int) -> Loads:
+    """The loads of a scheme whose relays send ``sends`` rows of 1/s update each and whose
+    server broadcasts ``broadcast`` updates (on links, each relay what it lacks)."""
     n = topology.users
-    return Loads(uplink=Fraction(sum(len(x) for x in sends)),
-                 downlink=Fraction(n - len(topology.everywhere)),
+    return Loads(uplink=Fraction(sum(sends), s), downlink=Fraction(broadcast),
                  downlink_links=Fraction(sum(n - len(g) for g in topology.groups)),
-                 per_relay=tuple(Fraction(len(x)) for x in sends), split=1)
+                 per_relay=tuple(Fraction(x, s) for x in sends), split=s)
 
 
 def _assignment(topology: Topology) -> list[list[int]]:
@@ -159,7 +163,7 @@ class Coded(_Exchange):
         self.field = checks.instance(field, "field", PrimeField)
         self.split, self.sends = allocation(topology, split)
         self.seed = checks.integer(seed, "seed", low=0)
-        self.loads = coded_loads(topology, self.split)
+        self.loads = _loads(topology, self.split, self.sends, topology.users - topology.least)
         rng = np.random.default_rng(self.seed)
         lacking = [self._parts(sorted(set(range(topology.users)) - set(g)))
                    for g in topology.groups]
@@ -200,16 +204,16 @@ class Coded(_Exchange):
         F, t = self.field, self.topology
         self.mixer = F.asarray(rng.integers(0, F.p, (self.split * (t.users - t.least),
                                                      E.shape[0]), dtype=np.int64))
-        D = F.matmul(self.mixer, E) if E.size and self.mixer.size else \
-            np.zeros((self.mixer.shape[0], E.shape[1]), dtype=F.dtype)
+        D = F.matmul(self.mixer, E)
         decoders = []
         for g, missing in zip(t.groups, lacking):
             pivots = np.array(_pivot_rows(F, D[:, missing]), dtype=np.intp)
             if len(pivots) < len(missing):
                 return []
-            decoders.append((pivots, missing, self._parts(g),
+            known = self._parts(g)
+            decoders.append((pivots, missing, known,
                              F.matinv(D[np.ix_(pivots, missing)]) if len(pivots) else None,
-                             D[np.ix_(pivots, self._parts(g))]))
+                             D[np.ix_(pivots, known)]))
         return decoders
 
     def _stack(self, updates: np.ndarray) -> np.ndarray:
@@ -227,10 +231,7 @@ class Coded(_Exchange):
 
     def downlink(self, messages: Sequence[Any]) -> np.ndarray:
         """The server's broadcast: s (N - min #U_k) combinations of the relays' messages."""
-        X = np.vstack(self._messages(messages, self.sends))
-        if not X.shape[0] or not self.mixer.shape[0]:
-            return np.zeros((self.mixer.shape[0], X.shape[1]), dtype=self.field.dtype)
-        return self.field.matmul(self.mixer, X)
+        return self.field.matmul(self.mixer, np.vstack(self._messages(messages, self.sends)))
 
     def link(self, relay: int, Y: Any) -> np.ndarray:
         """On separate links: the rows of the broadcast ``Y`` relay ``relay`` solves with,
@@ -272,7 +273,7 @@ class Uncoded(_Exchange):
         self.carried = _assignment(topology)
         self.sends = tuple(len(x) for x in self.carried)
         self.order = sorted(u for x in self.carried for u in x)
-        self.loads = uncoded_loads(topology)
+        self.loads = _loads(topology, 1, self.sends, len(self.order))
 
     def uplink(self, relay: int, updates: Any) -> np.ndarray:
         """Relay ``relay``'s message: the updates of the users it carries."""
@@ -282,11 +283,8 @@ class Uncoded(_Exchange):
 
     def downlink(self, messages: Sequence[Any]) -> np.ndarray:
         """The server's broadcast: every carried update, in the users' order."""
-        got = self._messages(messages, self.sends)
-        by_user = {u: m[i] for m, users in zip(got, self.carried) for i, u in enumerate(users)}
-        width = got[0].shape[1] if got else 0
-        return np.array([by_user[u] for u in self.order],
-                        dtype=self.field.dtype).reshape(len(self.order), width)
+        X = np.vstack(self._messages(messages, self.sends))
+        return X[np.argsort([u for users in self.carried for u in users], kind="stable")]
 
     def link(self, relay: int, Y: Any) -> np.ndarray:
         """On separate links: the updates relay ``relay`` lacks."""

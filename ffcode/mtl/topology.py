@@ -55,8 +55,11 @@ class Topology:
             raise InvalidParameterError(f"User {missing} is in no group: every user from 0 to "
                                         f"{n - 1} is served by at least one relay.")
         self.groups: tuple[tuple[int, ...], ...] = tuple(parsed)
-        self._relays_of = tuple(tuple(k for k, g in enumerate(parsed) if u in g)
-                                for u in range(n))
+        relays_of: list[list[int]] = [[] for _ in range(n)]
+        for k, group in enumerate(parsed):
+            for u in group:
+                relays_of[u].append(k)
+        self._relays_of = tuple(map(tuple, relays_of))
 
     # -- the papers' structured topologies ---------------------------------------------------
 

@@ -146,3 +146,12 @@ def test_split_rounds_and_refuses():
     assert s == 3 and sum(a) >= 3 * uplink_bound(t)
     with pytest.raises(ValueError, match="'split' must be at least 1"):
         allocation(t, 0)
+
+
+def test_the_exact_simplex_alone_finds_the_same_bound(monkeypatch):
+    # the float basis skipped: the exact steps start from the origin (every slack basic)
+    from ffcode.mtl import bounds
+    expected = {t: uplink_bound(t) for t in FAMILY[::25]}
+    monkeypatch.setattr(bounds, "_float_basis", lambda A, b: list(range(A.shape[1],
+                                                                         sum(A.shape))))
+    assert all(uplink_bound(t) == bound for t, bound in expected.items())
