@@ -25,6 +25,8 @@ if TYPE_CHECKING:       # what __getattr__ loads (_WHERE), as type checkers see 
     from ffcode.runtime.shared.kinds import JobKind, JobPlan
     from ffcode.runtime.master.plans import KindPlan
     from ffcode.runtime.master.gradient import GradientStep
+    from ffcode.runtime.master.mtl import MultiTaskReport
+    from ffcode.runtime.master.mtl import train as train_multitask
     from ffcode.runtime.shared.task import Task
     from ffcode.runtime.master.jobs import Plan
     from ffcode.runtime.master.options import Options
@@ -60,7 +62,9 @@ _WHERE = {"Cluster": "master.cluster", "JobFuture": "master.driver", "Faults": "
           "JobKind": "shared.kinds", "JobPlan": "shared.kinds", "KindPlan": "master.plans",
           "Task": "shared.task",
           # gradient coding: one step of a gradient code on the cluster
-          "GradientStep": "master.gradient"}
+          "GradientStep": "master.gradient",
+          # multi-task learning through relays: a training's steps, and what they did
+          "train_multitask": "master.mtl:train", "MultiTaskReport": "master.mtl"}
 __all__ = sorted([*_WHERE, "ClusterBusy", "ClusterError", "JobFailed", "JobTimeout", "ProtocolError",
                   "VerificationError", "WorkerError"])
 

@@ -31,10 +31,10 @@ read relay k as worker k and its group as the data sets it stores.
 True
 """
 from ffcode.mtl.bounds import cuts, downlink_bound, uplink_bound, uplink_solution
-from ffcode.mtl.scheme import (Coded, Exchanged, Loads, Uncoded, allocation, coded_loads,
-                               exchange, uncoded_loads)
+from ffcode.mtl.scheme import (COMMUNICATIONS, Coded, Exchanged, Loads, Uncoded, allocation,
+                               coded_loads, exchange, scheme_of, uncoded_loads)
 from ffcode.mtl.topology import MAX_RELAYS, Reduced, Topology, parse
 
-__all__ = ["Coded", "Exchanged", "Loads", "MAX_RELAYS", "Reduced", "Topology", "Uncoded",
-           "allocation", "coded_loads", "cuts", "downlink_bound", "exchange", "parse",
-           "uncoded_loads", "uplink_bound", "uplink_solution"]
+__all__ = ["COMMUNICATIONS", "Coded", "Exchanged", "Loads", "MAX_RELAYS", "Reduced", "Topology",
+           "Uncoded", "allocation", "coded_loads", "cuts", "downlink_bound", "exchange", "parse",
+           "scheme_of", "uncoded_loads", "uplink_bound", "uplink_solution"]

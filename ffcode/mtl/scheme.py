@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -308,6 +308,24 @@ class Uncoded(_Exchange):
         out[order] = Y
         out[list(group)] = updates
         return out
+
+
+COMMUNICATIONS = ("coded", "uncoded")
+
+
+def scheme_of(communication: str, topology: Topology, field: PrimeField,
+              split: Optional[int] = None, seed: int = 0) -> Union[Coded, Uncoded]:
+    """The exchange ``communication`` names: "coded" (``Coded``, with ``split`` and
+    ``seed``) or "uncoded" (``Uncoded``).
+
+    >>> from ffcode.field import GF
+    >>> scheme_of("uncoded", Topology([[0, 1], [1, 2]]), GF(7)).sends
+    (1, 1)
+    """
+    makers: dict[str, Callable[[], Union[Coded, Uncoded]]] = {
+        "coded": lambda: Coded(topology, field, split, seed),
+        "uncoded": lambda: Uncoded(topology, field)}
+    return makers[checks.choice(communication, "communication", COMMUNICATIONS)]()
 
 
 @dataclass(frozen=True)

@@ -155,13 +155,16 @@ class Answers(WholeResults):
     replacement of a lost worker: the others would wait for it in vain). Nothing a worker
     says is trusted: its announced size bounds what it may send, each chunk is checked
     against it, and a bad packet changes nothing. As every collector of whole results, it
-    has nothing to reduce and trusts its senders (``WholeResults``)."""
+    has nothing to reduce and trusts its senders (``WholeResults``). ``among``: the
+    workers that answer, when not all the first ``workers`` do."""
 
-    def __init__(self, workers: int, idle: int = 0, chunk: int = CHUNK) -> None:
-        super().__init__(workers)
+    def __init__(self, workers: int, idle: int = 0, chunk: int = CHUNK,
+                 among: Optional[Sequence[int]] = None) -> None:
+        among = range(workers) if among is None else among
+        super().__init__(len(among))
         self.idle, self.chunk = idle, chunk
         self.meta: dict = {}
-        self.chunks: dict = {w: {} for w in range(workers)}
+        self.chunks: dict = {w: {} for w in among}
         self.done: set = set()
 
     @property
@@ -179,7 +182,7 @@ class Answers(WholeResults):
 
     def add(self, packet: Any) -> bool:
         w, index = int(packet.worker), int(packet.index)
-        if not 0 <= w < self.needed or w in self.done:
+        if w not in self.chunks or w in self.done:
             raise ValueError(f"no answer expected from worker {w}")
         payload = np.asarray(packet.payload)
         if payload.dtype != np.uint8 or payload.ndim != 1:
@@ -205,11 +208,14 @@ class Answers(WholeResults):
             self.done.add(w)
         return True
 
+    def output(self, worker: int) -> bytes:
+        """A worker's output, its chunks joined."""
+        chunks = self.chunks[worker]
+        return b"".join(chunks[i].tobytes() for i in sorted(chunks))
+
     def result(self) -> list:
         """(meta, output bytes) of every worker that answered."""
-        return [(self.meta[w], b"".join(self.chunks[w][i].tobytes()
-                                        for i in sorted(self.chunks[w])))
-                for w in sorted(self.done)]
+        return [(self.meta[w], self.output(w)) for w in sorted(self.done)]
 
 
 class Phase(JobKind):
@@ -290,7 +296,8 @@ def run(cluster: Any, files: Sequence[Any], map: Callable | str,
         raise InvalidParameterError(
             "A MapReduce job runs on a cluster without relays (groups=None).")
     placement = Placement(cluster.n_workers, load, files=len(files))
-    paths = [_path(f, remote=not cluster.local) for f in (map, reduce) if f is not None]
+    paths = [function_path(f, remote=not cluster.local) for f in (map, reduce)
+             if f is not None]
     if field is not None:
         field = prime_of(field, "field")
     timeout = checks.seconds(timeout, "timeout")
@@ -328,7 +335,7 @@ def _network(network: Any, rate: Any, delay: Any, loss: Any, burst: Any, seed: A
                 checks.integer(seed, "seed", low=0, high=(1 << 63) - 1))
 
 
-def _path(f: Callable | str, remote: bool) -> str:
+def function_path(f: Callable | str, remote: bool) -> str:
     """A function's import path, checked to import here (and, for remote workers, not to
     be the master's script, as ``Cluster.run`` checks a code's)."""
     if callable(f):
@@ -404,15 +411,15 @@ def _attempt(cluster: Any, job: dict) -> tuple[list, MapReduceReport]:
                     raise                   # no worker of the map lost: nothing to recover
                 report.jobs.append(e.report)
     except ClusterError as e:
-        _drop(cluster, ident, wait=min(DROP_TIMEOUT, job["deadline"] - time.monotonic()))
+        drop(cluster, ident, wait=min(DROP_TIMEOUT, job["deadline"] - time.monotonic()))
         _exclude(cluster, pids, report.excluded)
         raise _explained(e, job, report.lost) from None
     except BaseException:           # a cancel or Ctrl-C: the workers let go of it unwaited
-        _drop(cluster, ident, wait=0.0)
+        drop(cluster, ident, wait=0.0)
         _exclude(cluster, pids, report.excluded)
         raise
     report.total = time.perf_counter() - began
-    _drop(cluster, ident, wait=0.0)        # in the background: the outputs are in
+    drop(cluster, ident, wait=0.0)        # in the background: the outputs are in
     _exclude(cluster, pids, report.excluded)
     return _assembled(report, answers, job), report
 
@@ -658,7 +665,7 @@ def _everyone(cluster: Any) -> int:
         len(cluster.live())
 
 
-def _drop(cluster: Any, ident: int, wait: float) -> None:
+def drop(cluster: Any, ident: int, wait: float) -> None:
     """Tell the workers to let go of a job's values and sockets (what cannot be told
     exits with its worker), and ``wait`` up to that many seconds for them to have done
     so. A worker busy in the user's code lets go once it returns: the drop stays in

@@ -6,7 +6,8 @@ each worker's task and the collector its packets go to (``JobPlan``; the runtime
 carries it out, whatever the kind). Its **steps**, on a worker: a generator that computes
 the payload's work and hands each message to ``out``, yielding between turns so that other
 jobs in flight take theirs. A task names its kind by a tag, found here: the built-in kinds
-(a coded job, a relay's two jobs, the MapReduce phases and a gradient-coded step) by name; a kind defined
+(a coded job, a relay's two jobs, the MapReduce phases, a gradient-coded step and a
+multi-task training's step) by name; a kind defined
 outside ffcode (a ``JobKind`` subclass) by its import path, which the worker imports as it
 imports a job's function.
 
@@ -16,7 +17,7 @@ imports a job's function.
 >>> find("nope")
 Traceback (most recent call last):
 ...
-ffcode.errors.ProtocolError: a task's kind must be one of coded, relay, forward, map, shuffle, check, drop, gradient or the import path of an ffcode.runtime.JobKind, not 'nope'
+ffcode.errors.ProtocolError: a task's kind must be one of coded, relay, forward, map, shuffle, check, drop, gradient, mtl or the import path of an ffcode.runtime.JobKind, not 'nope'
 """
 from __future__ import annotations
 
@@ -177,7 +178,8 @@ _BUILT_IN = {kind.tag: kind for kind in (
     Kind("shuffle", f"{_SHARED}.phases:Shuffle", f"{_WORKER}.shuffler:shuffle_steps"),
     Kind("check", f"{_SHARED}.phases:Check", f"{_WORKER}.shuffler:check_steps"),
     Kind("drop", f"{_SHARED}.phases:Drop", f"{_WORKER}.shuffler:drop_steps"),
-    Kind("gradient", f"{_SHARED}.gradient:Gradient", f"{_WORKER}.gradient:gradient_steps"))}
+    Kind("gradient", f"{_SHARED}.gradient:Gradient", f"{_WORKER}.gradient:gradient_steps"),
+    Kind("mtl", f"{_SHARED}.mtl:MultiTask", f"{_WORKER}.mtl:mtl_steps"))}
 _BY_PAYLOAD: dict = {}      # a JobKind subclass's Payload -> its tag
 
 

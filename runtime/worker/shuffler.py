@@ -213,7 +213,7 @@ def drop_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
         run.dropped = True
     elif run is not None:
         runs.pop(key).close()
-    _answer(job, out, {"dropped": run is not None}, b"")
+    answer(job, out, {"dropped": run is not None}, b"")
     yield
 
 
@@ -259,7 +259,7 @@ def map_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     run = Run(spec, held, messages, master, job.max_message)
     run.clock = clock
     runs[spec.run] = run
-    _answer(job, out, {"endpoint": run.endpoint}, b"")
+    answer(job, out, {"endpoint": run.endpoint}, b"")
 
 
 def fitting(messages: list, index: int, max_message: int) -> None:
@@ -327,7 +327,7 @@ def shuffle_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
         run.shuffled = None                 # nothing of this attempt to check
         run = None
     if run is None:
-        _answer(job, out, {"idle": True}, b"")
+        answer(job, out, {"idle": True}, b"")
         return
     run.quiet()                         # the last attempt's peers are done with
     run.busy = True
@@ -364,7 +364,7 @@ def shuffle_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
         clock.lap("decode")
         outputs = [_reduced(run, q, values, algebra) for q in functions]
         clock.lap("reduce")
-        _answer(job, out, {**clock.wall, **sent, "cpu": clock.cpu, "index": spec.index,
+        answer(job, out, {**clock.wall, **sent, "cpu": clock.cpu, "index": spec.index,
                            "functions": functions, "sizes": [len(o) for o in outputs]},
                 b"".join(outputs))
     finally:                            # (a stopped task's generator may just be dropped)
@@ -388,16 +388,16 @@ def check_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     received, sent or vouches for in its last shuffle."""
     run = worker.runs.get(job.payload.run)
     if run is None or run.shuffled is None or run.busy:
-        _answer(job, out, {"idle": True}, b"")
+        answer(job, out, {"idle": True}, b"")
         return
     spec = run.spec
     lost, distrust, got = run.shuffled
     if spec.index in lost:
-        _answer(job, out, {"idle": True}, b"")
+        answer(job, out, {"idle": True}, b"")
         return
     plan = verify.Plan(spec.placement, spec.coded, lost, distrust)
     prints = verify.prints(plan, spec.index, job.payload.seed, got, run.held, spec.algebra())
-    _answer(job, out, {"prints": _forged_prints(prints, plan, spec)}, b"")
+    answer(job, out, {"prints": _forged_prints(prints, plan, spec)}, b"")
     yield
 
 
@@ -811,7 +811,7 @@ def _bitmap(value: Any) -> bytes:
     return bytes.fromhex(value)
 
 
-def _answer(job: Any, out: Callable, meta: dict, output: bytes) -> None:
+def answer(job: Any, out: Callable, meta: dict, output: bytes) -> None:
     """The worker's answer to the master: packet 0 its meta (JSON), then its output in
     chunks of CHUNK bytes (fewer where the master takes less); then DONE."""
     blob = json.dumps(dict(meta, bytes=len(output))).encode()

@@ -1,0 +1,369 @@
+"""Multi-task training through relays on a Cluster (ffcode.mtl has the exchange): the
+master is the server, the cluster's workers are the relays, each holding the data of its
+users (a user on several relays is held by each, the flat system's redundant storage).
+
+``train(cluster, topology, data, f, steps, model=W0)`` runs ``steps`` training steps as
+jobs of the cluster, one a step (runtime/worker/mtl.py does a relay's part):
+
+1. each relay applies the server's message of the step before (decoding every user's new
+   parameters with its own users'), computes its users' local updates from the model,
+   and answers with its uplink message and a digest of each update;
+2. the master checks that the relays sharing a user computed the same update, and makes
+   the server's message from the uplink messages (coded: combinations each relay
+   decodes; uncoded: the updates some relay lacks), to be sent with the next step's tasks;
+3. a last job applies the last message, and the relays answer the model (relay 0 in full,
+   the others its digest, which must agree).
+
+The parameters travel in signed fixed point over GF(p), so every relay ends each step
+with the same bits, coded or not: a coded training's model is the uncoded one's bit for
+bit, and a single process's (``ffcode.mtl.exchange``).
+
+The server hop is emulated (``network``, ``link_rate`` in bytes a second): on "turns" the
+relays send one after another on one shared medium and the server's message is one
+broadcast; on "links" each relay has its own link to the server and back, the server
+sending each relay only the rows it decodes with. Each hop's time is counted by its
+receiver, from the bytes it received. The report counts each step's bytes per direction,
+which are the exchange's loads (``ffcode.mtl.Loads``) times an update's bytes.
+
+A relay lost in a step is done without where every user still has a relay
+(``Topology.without``): the step runs again on the relays left; otherwise the training
+fails naming the users left without one.
+
+Arguments are checked before anything starts:
+
+>>> train(None, None, [], "m:f", 1, model=[[0.0]])
+Traceback (most recent call last):
+...
+ffcode.errors.InvalidParameterError: Argument 'cluster' must be an ffcode.Cluster, not NoneType.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ffcode import checks
+from ffcode.errors import InvalidParameterError, JobFailed
+from ffcode.field import GF
+from ffcode.mtl import COMMUNICATIONS, Loads, Topology, scheme_of
+from ffcode.runtime.master.mapreduce import Answers, drop, function_path
+from ffcode.runtime.master.plans import KindPlan
+from ffcode.runtime.shared.kinds import JobKind
+from ffcode.runtime.shared.mtl import MultiTask
+from ffcode.runtime.shared.phases import NETWORKS, chunk_of, prime_of
+from ffcode.runtime.shared.task import Task
+
+DROP_WAIT = 5.0             # seconds a finished training waits for its relays' drop
+
+
+@dataclass
+class MultiTaskReport:
+    """What a training did: its settings; per step, the bytes the relays sent the server
+    (``uplink``) and the server sent (``downlink``: a broadcast counted once on "turns",
+    the sum of its links' on "links"), the seconds each hop of the emulated network added
+    (``uplink_seconds``, after the last relay's message was ready; ``downlink_seconds``,
+    the server's message at the rate: 0 without one), the slowest relay's
+    seconds computing its users' updates (``compute``) and the step's wall seconds at the
+    master (``seconds``); ``update_bytes``, one user's parameters' bytes; ``loads``, the
+    exchange's loads (of the topology it ended on); ``lost``, the workers it went on
+    without, and ``relays``, relay k's worker at the end; ``total``, its wall seconds."""
+    communication: str
+    network: str
+    link_rate: Optional[float]
+    steps: int
+    update_bytes: int
+    loads: Loads
+    uplink: list = field(default_factory=list)
+    downlink: list = field(default_factory=list)
+    uplink_seconds: list = field(default_factory=list)
+    downlink_seconds: list = field(default_factory=list)
+    compute: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    lost: list = field(default_factory=list)
+    relays: list = field(default_factory=list)
+    total: float = 0.0
+
+    def to_dict(self) -> dict:
+        """The report as plain data (the loads' fractions as strings)."""
+        out = asdict(self)
+        out["loads"] = {k: (str(v) if not isinstance(v, (tuple, int)) else
+                            [str(x) for x in v] if isinstance(v, tuple) else v)
+                        for k, v in asdict(self.loads).items()}
+        return out
+
+
+class Arrivals(Answers):
+    """A step's answers, each timed as its last packet comes (the uplink's emulation)."""
+
+    def __init__(self, workers: int, chunk: int, among: Sequence[int]) -> None:
+        super().__init__(workers, chunk=chunk, among=among)
+        self.at: dict = {}
+
+    def add(self, packet: Any) -> bool:
+        added = super().add(packet)
+        if int(packet.worker) in self.done:
+            self.at.setdefault(int(packet.worker), time.monotonic())
+        return added
+
+
+class Step(JobKind):
+    """One training step as a job of the cluster: each relay's task (None: a worker with
+    no relay), its answers gathered by ``Arrivals``."""
+
+    def __init__(self, tasks: list, relays: Sequence[int], chunk: int) -> None:
+        self.tasks, self.relays = tasks, list(relays)
+        self.answers = Arrivals(len(tasks), chunk, self.relays)
+
+    def __repr__(self) -> str:
+        return f"a multi-task step on {len(self.relays)} relays"
+
+    def plan(self, options: Any) -> KindPlan:
+        return KindPlan(self.tasks, self.answers, name=repr(self), label="multitask",
+                        every_worker=False, options=options)
+
+
+@dataclass
+class _Run:
+    """A training under way: the topology left, relay k's worker (``place``) and the
+    training's number of each user left (``users``)."""
+    topology: Topology
+    place: list
+    users: list
+    schemes: dict = field(default_factory=dict)
+
+
+def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callable | str,
+          steps: int, *, model: Any, scale: float = 2.0 ** 20, field: int = (1 << 61) - 1,
+          communication: str = "coded", split: Optional[int] = None, seed: int = 0,
+          args: Sequence[Any] = (), network: str = "turns",
+          link_rate: Optional[float] = None, timeout: float = 600.0) -> tuple:
+    """Train N users' models through the relays of ``topology`` (an ffcode.mtl.Topology
+    over the cluster's first K workers) for ``steps`` steps; returns (the model, (N, d)
+    float64; its MultiTaskReport).
+
+    data: each user's arrays (a sequence per user), kept by each of its relays; they and
+    ``args`` travel as float64.
+    ``f(W, user, *arrays, *args)``: the user's new parameters ((d,) reals) from every
+    user's (W, (N, d)); a module-level function or its import path, deterministic (relays
+    sharing a user must compute the same update: a training where they differ fails,
+    naming the user). model: the first parameters, (N, d) reals. scale and field: the
+    signed fixed point they travel in, round(x * scale) in GF(field) (a value beyond
+    (field - 1) / 2 after scaling fails the step, naming the user). communication:
+    "coded" (ffcode.mtl.Coded, its ``split`` and ``seed``) or "uncoded". network and
+    link_rate: the emulated server hop (the module's docstring). timeout: seconds the
+    whole training may take."""
+    from ffcode.runtime.master.cluster import Cluster
+    if not isinstance(cluster, Cluster):
+        raise InvalidParameterError(f"Argument 'cluster' must be an ffcode.Cluster, not "
+                                    f"{type(cluster).__name__}.")
+    if cluster.groups:
+        raise InvalidParameterError("A multi-task training's relays are a cluster's workers: "
+                                    "use a cluster without groups.")
+    topology = checks.instance(topology, "topology", Topology, "an ffcode.mtl.Topology")
+    if topology.relays > cluster.n_workers:
+        raise InvalidParameterError(f"The topology has {topology.relays} relays, the cluster "
+                                    f"{cluster.n_workers} workers.")
+    F = GF(prime_of(field, "field"))
+    scale = checks.positive(scale, "scale")
+    W = np.asarray(model, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] != topology.users or not np.isfinite(W).all():
+        raise InvalidParameterError(f"Argument 'model' must be {topology.users} users' "
+                                    f"finite parameters as rows, not shape {W.shape}.")
+    if len(data) != topology.users:
+        raise InvalidParameterError(f"Argument 'data' must hold {topology.users} users' "
+                                    f"arrays, not {len(data)}.")
+    job = dict(F=F, scale=float(scale), path=function_path(f, remote=not cluster.local),
+               data=[[_reals(a, "data") for a in arrays] for arrays in data],
+               args=[_reals(a, "args") for a in args], steps=checks.integer(steps, "steps", low=0),
+               communication=checks.choice(communication, "communication", COMMUNICATIONS),
+               split=None if split is None else checks.integer(split, "split", low=1),
+               seed=checks.integer(seed, "seed", low=0, high=(1 << 63) - 1),
+               network=checks.choice(network, "network", NETWORKS),
+               rate=None if link_rate is None else checks.positive(link_rate, "link_rate"),
+               deadline=time.monotonic() + checks.seconds(timeout, "timeout"),
+               ident=secrets.randbits(31))
+    run = _Run(topology, list(range(topology.relays)), list(range(topology.users)))
+    report = MultiTaskReport(communication, job["network"], job["rate"], job["steps"],
+                             W.shape[1] * F.dtype.itemsize, _scheme(run, job).loads)
+    began = time.monotonic()
+    try:
+        fixed = F.from_real(W, job["scale"])
+        model = _steps(cluster, job, run, fixed, report)
+    finally:
+        drop(cluster, job["ident"], wait=min(DROP_WAIT, max(job["deadline"] -
+                                                             time.monotonic(), 0.0)))
+    report.loads, report.relays = _scheme(run, job).loads, list(run.place)
+    report.total = time.monotonic() - began
+    return F.to_real(model, job["scale"]), report
+
+
+def _reals(a: Any, name: str) -> np.ndarray:
+    """An array of reals as it travels: float64, its bits as int64 (the wire carries
+    integers; the relay reads them back as float64)."""
+    try:
+        return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"Argument '{name}' must hold arrays of reals, not "
+                                    f"{type(a).__name__}.") from None
+
+
+def _scheme(run: _Run, job: dict) -> Any:
+    """The server's exchange on the topology left (the relays build the same)."""
+    key = run.topology.groups
+    if key not in run.schemes:
+        run.schemes[key] = scheme_of(job["communication"], run.topology, job["F"],
+                                     job["split"], job["seed"])
+    return run.schemes[key]
+
+
+def _steps(cluster: Any, job: dict, run: _Run, model: np.ndarray,
+           report: MultiTaskReport) -> np.ndarray:
+    """Every step's job, then the last one's, which answers the model."""
+    messages: Optional[list] = None     # the server's message to each relay, step t - 1
+    t = 0
+    while True:
+        step = Step(_tasks(cluster, job, run, t, model, messages), run.place,
+                    chunk_of(cluster.max_message))
+        began = time.monotonic()
+        try:
+            cluster.run(step, timeout=max(job["deadline"] - began, 1e-3))
+        except JobFailed as e:
+            kept = _without_lost(e, step, run)
+            report.lost += [w for w in sorted(set(step.relays) - set(run.place))]
+            if messages is not None:
+                messages = [messages[r] for r in kept]
+            continue
+        if t == job["steps"]:
+            return _model(step, run, job, model.shape)
+        up, compute = _uplink(step, run, job, t, model.shape[1])
+        uplink_seconds = _hold_uplink(step, job, [m.nbytes for m in up], began)
+        scheme = _scheme(run, job)
+        Y = scheme.downlink(up)
+        messages = [scheme.link(k, Y) for k in range(run.topology.relays)] \
+            if job["network"] == "links" else [Y] * run.topology.relays
+        sizes = [m.nbytes for m in messages] if job["network"] == "links" else [Y.nbytes]
+        report.uplink.append(sum(m.nbytes for m in up))
+        report.downlink.append(sum(sizes))
+        report.uplink_seconds.append(uplink_seconds)
+        report.downlink_seconds.append(0.0 if job["rate"] is None else
+                                       max(sizes) / job["rate"])
+        report.compute.append(compute)
+        report.seconds.append(time.monotonic() - began)
+        t += 1
+
+
+def _tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
+           messages: Optional[list]) -> list:
+    """Each relay's task of step ``t`` (the first ships the model and each relay's users'
+    data; the others, the server's message of the step before)."""
+    tasks: list = [None] * cluster.n_workers
+    groups = run.topology.groups
+    for k, group in enumerate(groups):
+        held = [run.users[u] for u in group] if t == 0 else []
+        payload = MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], groups,
+                            tuple(run.users), k, job["communication"], job["split"],
+                            job["seed"], t, t == 0, tuple(held), t == job["steps"],
+                            job["network"], job["rate"])
+        first = model if messages is None else messages[k]
+        task = Task(payload, counts=tuple(len(job["data"][u]) for u in held),
+                    max_message=cluster.max_message)
+        tasks[run.place[k]] = (task, [a for u in held for a in job["data"][u]] + [first] +
+                               job["args"])
+    return tasks
+
+
+def _without_lost(error: JobFailed, step: Step, run: _Run) -> list:
+    """After a failed step: the relays kept (their old numbers) once the lost ones are
+    done without; the error again when no relay was lost, or when a user is left without
+    a relay (naming it)."""
+    lost = {t.worker for t in getattr(error.report, "workers", None) or () if t.lost}
+    silent = {w for w in step.relays if w not in step.answers.done}
+    if not lost or not silent <= lost:
+        raise error
+    gone = [k for k, w in enumerate(run.place) if w in lost]
+    try:
+        left = run.topology.without(relays=gone)
+    except InvalidParameterError as e:
+        raise JobFailed(f"{_workers(sorted(lost))} lost: {e}", report=error.report) from None
+    run.topology, run.place = left.topology, [run.place[r] for r in left.relays]
+    run.users = [run.users[u] for u in left.users]
+    return list(left.relays)
+
+
+def _workers(indices: list) -> str:
+    return ("worker " if len(indices) == 1 else "workers ") + ", ".join(map(str, indices))
+
+
+def _answer(step: Step, w: int, t: int, size: int) -> tuple:
+    """Worker w's answer to step t: (its meta, its bytes), checked to be of step t and of
+    ``size`` bytes (nothing a worker says is trusted)."""
+    meta, output = step.answers.meta[w], step.answers.output(w)
+    if meta.get("step") != t or len(output) != size:
+        raise JobFailed(f"worker {w} answered step {str(meta.get('step'))[:20]} with "
+                        f"{len(output)} bytes; step {t} takes {size}")
+    return meta, output
+
+
+def _uplink(step: Step, run: _Run, job: dict, t: int, d: int) -> tuple:
+    """The relays' uplink messages of step t, checked (their sizes; the digests of the
+    updates of users they share agree); and the slowest relay's computing seconds."""
+    F, scheme = job["F"], _scheme(run, job)
+    width = -(-d // scheme.split)
+    messages: list = []
+    said: dict = {}
+    compute = 0.0
+    for k, w in enumerate(run.place):
+        rows = scheme.sends[k]
+        meta, output = _answer(step, w, t, rows * width * F.dtype.itemsize)
+        digests = meta.get("digests")
+        group = run.topology.groups[k]
+        if not (isinstance(digests, list) and len(digests) == len(group) and
+                all(isinstance(x, str) and len(x) == 32 for x in digests)):
+            raise JobFailed(f"worker {w} answered no digest of each of its users' updates")
+        for u, x in zip(group, digests):
+            if said.setdefault(u, (x, w))[0] != x:
+                raise JobFailed(f"workers {said[u][1]} and {w} computed different updates of "
+                                f"user {run.users[u]}: its local update must be "
+                                f"deterministic")
+        spent = meta.get("compute")
+        compute = max(compute, spent if type(spent) is float and 0 <= spent < math.inf
+                      else 0.0)
+        messages.append(F.elements(np.frombuffer(output, F.dtype).reshape(rows, width),
+                                   f"worker {w}'s uplink message"))
+    return messages, compute
+
+
+def _hold_uplink(step: Step, job: dict, sizes: list, began: float) -> float:
+    """Waits until the uplink messages would have crossed the emulated hop: on "turns"
+    one after another as they came, on "links" each on its own; returns the seconds the
+    hop took after the last message was ready (0 without a rate)."""
+    rate = job["rate"]
+    if rate is None:
+        return 0.0
+    came = sorted(zip((step.answers.at[w] for w in step.relays), sizes))
+    free = came[0][0]
+    if job["network"] == "turns":
+        for at, size in came:
+            free = max(free, at) + size / rate
+    else:
+        free = max(at + size / rate for at, size in came)
+    time.sleep(max(free - time.monotonic(), 0.0))
+    return max(free - max(at for at, _ in came), 0.0)
+
+
+def _model(step: Step, run: _Run, job: dict, shape: tuple) -> np.ndarray:
+    """The model the relays answered at the end: relay 0's in full, every relay's digest
+    equal to its."""
+    F = job["F"]
+    meta, output = _answer(step, run.place[0], job["steps"], math.prod(shape) *
+                           F.dtype.itemsize)
+    model = F.elements(np.frombuffer(output, F.dtype).reshape(shape), "the model")
+    for w in run.place[1:]:
+        other, _ = _answer(step, w, job["steps"], 0)
+        if other.get("digest") != meta.get("digest"):
+            raise JobFailed(f"workers {run.place[0]} and {w} ended with different models")
+    return model
