@@ -11,7 +11,7 @@ import pytest
 import ffcode
 from ffcode import GF
 from ffcode.errors import InvalidParameterError, JobFailed, ProtocolError, WorkerError
-from ffcode.mtl import Topology, coded_loads
+from ffcode.mtl import Topology, coded_loads, local
 from ffcode.runtime import MultiTaskReport, train_multitask
 from ffcode.runtime.shared.mtl import MultiTask
 
@@ -49,13 +49,14 @@ def tasks(users, d=4, seed=0):
             for X in (rng.normal(size=(30, d)) for _ in range(users))]
 
 
-def in_one_process(data, steps, W0, scale=2.0 ** 20, p=(1 << 61) - 1):
+def in_one_process(data, steps, W0, scale=2.0 ** 20, p=(1 << 61) - 1, f=update,
+                   args=(RATE, COUPLING)):
     """The same training with no exchange: every update in fixed point, in turn."""
     F = GF(p)
     fixed = F.from_real(W0, scale)
     for _ in range(steps):
         W = F.to_real(fixed, scale)
-        fixed = np.stack([F.from_real(update(W, u, *data[u], RATE, COUPLING), scale)
+        fixed = np.stack([F.from_real(f(W, u, *data[u], *args), scale)
                           for u in range(len(data))])
     return F.to_real(fixed, scale)
 
@@ -93,6 +94,22 @@ def test_coded_and_uncoded_give_one_model_bit_for_bit_and_their_loads(bounded, c
         assert coded.uplink[0] <= plain.uplink[0] and coded.downlink[0] <= plain.downlink[0]
     assert got["coded", "turns"].to_dict()["loads"]["uplink"] == \
         str(got["coded", "turns"].loads.uplink)
+
+
+@pytest.mark.bounded(60)
+def test_related_classifications_with_the_library_update(bounded, cluster):
+    """ffcode.mtl.local's logistic step on related binary tasks, coded on links: the
+    single process's model bit for bit, and it separates each task's training data."""
+    topology, d = Topology.cyclic(4, 2, 1), 5
+    data = [(X, (y > np.median(y)).astype(float)) for X, y in tasks(topology.users, d)]
+    W0 = np.zeros((topology.users, d))
+    W, _ = train_multitask(cluster, topology, data, local.logistic, 30, model=W0,
+                           args=[[1.0], [0.1]], network="links")
+    want = in_one_process(data, 30, W0, f=local.logistic, args=([1.0], [0.1]))
+    assert W.tobytes() == want.tobytes()
+    assert all(np.mean((X @ w > 0) == (y > 0.5)) > 0.8 for w, (X, y) in zip(W, data))
+    assert local.least_squares(W, 1, *data[1], RATE, COUPLING).tolist() == \
+        update(W, 1, *data[1], RATE, COUPLING).tolist()
 
 
 @pytest.mark.bounded(60)
