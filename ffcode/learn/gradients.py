@@ -87,6 +87,29 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return np.exp(-np.logaddexp(0.0, -z))
 
 
+def task_step(W: np.ndarray, task: int, X1: np.ndarray, y: np.ndarray, weights: np.ndarray,
+              rate: np.ndarray, coupling: np.ndarray, logistic: np.ndarray) -> np.ndarray:
+    """One task's step of a multi-task estimator trained through relays (``topology=``,
+    ffcode.runtime.train_multitask): W (T, d + 1) every task's weights, the intercept's
+    first; X1 the task's standardized samples with the intercept's column, y its targets,
+    ``weights`` its samples' weights over their total; ``rate`` (T,) each task's learning
+    rate, ``coupling`` the pull of a task's weights (the intercept's not) towards the
+    tasks' mean, ``logistic`` [1] for the sigmoid's h. The step the estimators' coded
+    descent takes, computed in floats.
+
+    >>> W = np.array([[0.0, 0.0], [0.0, 2.0]])
+    >>> task_step(W, 0, np.eye(2), np.ones(2), np.full(2, 0.5), np.ones(2), [1.0],
+    ...           [0]).tolist()
+    [0.5, 1.5]
+    """
+    w = W[task]
+    z = X1 @ w
+    residual = (_sigmoid(z) if logistic[0] else z) - y
+    step = rate[task] * (X1.T @ (residual * weights))
+    step[1:] += rate[task] * coupling[0] * (w[1:] - W[:, 1:].mean(axis=0))
+    return w - step
+
+
 def _by_rows(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The samples' weights shaped to multiply ``values`` row by row (a vector of one
     task's values, or a matrix with a column per task)."""

@@ -17,6 +17,14 @@ models: each task's coefficients are those of the single-task estimator on its d
 bit for bit, when the tasks share X. The features are standardized once for all tasks
 (pooled over every task's rows), so that the tasks' weights are in the same units.
 
+Through relays (``topology=``, an ffcode.mtl.Topology or its spelling such as
+"combination:4:2", with a user per task): each task is a user, its step
+(ffcode.learn.gradients.task_step, the same objective in floats) computed by each of its
+relays, a worker of the cluster each, and the tasks' weights exchanged between the
+relays and the server as ``communication`` says ("coded" or "uncoded", which give the
+same model bit for bit; ffcode.runtime.train_multitask). ``relay_report_`` is then the
+training's report and ``history_`` is empty: the model stays on the relays until the end.
+
 >>> import numpy as np
 >>> model = MultiTaskLogisticRegression(coupling=0.1, iterations=20)
 >>> model.get_params()["coupling"], model.get_params()["coding"]
@@ -37,9 +45,12 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from ffcode import checks
 from ffcode.errors import InvalidParameterError
 from ffcode.learn.estimators import (Settings, _CodedGradientDescent, _Data, _LeastSquares,
-                                     _LogLoss, _design, _few, _largest_eigenvalue,
-                                     _samples, _standardization, _total)
-from ffcode.learn.gradients import _sigmoid, _Together
+                                     _LogLoss, _design, _few, _largest_eigenvalue, _opened,
+                                     _samples, _standardization, _total, _workers_of,
+                                     active_cluster)
+from ffcode.learn.gradients import _sigmoid, _Together, task_step
+from ffcode.mtl import COMMUNICATIONS, Topology
+from ffcode.mtl import parse as parse_topology
 from ffcode.learn._sklearn import ClassifierMixin, RegressorMixin
 
 
@@ -66,12 +77,55 @@ class _Tasks:
 
 class _MultiTask(_CodedGradientDescent):
     """T tasks trained together, coupled by ``coupling`` (see the module docstring): the
-    single-task estimators' loop and jobs, on a matrix of weights W (d + 1, T). The
-    hyperparameters are the single-task ones and ``coupling``."""
+    single-task estimators' loop and jobs, on a matrix of weights W (d + 1, T); or, with
+    a ``topology``, through relays. The hyperparameters are the single-task ones,
+    ``coupling``, ``topology`` and ``communication``."""
+    relay_report_: Any
 
-    def __init__(self, *, coupling: float = 0.0, **params: Any) -> None:
+    def __init__(self, *, coupling: float = 0.0, topology: Any = None,
+                 communication: str = "coded", **params: Any) -> None:
         super().__init__(**params)
-        self.coupling = coupling
+        self.coupling, self.topology, self.communication = coupling, topology, communication
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any, cluster: Any) -> dict:
+        """The coded descent's fitted attributes, or with a topology the training's
+        through relays."""
+        if self.topology is None:
+            return super()._fit(X, y, sample_weight, cluster)
+        return self._fit_through_relays(X, y, sample_weight, cluster)
+
+    def _fit_through_relays(self, X: Any, y: Any, sample_weight: Any, cluster: Any) -> dict:
+        """Each task a user of the topology, its step (ffcode.learn.gradients.task_step)
+        computed by each of its relays, the tasks' weights exchanged between the relays
+        and the server as ``communication`` says (ffcode.runtime.train_multitask)."""
+        from ffcode.runtime import train_multitask
+        topology = self.topology if isinstance(self.topology, Topology) else \
+            parse_topology(self.topology)
+        communication = checks.choice(self.communication, "communication", COMMUNICATIONS)
+        chosen = active_cluster() if cluster is None else cluster
+        s = self._settings(None if chosen is None else _workers_of(chosen))
+        data = self._data(X, y, sample_weight, s)
+        tasks = len(data.total)
+        if topology.users != tasks:
+            raise InvalidParameterError(f"Argument 'topology' must have a user per task "
+                                        f"({tasks}), not {topology.users} users.")
+        rate = s.learning_rate or self._default_rate(data)
+        users: list = [None] * tasks
+        for part, columns in zip(data.parts, data.columns):
+            weights = np.ones(len(part.X1)) if part.weights is None else part.weights
+            for j, task in enumerate(columns):
+                users[task] = (part.X1, part.y[:, j], weights / part.total)
+        args = [np.broadcast_to(np.asarray(rate, float), (tasks,)), [float(self.coupling)],
+                [int(self._logistic)]]
+        W0 = np.zeros((tasks, data.parts[0].X1.shape[1]))
+        with _opened(chosen, max(s.n_workers, topology.relays)) as running:
+            W, report = train_multitask(running, topology, users, task_step, s.iterations,
+                                        model=W0, args=args, scale=2.0 ** s.precision,
+                                        field=s.F.p, communication=communication)
+        return {**data.fitted, **self._coefficients(np.ascontiguousarray(W.T), data),
+                "history_": [], "load_seconds_": 0.0, "loaded_bytes_": 0,
+                "mean_": data.mean, "scale_": data.scale, "codes_": (), "k_": s.k,
+                "learning_rate_": rate, "relay_report_": report}
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -167,13 +221,17 @@ def _spread(W: np.ndarray) -> np.ndarray:
 
 
 def _with_coupling(init: Any) -> inspect.Signature:
-    """The signature of the single-task estimators' __init__ with ``coupling`` added: what
-    scikit-learn's get_params, clone and repr read."""
+    """The signature of the single-task estimators' __init__ with ``coupling``,
+    ``topology`` and ``communication`` added: what scikit-learn's get_params, clone and
+    repr read."""
     signature = inspect.signature(init)
     self, *rest = signature.parameters.values()
-    coupling = inspect.Parameter("coupling", inspect.Parameter.KEYWORD_ONLY, default=0.0,
-                                 annotation="float")
-    return signature.replace(parameters=[self, coupling, *rest])
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                               annotation=annotation)
+             for name, default, annotation in (("coupling", 0.0, "float"),
+                                               ("topology", None, "Any"),
+                                               ("communication", "coded", "str"))]
+    return signature.replace(parameters=[self, *added, *rest])
 
 
 setattr(_MultiTask.__init__, "__signature__", _with_coupling(_CodedGradientDescent.__init__))
@@ -198,7 +256,8 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
     ``y_mean_`` (T,) each task's mean of y and ``y_scale_`` the tasks' pooled spread.
     The default learning rate is 1 / (L_t + coupling) for each task, L_t the largest
     eigenvalue of its standardized X^T X / n (``learning_rate_``: a number when the tasks
-    share X, else one per task).
+    share X, else one per task). ``topology`` and ``communication`` train through relays
+    (the module docstring), ``relay_report_`` the training's report.
     """
 
     def __sklearn_tags__(self) -> Any:
@@ -294,7 +353,8 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
     the tasks' mean; the other hyperparameters and fitted attributes are
     LogisticRegression's, with ``coef_`` (T, d), ``intercept_`` (T,) and ``multilabel_``
     (True for an indicator Y). The default learning rate is 1 / (L / 4 + coupling), L the
-    largest eigenvalue of the standardized X^T X / n.
+    largest eigenvalue of the standardized X^T X / n. ``topology`` and ``communication``
+    train through relays (the module docstring), ``relay_report_`` the training's report.
     """
     multilabel_: bool                   # fitted (declared for type checkers)
 

@@ -402,7 +402,9 @@ def test_the_kind_of_estimator_and_parameters():
     model = MultiTaskLinearRegression(coupling=0.3, coding="lcc", iterations=7)
     params = model.get_params()
     assert params["coupling"] == 0.3 and params["iterations"] == 7
-    assert set(params) == set(LinearRegression().get_params()) | {"coupling"}
+    assert set(params) == set(LinearRegression().get_params()) | {"coupling", "topology",
+                                                                  "communication"}
+    assert (params["topology"], params["communication"]) == (None, "coded")
     copy = clone(model).set_params(coupling=1.5)
     assert (copy.coupling, model.coupling, copy.coding) == (1.5, 0.3, "lcc")
     assert repr(MultiTaskLogisticRegression(coupling=2.0)) == \
