@@ -8,7 +8,11 @@ estimators): the digits one-vs-rest, ten tasks on shared features, one coded pro
 step (``--tasks digits``), or related regressions each with its own data set, their jobs
 submitted together (``--tasks regression``); each task's test accuracy (or R^2) and the
 fit's time, and with ``--compare`` the T tasks fitted separately one after another and
-scikit-learn's fit of each task beside them.
+scikit-learn's fit of each task beside them. With ``--topology`` the tasks are users of a
+topology of relays (ffcode.mtl), each relay a worker computing its users' steps, their
+weights exchanged between the relays and the server (``--communication`` coded or
+uncoded, the server hop emulated at ``--link-rate``); ``--compare`` then trains both
+ways and says whether they learned the same model and how long each took.
 
 The data sets are scikit-learn's (the optional ``learn`` extra): every flag is checked, and
 scikit-learn looked for, before anything is printed and before a worker starts.
@@ -32,6 +36,8 @@ from ffcode.cli import output
 from ffcode.cli.args import (argument_parser, check_stragglers, integer, namespace,
                              non_negative, positive)
 from ffcode.codes.registry import code_entry, code_names, threshold
+from ffcode.mtl import COMMUNICATIONS
+from ffcode.mtl import parse as parse_topology
 from ffcode.schemes import Scheme, default, names
 from ffcode.version import __version__
 
@@ -49,6 +55,7 @@ GRADIENT = "gradient"                       # --coding of gradient codes
 # --coding gradient's protocols, --compare's three: (the code's redundancy, partial work)
 PROTOCOLS = {"uncoded": (False, True), "original": (True, False), "partial": (True, True)}
 DEFAULTS = {"samples": 2000, "features": 20, "slowdown": 4.0}
+DEFAULT_RATE = 100.0                        # Mbit/s of --topology's server hop
 TEST_FRACTION = 0.25
 EXTRA = "ffcode learn needs scikit-learn for its data sets: pip install ffcode[learn]"
 
@@ -129,9 +136,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="pull each task's weights towards the tasks' mean by LAMBDA "
                             "(default 0: independent tasks); --compare then fits the "
                             "tasks separately one after another and with scikit-learn")
+    tasks.add_argument("--topology", metavar="SPEC",
+                       help="train through relays, a task a user: combination:K:r (a user "
+                            "on every r of K relays), cyclic:K:r[:P], disjoint:K:P or the "
+                            "relays' users, 0,1;1,2;... (as many users as tasks: digits "
+                            f"10, regression {RELATED[0]}); each relay is a worker; "
+                            "--compare then trains coded and uncoded")
+    tasks.add_argument("--communication", choices=COMMUNICATIONS,
+                       help="with --topology: the exchange between the relays and the "
+                            "server (default coded)")
+    tasks.add_argument("--link-rate", type=positive("Mbit/s"), metavar="MBIT",
+                       help="with --topology: the server hop's rate, one shared medium, in "
+                            f"Mbit/s (default {DEFAULT_RATE:g})")
     faults = parser.add_argument_group("injected stragglers (the same in every iteration)")
-    faults.add_argument("--stragglers", type=integer(low=0), default=2, metavar="K",
-                        help="the last K workers are --slowdown times slower")
+    faults.add_argument("--stragglers", type=integer(low=0), metavar="K",
+                        help="the last K workers are --slowdown times slower (default 2; "
+                             "none with --topology)")
     faults.add_argument("--slowdown", type=positive(), metavar="S",
                         help=f"the stragglers' factor (default {DEFAULTS['slowdown']:g})")
 
@@ -143,6 +163,14 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
         _settle_tasks(args)
     else:
         _settle_dataset(args)
+    if args.topology is not None:
+        return _settle_topology(args)
+    for flag in ("communication", "link_rate"):
+        if getattr(args, flag) is not None:
+            raise ValueError(f"--{flag.replace('_', '-')} is for a training through relays "
+                             f"(--topology).")
+    if args.stragglers is None:
+        args.stragglers = 2
     if args.scheme is not None:
         args.scheme = Scheme.parse(args.scheme)
     if args.slowdown is not None and args.stragglers == 0:
@@ -204,11 +232,34 @@ def _settle_tasks(args: argparse.Namespace) -> None:
     args.coupling = 0.0 if args.coupling is None else args.coupling
 
 
+def _settle_topology(args: argparse.Namespace) -> argparse.Namespace:
+    """multitask --topology: a user per task, a worker per relay, the relays' settings
+    filled in, and none of the coded product's or the injected stragglers' flags."""
+    given = {"k": args.k is not None, "scheme": args.scheme is not None,
+             "shares": args.shares != 1, "coding": args.coding != "mds",
+             "stragglers": args.stragglers is not None, "slowdown": args.slowdown is not None}
+    for flag in (flag for flag, is_given in given.items() if is_given):
+        raise ValueError(f"--{flag} is for the coded product; --topology trains through "
+                         f"relays, a worker each.")
+    topology = parse_topology(args.topology)
+    tasks = 10 if args.tasks == "digits" else RELATED[0]
+    if topology.users != tasks:
+        raise ValueError(f"--topology {args.topology} has {topology.users} users, and "
+                         f"--tasks {args.tasks} {tasks} tasks: give it a user per task.")
+    if topology.relays > args.workers:
+        raise ValueError(f"--topology {args.topology} has {topology.relays} relays, and "
+                         f"--workers is {args.workers}: a relay is a worker.")
+    args.communication = args.communication or "coded"
+    args.link_rate = DEFAULT_RATE if args.link_rate is None else args.link_rate
+    args.stragglers, args.slowdown = 0, DEFAULTS["slowdown"]
+    return args
+
+
 def _settle_dataset(args: argparse.Namespace) -> None:
     """linear and logistic: --dataset, for the task, and the flags it takes."""
     if args.dataset is None:
         raise ValueError("the following arguments are required: --dataset")
-    for flag in ("tasks", "coupling"):
+    for flag in ("tasks", "coupling", "topology"):
         if getattr(args, flag) is not None:
             raise ValueError(f"--{flag} is for 'ffcode learn multitask', not {args.task}.")
     serves = DATASETS[args.dataset]
@@ -376,6 +427,8 @@ def main(args: argparse.Namespace) -> int:
         raise ImportError(EXTRA) from None
     from ffcode import learn
     from ffcode.runtime import Cluster
+    if args.topology is not None:
+        return _through_relays(args, getattr(learn, MULTITASK[args.tasks][0]), tasks)
     models = [getattr(learn, name) for name in MULTITASK[args.tasks][:2]] if multitask \
         else [getattr(learn, TASKS[args.task])]
     faults = stragglers(args)
@@ -421,6 +474,71 @@ def main(args: argparse.Namespace) -> int:
     if args.report:
         _write(args, faults, what, results)
     return 0 if not args.compare or same else 1
+
+
+def _through_relays(args, Model, tasks) -> int:
+    """multitask --topology: the model trained through relays with --communication (both
+    with --compare), each fit's time, bytes and scores; 0 unless --compare finds that
+    coded and uncoded learned different models."""
+    from ffcode import learn
+    from ffcode.runtime import Cluster
+    ways = list(COMMUNICATIONS) if args.compare else [args.communication]
+    for way in ways:                        # the model's own checks, before a worker starts
+        learn.settings(_relayed(Model, args, way), args.workers)
+    (X, y), (X_test, y_test) = tasks.train, tasks.test
+    start = time.perf_counter()
+    with Cluster(args.workers) as cluster:
+        print(f"ffcode learn multitask: {tasks.what}, through relays {args.topology} "
+              f"({' and '.join(ways)}), the server hop {args.link_rate:g} Mbit/s shared, "
+              f"{args.iterations} iterations, coupling {args.coupling:g}")
+        cluster.wait()
+        print(f"  {args.workers} workers ready at {cluster.endpoint} in "
+              f"{time.perf_counter() - start:.2f} s")
+        results = []
+        for way in ways:
+            model = _relayed(Model, args, way)
+            began = time.perf_counter()
+            model.fit(X, y, cluster=cluster)
+            seconds, report = time.perf_counter() - began, model.relay_report_
+            results.append({"model": way, "seconds": seconds,
+                            "score": float(model.score(X_test, y_test)),
+                            "tasks": tasks.scores(model), "relays": report.to_dict(),
+                            "coef": np.asarray(model.coef_).tolist(),
+                            "intercept": np.asarray(model.intercept_).tolist()})
+            print(f"  {way}: {seconds:.3f} s in all; a step moves "
+                  f"{report.uplink[0] / 1e3:.1f} kB up and {report.downlink[0] / 1e3:.1f} "
+                  f"kB down ({report.uplink[0] / report.update_bytes:.3g} and "
+                  f"{report.downlink[0] / report.update_bytes:.3g} tasks' weights), the "
+                  f"hops {statistics.median(report.uplink_seconds):.4f} s up and "
+                  f"{statistics.median(report.downlink_seconds):.4f} s down")
+    same = _relayed_table(args, results, tasks)
+    if args.report:
+        _write(args, stragglers(args), tasks.what, results)
+    return 0 if same else 1
+
+
+def _relayed(Model, args, communication):
+    """The multi-task model trained through --topology's relays."""
+    return Model(coupling=args.coupling, iterations=args.iterations, seed=args.seed,
+                 learning_rate=args.learning_rate, topology=args.topology,
+                 communication=communication, link_rate=args.link_rate * 1e6 / 8)
+
+
+def _relayed_table(args, results, tasks) -> bool:
+    """Each task's test score by communication; with --compare, whether coded and uncoded
+    learned the same model and how their times compare."""
+    metric = MULTITASK[args.tasks][2]
+    print(f"  {'task':<8}" + "".join(f"{r['model']:>14}" for r in results)
+          + f"   (test {metric})")
+    for t, name in enumerate(tasks.names):
+        print(f"  {name:<8}" + "".join(f"{r['tasks'][t]:>14.4f}" for r in results))
+    if len(results) == 1:
+        return True
+    coded, plain = results
+    same = (coded["coef"], coded["intercept"]) == (plain["coef"], plain["intercept"])
+    print(f"  coded and uncoded learned the same model (exact arithmetic): "
+          f"{'yes' if same else 'NO'}; coded is {_how_much(plain['seconds'], coded['seconds'])}")
+    return same
 
 
 def _train_tasks(cluster, models, args, scheme, faults, tasks) -> list:
@@ -560,6 +678,8 @@ def _write(args, faults, what, results):
     settings = {"task": args.task, "dataset": args.dataset, "data": what,
                 **({"tasks": args.tasks, "coupling": args.coupling}
                    if args.task == "multitask" else {}),
+                **({"topology": args.topology, "link_rate": args.link_rate}
+                   if args.topology is not None else {}),
                 "coding": args.coding, "k": args.k, "workers": args.workers,
                 "shares": args.shares,
                 "iterations": args.iterations, "learning_rate": args.learning_rate,

@@ -22,8 +22,11 @@ Through relays (``topology=``, an ffcode.mtl.Topology or its spelling such as
 (ffcode.learn.gradients.task_step, the same objective in floats) computed by each of its
 relays, a worker of the cluster each, and the tasks' weights exchanged between the
 relays and the server as ``communication`` says ("coded" or "uncoded", which give the
-same model bit for bit; ffcode.runtime.train_multitask). ``relay_report_`` is then the
-training's report and ``history_`` is empty: the model stays on the relays until the end.
+same model bit for bit; ffcode.runtime.train_multitask), the server hop emulated at
+``link_rate`` bytes a second on a shared medium (None: as fast as it goes).
+``relay_report_`` is then the training's report and ``history_`` is empty: the model
+stays on the relays until the end (``faults`` and ``progress``, for the coded descent's
+jobs, are refused).
 
 >>> import numpy as np
 >>> model = MultiTaskLogisticRegression(coupling=0.1, iterations=20)
@@ -79,13 +82,37 @@ class _MultiTask(_CodedGradientDescent):
     """T tasks trained together, coupled by ``coupling`` (see the module docstring): the
     single-task estimators' loop and jobs, on a matrix of weights W (d + 1, T); or, with
     a ``topology``, through relays. The hyperparameters are the single-task ones,
-    ``coupling``, ``topology`` and ``communication``."""
+    ``coupling``, ``topology``, ``communication`` and ``link_rate``."""
     relay_report_: Any
 
     def __init__(self, *, coupling: float = 0.0, topology: Any = None,
-                 communication: str = "coded", **params: Any) -> None:
+                 communication: str = "coded", link_rate: Optional[float] = None,
+                 **params: Any) -> None:
         super().__init__(**params)
         self.coupling, self.topology, self.communication = coupling, topology, communication
+        self.link_rate = link_rate
+
+    def _relays(self) -> Optional[Topology]:
+        """The topology to train through (None: the coded descent), with ``communication``
+        and ``link_rate`` checked, and the hyperparameters it cannot honour refused."""
+        if self.topology is None:
+            for name, value, default in (("communication", self.communication, "coded"),
+                                         ("link_rate", self.link_rate, None)):
+                if value != default:
+                    raise InvalidParameterError(f"Argument '{name}' is for a training "
+                                                f"through relays (topology=).")
+            return None
+        topology = self.topology if isinstance(self.topology, Topology) else \
+            parse_topology(self.topology)
+        checks.choice(self.communication, "communication", COMMUNICATIONS)
+        if self.link_rate is not None:
+            checks.positive(self.link_rate, "link_rate")
+        for name in ("faults", "progress"):
+            if getattr(self, name) is not None:
+                raise InvalidParameterError(
+                    f"Argument '{name}' is for the coded descent's jobs; a training "
+                    f"through relays (topology=) keeps the model on the relays until its end.")
+        return topology
 
     def _fit(self, X: Any, y: Any, sample_weight: Any, cluster: Any) -> dict:
         """The coded descent's fitted attributes, or with a topology the training's
@@ -99,9 +126,8 @@ class _MultiTask(_CodedGradientDescent):
         computed by each of its relays, the tasks' weights exchanged between the relays
         and the server as ``communication`` says (ffcode.runtime.train_multitask)."""
         from ffcode.runtime import train_multitask
-        topology = self.topology if isinstance(self.topology, Topology) else \
-            parse_topology(self.topology)
-        communication = checks.choice(self.communication, "communication", COMMUNICATIONS)
+        topology = self._relays()
+        assert topology is not None, "_fit: with a topology only"
         chosen = active_cluster() if cluster is None else cluster
         s = self._settings(None if chosen is None else _workers_of(chosen))
         data = self._data(X, y, sample_weight, s)
@@ -121,7 +147,8 @@ class _MultiTask(_CodedGradientDescent):
         with _opened(chosen, max(s.n_workers, topology.relays)) as running:
             W, report = train_multitask(running, topology, users, task_step, s.iterations,
                                         model=W0, args=args, scale=2.0 ** s.precision,
-                                        field=s.F.p, communication=communication)
+                                        field=s.F.p, communication=self.communication,
+                                        link_rate=self.link_rate)
         return {**data.fitted, **self._coefficients(np.ascontiguousarray(W.T), data),
                 "history_": [], "load_seconds_": 0.0, "loaded_bytes_": 0,
                 "mean_": data.mean, "scale_": data.scale, "codes_": (), "k_": s.k,
@@ -134,6 +161,7 @@ class _MultiTask(_CodedGradientDescent):
 
     def _settings(self, n_workers: Optional[int], groups: tuple = ()) -> Settings:
         checks.non_negative(self.coupling, "coupling")
+        self._relays()
         if self.coding == "gradient":
             raise InvalidParameterError(
                 "The multi-task estimators code the product X W (coding='mds' or 'lcc'); "
@@ -222,15 +250,16 @@ def _spread(W: np.ndarray) -> np.ndarray:
 
 def _with_coupling(init: Any) -> inspect.Signature:
     """The signature of the single-task estimators' __init__ with ``coupling``,
-    ``topology`` and ``communication`` added: what scikit-learn's get_params, clone and
-    repr read."""
+    ``topology``, ``communication`` and ``link_rate`` added: what scikit-learn's
+    get_params, clone and repr read."""
     signature = inspect.signature(init)
     self, *rest = signature.parameters.values()
     added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                annotation=annotation)
              for name, default, annotation in (("coupling", 0.0, "float"),
                                                ("topology", None, "Any"),
-                                               ("communication", "coded", "str"))]
+                                               ("communication", "coded", "str"),
+                                               ("link_rate", None, "Optional[float]"))]
     return signature.replace(parameters=[self, *added, *rest])
 
 
@@ -256,8 +285,8 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
     ``y_mean_`` (T,) each task's mean of y and ``y_scale_`` the tasks' pooled spread.
     The default learning rate is 1 / (L_t + coupling) for each task, L_t the largest
     eigenvalue of its standardized X^T X / n (``learning_rate_``: a number when the tasks
-    share X, else one per task). ``topology`` and ``communication`` train through relays
-    (the module docstring), ``relay_report_`` the training's report.
+    share X, else one per task). ``topology``, ``communication`` and ``link_rate`` train
+    through relays (the module docstring), ``relay_report_`` the training's report.
     """
 
     def __sklearn_tags__(self) -> Any:
@@ -353,8 +382,9 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
     the tasks' mean; the other hyperparameters and fitted attributes are
     LogisticRegression's, with ``coef_`` (T, d), ``intercept_`` (T,) and ``multilabel_``
     (True for an indicator Y). The default learning rate is 1 / (L / 4 + coupling), L the
-    largest eigenvalue of the standardized X^T X / n. ``topology`` and ``communication``
-    train through relays (the module docstring), ``relay_report_`` the training's report.
+    largest eigenvalue of the standardized X^T X / n. ``topology``, ``communication`` and
+    ``link_rate`` train through relays (the module docstring), ``relay_report_`` the
+    training's report.
     """
     multilabel_: bool                   # fitted (declared for type checkers)
 

@@ -258,7 +258,71 @@ def test_multitask_related_regressions(bounded, capsys):
     assert "separate" not in out
 
 
+@pytest.mark.bounded(90)
+def test_multitask_through_relays_compare(bounded, capsys, tmp_path):
+    """multitask --topology combination:5:2 --compare: digits' ten tasks as the users of
+    5 relays, trained coded and uncoded; each fit's bytes a step (coded 7.62 and 6.09
+    tasks' weights up and down, padded to the split; uncoded 10 and 10), the same model,
+    the same scores; --report writes both runs with their relays' reports."""
+    path = tmp_path / "relays.json"
+    status, out = learn(capsys, "multitask", "--topology", "combination:5:2", "--compare",
+                        "--workers", "5", "--iterations", "4", "--report", str(path))
+    assert status == 0, out
+    assert "10 tasks on 1797 samples x 64 features (1347 train, 450 test), through relays " \
+        "combination:5:2 (coded and uncoded), the server hop 100 Mbit/s shared, 4 " \
+        "iterations, coupling 0" in out
+    assert "(7.62 and 6.09 tasks' weights)" in out and "(10 and 10 tasks' weights)" in out
+    rows = task_rows(out, 2)
+    assert list(rows) == [str(d) for d in range(10)]
+    assert all(coded == plain and 0.8 < coded <= 1 for coded, plain in rows.values())
+    assert re.search(r"learned the same model \(exact arithmetic\): yes; coded is "
+                     r"\d+\.\d\dx (faster|slower)\n", out)
+    data = json.loads(path.read_text())
+    assert data["settings"]["topology"] == "combination:5:2"
+    assert data["settings"]["link_rate"] == 100.0
+    coded, plain = data["runs"]
+    assert (coded["model"], plain["model"]) == ("coded", "uncoded")
+    assert coded["coef"] == plain["coef"] and coded["relays"]["loads"]["uplink"] == "15/2"
+    assert plain["relays"]["uplink"] == [10 * 65 * 8] * 4
+
+
+@pytest.mark.bounded(60)
+def test_multitask_regressions_through_a_ring(bounded, capsys):
+    """--tasks regression on a ring of 4 relays, uncoded: one fit, its scores."""
+    status, out = learn(capsys, "multitask", "--tasks", "regression", "--topology",
+                        "cyclic:4:2:1", "--communication", "uncoded", "--coupling", "0.5",
+                        "--workers", "4", "--iterations", "20", "--link-rate", "1000")
+    assert status == 0, out
+    assert "through relays cyclic:4:2:1 (uncoded), the server hop 1000 Mbit/s" in out
+    assert "coded and uncoded" not in out
+    rows = task_rows(out, 1)
+    assert list(rows) == ["0", "1", "2", "3"] and all(0.5 < r2 <= 1 for (r2,) in
+                                                        rows.values()), rows
+
+
 @pytest.mark.parametrize("args, message", [
+    (["multitask", "--topology", "combination:4:2"], "--topology combination:4:2 has 6 "
+     "users, and --tasks digits 10 tasks: give it a user per task."),
+    (["multitask", "--tasks", "regression", "--topology", "combination:5:2", "--workers",
+      "4"], "has 10 users, and --tasks regression 4 tasks"),
+    (["multitask", "--topology", "combination:5:2", "--workers", "4"], "--topology "
+     "combination:5:2 has 5 relays, and --workers is 4: a relay is a worker."),
+    (["multitask", "--topology", "ring:4"], "Topology 'ring:4'"),
+    (["multitask", "--topology", "combination:5:2", "--k", "2"], "--k is for the coded "
+     "product; --topology trains through relays, a worker each."),
+    (["multitask", "--topology", "combination:5:2", "--stragglers", "1"], "--stragglers is "
+     "for the coded product"),
+    (["multitask", "--topology", "combination:5:2", "--coding", "lcc"], "--coding is for "
+     "the coded product"),
+    (["multitask", "--topology", "combination:5:2", "--communication", "loud"],
+     "invalid choice: 'loud'"),
+    (["multitask", "--topology", "combination:5:2", "--link-rate", "0"], "argument "
+     "--link-rate: must be a positive"),
+    (["multitask", "--communication", "uncoded"], "--communication is for a training "
+     "through relays (--topology)."),
+    (["multitask", "--link-rate", "10"], "--link-rate is for a training through relays"),
+    (["logistic", "--dataset", "digits", "--topology", "combination:5:2"], "--topology is "
+     "for 'ffcode learn multitask', not logistic."),
     (["linear", "--dataset", "breast_cancer"], "--dataset breast_cancer has binary labels, "
      "a classification data set: it is for 'ffcode learn logistic', not linear."),
     (["linear", "--dataset", "digits"], "it is for 'ffcode learn logistic', not linear."),

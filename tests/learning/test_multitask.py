@@ -402,9 +402,10 @@ def test_the_kind_of_estimator_and_parameters():
     model = MultiTaskLinearRegression(coupling=0.3, coding="lcc", iterations=7)
     params = model.get_params()
     assert params["coupling"] == 0.3 and params["iterations"] == 7
-    assert set(params) == set(LinearRegression().get_params()) | {"coupling", "topology",
-                                                                  "communication"}
-    assert (params["topology"], params["communication"]) == (None, "coded")
+    assert set(params) == set(LinearRegression().get_params()) | {
+        "coupling", "topology", "communication", "link_rate"}
+    assert (params["topology"], params["communication"], params["link_rate"]) == \
+        (None, "coded", None)
     copy = clone(model).set_params(coupling=1.5)
     assert (copy.coupling, model.coupling, copy.coding) == (1.5, 0.3, "lcc")
     assert repr(MultiTaskLogisticRegression(coupling=2.0)) == \

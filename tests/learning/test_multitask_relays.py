@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+import ffcode
+from ffcode import learn
 from ffcode.errors import InvalidParameterError
 from ffcode.learn import MultiTaskLinearRegression, MultiTaskLogisticRegression
 from ffcode.mtl import Topology, coded_loads, uncoded_loads
@@ -57,6 +59,12 @@ def test_one_vs_rest_through_relays(bounded, cluster):
     assert np.allclose(relayed.coef_, product.coef_, atol=1e-3)
     assert (relayed.predict(X) == product.predict(X)).all()
     assert relayed.relay_report_.communication == "coded"
+    slow = MultiTaskLogisticRegression(coupling=0.2, iterations=3, link_rate=2e5,
+                                       topology=Topology.combination(3, 2)).fit(
+        X, Y, cluster=cluster)
+    report = slow.relay_report_
+    assert report.link_rate == 2e5 and report.network == "turns"
+    assert report.downlink_seconds == [report.downlink[0] / 2e5] * 3
 
 
 @pytest.mark.bounded(30)
@@ -66,10 +74,21 @@ def test_a_bad_topology_or_communication_is_refused(bounded, cluster):
            (dict(topology="ring"), "Topology 'ring'"),
            (dict(topology=Topology.combination(3, 2), communication="loud"),
             "'communication'")]
-    for params, message in bad:
+    triangle = Topology.combination(3, 2)
+    hyperparameters = [(dict(communication="uncoded"), "'communication' is for a training through "
+                                            "relays \\(topology=\\)"),
+            (dict(link_rate=1e6), "'link_rate' is for a training through relays"),
+            (dict(topology=triangle, link_rate=-1.0), "'link_rate'"),
+            (dict(topology=triangle, faults=ffcode.Faults(slowdown={0: 2})),
+             "'faults' is for the coded descent's jobs"),
+            (dict(topology=triangle, progress=print), "'progress' is for")]
+    for params, message in bad + hyperparameters:
         model = MultiTaskLinearRegression(iterations=2, **params)
         with pytest.raises(InvalidParameterError, match=message):
             model.fit(Xs, ys, cluster=cluster)
         assert not hasattr(model, "coef_")
+        if (params, message) in hyperparameters:        # refused before any data is read
+            with pytest.raises(InvalidParameterError, match=message):
+                learn.settings(model, 4)
     model = MultiTaskLinearRegression(topology="0,1;1,2", communication="uncoded")
     assert clone(model).get_params()["topology"] == "0,1;1,2"
