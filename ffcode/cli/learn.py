@@ -141,7 +141,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "on every r of K relays), cyclic:K:r[:P], disjoint:K:P or the "
                             "relays' users, 0,1;1,2;... (as many users as tasks: digits "
                             f"10, regression {RELATED[0]}); each relay is a worker; "
-                            "--compare then trains coded and uncoded")
+                            "--compare then trains coded and uncoded (default none: the "
+                            "coded product on every worker)")
     tasks.add_argument("--communication", choices=COMMUNICATIONS,
                        help="with --topology: the exchange between the relays and the "
                             "server (default coded)")

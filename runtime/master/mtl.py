@@ -8,8 +8,9 @@ jobs of the cluster, one a step (runtime/worker/mtl.py does a relay's part):
 1. each relay applies the server's message of the step before (decoding every user's new
    parameters with its own users'), computes its users' local updates from the model,
    and answers with its uplink message and a digest of each update;
-2. the master checks that the relays sharing a user computed the same update, and makes
-   the server's message from the uplink messages (coded: combinations each relay
+2. the master checks that the relays sharing a user computed the same update (and, a step
+   later, that every relay decoded each update as they computed it), and makes the
+   server's message from the uplink messages (coded: combinations each relay
    decodes; uncoded: the updates some relay lacks), to be sent with the next step's tasks;
 3. a last job applies the last message, and the relays answer the model (relay 0 in full,
    the others its digest, which must agree).
@@ -128,12 +129,14 @@ class Step(JobKind):
 
 @dataclass
 class _Run:
-    """A training under way: the topology left, relay k's worker (``place``) and the
-    training's number of each user left (``users``)."""
+    """A training under way: the topology left, relay k's worker (``place``), the
+    training's number of each user left (``users``) and the digests of the last step's
+    updates as their relays computed them (``computed``)."""
     topology: Topology
     place: list
     users: list
     schemes: dict = field(default_factory=dict)
+    computed: dict = field(default_factory=dict)    # user -> digest of its last update
 
 
 def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callable | str,
@@ -298,14 +301,39 @@ def _workers(indices: list) -> str:
     return ("worker " if len(indices) == 1 else "workers ") + ", ".join(map(str, indices))
 
 
-def _answer(step: Step, w: int, t: int, size: int) -> tuple:
+def _answer(step: Step, run: _Run, w: int, t: int, size: int) -> tuple:
     """Worker w's answer to step t: (its meta, its bytes), checked to be of step t and of
-    ``size`` bytes (nothing a worker says is trusted)."""
+    ``size`` bytes, and to have decoded the step before as its relays computed it
+    (nothing a worker says is trusted)."""
     meta, output = step.answers.meta[w], step.answers.output(w)
     if meta.get("step") != t or len(output) != size:
         raise JobFailed(f"worker {w} answered step {str(meta.get('step'))[:20]} with "
                         f"{len(output)} bytes; step {t} takes {size}")
+    if t:
+        check_decoded(meta.get("decoded"), run.computed, w, t - 1)
     return meta, output
+
+
+def check_decoded(decoded: Any, computed: dict, w: int, t: int) -> None:
+    """JobFailed unless worker w decoded every user's update of step t as the user's
+    relays computed it (``decoded``: its digests, by user; ``computed``: theirs): a relay's
+    wrong message would otherwise go on silently into every model.
+
+    >>> check_decoded({"0": "a" * 32}, {0: "a" * 32}, 2, 5)
+    >>> check_decoded({"0": "b" * 32}, {0: "a" * 32}, 2, 5)
+    Traceback (most recent call last):
+    ...
+    ffcode.errors.JobFailed: worker 2 decoded user 0's update of step 5 unlike its relays computed it: a message of the exchange was wrong
+    """
+    if not (isinstance(decoded, dict) and len(decoded) == len(computed) and
+            all(isinstance(x, str) for x in decoded.values()) and
+            {str(u) for u in computed} == set(decoded)):
+        raise JobFailed(f"worker {w} answered no digest of every user's update it decoded "
+                        f"at step {t}")
+    for u, x in computed.items():
+        if decoded[str(u)] != x:
+            raise JobFailed(f"worker {w} decoded user {u}'s update of step {t} unlike its "
+                            f"relays computed it: a message of the exchange was wrong")
 
 
 def _uplink(step: Step, run: _Run, job: dict, t: int, d: int) -> tuple:
@@ -318,7 +346,7 @@ def _uplink(step: Step, run: _Run, job: dict, t: int, d: int) -> tuple:
     compute = 0.0
     for k, w in enumerate(run.place):
         rows = scheme.sends[k]
-        meta, output = _answer(step, w, t, rows * width * F.dtype.itemsize)
+        meta, output = _answer(step, run, w, t, rows * width * F.dtype.itemsize)
         digests = meta.get("digests")
         group = run.topology.groups[k]
         if not (isinstance(digests, list) and len(digests) == len(group) and
@@ -334,6 +362,7 @@ def _uplink(step: Step, run: _Run, job: dict, t: int, d: int) -> tuple:
                       else 0.0)
         messages.append(F.elements(np.frombuffer(output, F.dtype).reshape(rows, width),
                                    f"worker {w}'s uplink message"))
+    run.computed = {run.users[u]: x for u, (x, _) in said.items()}
     return messages, compute
 
 
@@ -359,11 +388,11 @@ def _model(step: Step, run: _Run, job: dict, shape: tuple) -> np.ndarray:
     """The model the relays answered at the end: relay 0's in full, every relay's digest
     equal to its."""
     F = job["F"]
-    meta, output = _answer(step, run.place[0], job["steps"], math.prod(shape) *
+    meta, output = _answer(step, run, run.place[0], job["steps"], math.prod(shape) *
                            F.dtype.itemsize)
     model = F.elements(np.frombuffer(output, F.dtype).reshape(shape), "the model")
     for w in run.place[1:]:
-        other, _ = _answer(step, w, job["steps"], 0)
+        other, _ = _answer(step, run, w, job["steps"], 0)
         if other.get("digest") != meta.get("digest"):
             raise JobFailed(f"workers {run.place[0]} and {w} ended with different models")
     return model

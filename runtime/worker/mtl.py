@@ -6,8 +6,9 @@ signed fixed point over GF(p). A step's task brings the server's message of the 
 before (through the emulated server hop: it takes the message's bytes at the hop's rate),
 which the relay decodes with its own users' updates (ffcode.mtl's exchange, coded or
 not) and applies once; the relay then computes its users' local updates from the model
-now held, and answers the server with its uplink message and a digest of each update
-(relays sharing a user must agree on it, or decoding would be silently wrong).
+now held, and answers the server with its uplink message, a digest of each update
+(relays sharing a user must agree on it, or decoding would be silently wrong) and a
+digest of each update it decoded (which must be what the user's relays computed).
 
 A training's state is kept by the worker as a MapReduce run is (``worker.runs``), until
 the master's drop (a MapReduce phase's) lets go of it.
@@ -53,6 +54,7 @@ class Training:
         self.data: dict = {}
         self.applied = -1
         self.pending: Optional[tuple] = None
+        self.decoded: dict = {}         # user -> the digest of its update last decoded
         self.schemes: dict = {}
 
     def scheme(self, spec: MultiTask) -> Any:
@@ -76,6 +78,7 @@ class Training:
         decoded = scheme.decode(relay, own, received, width=self.model.shape[1],
                                 linked=linked)
         self.model[list(users)] = decoded
+        self.decoded = {str(u): digest(row) for u, row in zip(users, decoded)}
         self.applied, self.pending = step, None
 
     def close(self) -> None:
@@ -98,8 +101,8 @@ def mtl_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
         training.apply(spec.step - 1, first, spec.network == "links")
     if spec.finish:
         whole = training.model if spec.relay == 0 else training.model[:0]
-        answer(job, out, {"digest": digest(training.model), "step": spec.step},
-               whole.tobytes())
+        answer(job, out, {"digest": digest(training.model), "step": spec.step,
+                          "decoded": training.decoded}, whole.tobytes())
         return
     yield
     scheme = training.scheme(spec)
@@ -119,7 +122,8 @@ def mtl_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     message = scheme.uplink(spec.relay, own)
     training.pending = (spec.step, scheme, spec.relay, tuple(spec.users), own)
     answer(job, out, {"step": spec.step, "digests": [digest(u) for u in own],
-                      "compute": time.perf_counter() - began}, message.tobytes())
+                      "decoded": training.decoded, "compute": time.perf_counter() - began},
+           message.tobytes())
 
 
 def _training(runs: dict, spec: MultiTask, F: PrimeField, first: np.ndarray) -> Training:

@@ -13,6 +13,7 @@ from ffcode import GF
 from ffcode.errors import InvalidParameterError, JobFailed, ProtocolError, WorkerError
 from ffcode.mtl import Topology, coded_loads, local
 from ffcode.runtime import MultiTaskReport, train_multitask
+from ffcode.runtime.master.mtl import check_decoded
 from ffcode.runtime.shared.mtl import MultiTask
 
 from helpers import shared_cluster
@@ -225,3 +226,19 @@ def test_a_task_is_checked_as_it_arrives():
             MultiTask.from_meta(dict(task.to_meta(), **change))
     with pytest.raises(ProtocolError, match="no topology"):
         MultiTask.from_meta(dict(task.to_meta(), groups=[[0, 1], [1, 1, 2]])).topology()
+
+
+def test_what_a_relay_decoded_is_checked_against_what_was_computed():
+    """A relay's digests of the updates it decoded must be every user's, as its relays
+    computed them: a wrong message of the exchange is named, never trained on."""
+    computed = {0: "a" * 32, 3: "b" * 32}
+    check_decoded({"0": "a" * 32, "3": "b" * 32}, computed, 1, 4)
+    for decoded, message in [({"0": "a" * 32}, "no digest of every user's update"),
+                             ({"0": "a" * 32, "3": 7}, "no digest"),
+                             (None, "no digest"),
+                             ({"0": "a" * 32, "2": "b" * 32}, "no digest"),
+                             ({"0": "a" * 32, "3": "c" * 32},
+                              "worker 1 decoded user 3's update of step 4 unlike its relays "
+                              "computed it")]:
+        with pytest.raises(JobFailed, match=message):
+            check_decoded(decoded, computed, 1, 4)
