@@ -123,6 +123,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        "date, settings, runs: [...]} (default: none)")
     model.add_argument("--no-progress", action="store_true", help="no live iteration bar "
                        "(default: a bar on a terminal)")
+    _multitask_arguments(parser)
+    faults = parser.add_argument_group("injected stragglers (the same in every iteration)")
+    faults.add_argument("--stragglers", type=integer(low=0), metavar="K",
+                        help="the last K workers are --slowdown times slower (default 2; "
+                             "none with --topology)")
+    faults.add_argument("--slowdown", type=positive(), metavar="S",
+                        help=f"the stragglers' factor (default {DEFAULTS['slowdown']:g})")
+
+
+def _multitask_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of 'ffcode learn multitask': its tasks, their coupling and the relays."""
     tasks = parser.add_argument_group("multi-task learning (ffcode learn multitask)")
     tasks.add_argument("--tasks", choices=list(MULTITASK), help="digits: one-vs-rest on "
                        "scikit-learn's digits, a logistic task per digit on the same 64 "
@@ -149,12 +160,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tasks.add_argument("--link-rate", type=positive("Mbit/s"), metavar="MBIT",
                        help="with --topology: the server hop's rate, one shared medium, in "
                             f"Mbit/s (default {DEFAULT_RATE:g})")
-    faults = parser.add_argument_group("injected stragglers (the same in every iteration)")
-    faults.add_argument("--stragglers", type=integer(low=0), metavar="K",
-                        help="the last K workers are --slowdown times slower (default 2; "
-                             "none with --topology)")
-    faults.add_argument("--slowdown", type=positive(), metavar="S",
-                        help=f"the stragglers' factor (default {DEFAULTS['slowdown']:g})")
 
 
 def settle(args: argparse.Namespace) -> argparse.Namespace:

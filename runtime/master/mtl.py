@@ -59,6 +59,7 @@ from ffcode.runtime.shared.phases import NETWORKS, chunk_of, prime_of
 from ffcode.runtime.shared.task import Task
 
 DROP_WAIT = 5.0             # seconds a finished training waits for its relays' drop
+TRAINING = 1 << 31          # a training's number on its relays: above MapReduce jobs' ones
 
 
 @dataclass
@@ -188,7 +189,7 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
                network=checks.choice(network, "network", NETWORKS),
                rate=None if link_rate is None else checks.positive(link_rate, "link_rate"),
                deadline=time.monotonic() + checks.seconds(timeout, "timeout"),
-               ident=secrets.randbits(31))
+               ident=TRAINING | secrets.randbits(31))
     run = _Run(topology, list(range(topology.relays)), list(range(topology.users)))
     report = MultiTaskReport(communication, job["network"], job["rate"], job["steps"],
                              W.shape[1] * F.dtype.itemsize, _scheme(run, job).loads)

@@ -81,6 +81,12 @@ class Training:
         self.decoded = {str(u): digest(row) for u, row in zip(users, decoded)}
         self.applied, self.pending = step, None
 
+    @property
+    def size(self) -> int:
+        """Bytes it holds: counted in the worker's budget for MapReduce's runs too."""
+        return self.model.nbytes + sum(a.nbytes for arrays in self.data.values()
+                                       for a in arrays)
+
     def close(self) -> None:
         self.data.clear()
 
