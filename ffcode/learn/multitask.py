@@ -24,9 +24,11 @@ relays, a worker of the cluster each, and the tasks' weights exchanged between t
 relays and the server as ``communication`` says ("coded" or "uncoded", which give the
 same model bit for bit; ffcode.runtime.train_multitask), the server hop emulated at
 ``link_rate`` bytes a second on a shared medium (None: as fast as it goes).
-``relay_report_`` is then the training's report and ``history_`` is empty: the model
-stays on the relays until the end (``faults`` and ``progress``, for the coded descent's
-jobs, are refused).
+The weights travel in the fixed point of ``precision`` over GF(``prime``); ``coding``,
+``scheme``, ``k``, ``pieces``, ``shares`` and ``resident`` are the coded descent's and
+play no part. ``relay_report_`` is then the training's report and ``history_`` is empty:
+the model stays on the relays until the end (``faults`` and ``progress``, for the coded
+descent's jobs, are refused).
 
 >>> import numpy as np
 >>> model = MultiTaskLogisticRegression(coupling=0.1, iterations=20)
