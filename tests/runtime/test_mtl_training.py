@@ -16,7 +16,8 @@ from ffcode.runtime import MultiTaskReport, train_multitask
 from ffcode.runtime.master.mtl import check_decoded
 from ffcode.runtime.shared.mtl import MultiTask
 
-from helpers import shared_cluster
+from helpers import reap, shared_cluster
+from test_remote import LOOPBACK, start_workers
 
 cluster = shared_cluster(4)
 RATE, COUPLING = np.array([0.1]), np.array([0.5])
@@ -242,3 +243,28 @@ def test_what_a_relay_decoded_is_checked_against_what_was_computed():
                               "computed it")]:
         with pytest.raises(JobFailed, match=message):
             check_decoded(decoded, computed, 1, 4)
+
+
+@pytest.mark.bounded(90)
+def test_a_training_on_remote_workers_over_tcp(bounded, tmp_path):
+    """Three hand-started 'ffcode worker --connect' processes as the relays (the installed
+    library's least-squares step, as remote workers import it), coded on links at a rate:
+    the single process's model bit for bit; the workers exit with status 0 at the close."""
+    topology, steps = Topology.combination(3, 2), 3
+    data, W0 = tasks(topology.users), np.zeros((topology.users, 4))
+    procs = []
+    try:
+        with ffcode.Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30,
+                            insecure=True) as c:
+            procs = start_workers(c.endpoint, 3, tmp_path)
+            c.wait(timeout=30)
+            W, report = train_multitask(c, topology, data, local.least_squares, steps,
+                                        model=W0, args=[RATE, COUPLING], network="links",
+                                        link_rate=1e6)
+            assert W.tobytes() == in_one_process(data, steps, W0,
+                                                 f=local.least_squares).tobytes()
+            assert report.downlink == [int(coded_loads(topology).downlink_links *
+                                           report.update_bytes)] * steps
+        assert [proc.wait(10) for proc in procs] == [0] * 3
+    finally:
+        reap(procs)
