@@ -50,9 +50,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from ffcode import checks
 from ffcode.errors import InvalidParameterError
 from ffcode.learn.estimators import (Settings, _CodedGradientDescent, _Data, _LeastSquares,
-                                     _LogLoss, _design, _few, _largest_eigenvalue, _opened,
-                                     _samples, _standardization, _total, _workers_of,
-                                     active_cluster)
+                                     _LogLoss, _design, _few, _largest_eigenvalue,
+                                     _samples, _standardization, _total)
 from ffcode.learn.gradients import _sigmoid, _Together, task_step
 from ffcode.mtl import COMMUNICATIONS, Topology
 from ffcode.mtl import parse as parse_topology
@@ -116,46 +115,6 @@ class _MultiTask(_CodedGradientDescent):
                     f"through relays (topology=) keeps the model on the relays until its end.")
         return topology
 
-    def _fit(self, X: Any, y: Any, sample_weight: Any, cluster: Any) -> dict:
-        """The coded descent's fitted attributes, or with a topology the training's
-        through relays."""
-        if self.topology is None:
-            return super()._fit(X, y, sample_weight, cluster)
-        return self._fit_through_relays(X, y, sample_weight, cluster)
-
-    def _fit_through_relays(self, X: Any, y: Any, sample_weight: Any, cluster: Any) -> dict:
-        """Each task a user of the topology, its step (ffcode.learn.gradients.task_step)
-        computed by each of its relays, the tasks' weights exchanged between the relays
-        and the server as ``communication`` says (ffcode.runtime.train_multitask)."""
-        from ffcode.runtime import train_multitask
-        topology = self._relays()
-        assert topology is not None, "_fit: with a topology only"
-        chosen = active_cluster() if cluster is None else cluster
-        s = self._settings(None if chosen is None else _workers_of(chosen))
-        data = self._data(X, y, sample_weight, s)
-        tasks = len(data.total)
-        if topology.users != tasks:
-            raise InvalidParameterError(f"Argument 'topology' must have a user per task "
-                                        f"({tasks}), not {topology.users} users.")
-        rate = s.learning_rate or self._default_rate(data)
-        users: list = [None] * tasks
-        for part, columns in zip(data.parts, data.columns):
-            weights = np.ones(len(part.X1)) if part.weights is None else part.weights
-            for j, task in enumerate(columns):
-                users[task] = (part.X1, part.y[:, j], weights / part.total)
-        args = [np.broadcast_to(np.asarray(rate, float), (tasks,)), [float(self.coupling)],
-                [int(self._logistic)]]
-        W0 = np.zeros((tasks, data.parts[0].X1.shape[1]))
-        with _opened(chosen, max(s.n_workers, topology.relays)) as running:
-            W, report = train_multitask(running, topology, users, task_step, s.iterations,
-                                        model=W0, args=args, scale=2.0 ** s.precision,
-                                        field=s.F.p, communication=self.communication,
-                                        link_rate=self.link_rate)
-        return {**data.fitted, **self._coefficients(np.ascontiguousarray(W.T), data),
-                "history_": [], "load_seconds_": 0.0, "loaded_bytes_": 0,
-                "mean_": data.mean, "scale_": data.scale, "codes_": (), "k_": s.k,
-                "learning_rate_": rate, "relay_report_": report}
-
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
@@ -163,13 +122,16 @@ class _MultiTask(_CodedGradientDescent):
 
     def _settings(self, n_workers: Optional[int], groups: tuple = ()) -> Settings:
         checks.non_negative(self.coupling, "coupling")
-        self._relays()
         if self.coding == "gradient":
             raise InvalidParameterError(
                 "The multi-task estimators code the product X W (coding='mds' or 'lcc'); "
                 "coding='gradient' is the single-task estimators' (LinearRegression, "
                 "LogisticRegression), or ffcode.learn.descend's for any model.")
-        return super()._settings(n_workers, groups)
+        settings = super()._settings(n_workers, groups)
+        topology = self._relays()
+        if topology is not None and n_workers is None:     # the fit opens a relay a worker
+            settings.n_workers = max(settings.n_workers, topology.relays)
+        return settings
 
     # -- the data ---------------------------------------------------------------------------
 
@@ -212,8 +174,39 @@ class _MultiTask(_CodedGradientDescent):
         return float(rates[0]) if len(data.parts) == 1 else rates
 
     def _coded(self, s: Settings, data: Any) -> Any:
-        return _Together([super(_MultiTask, self)._coded(s, part) for part in data.parts],
-                         data.columns)
+        """The tasks' coded jobs, or with a topology its relays (a user per task)."""
+        topology = self._relays()
+        if topology is None:
+            return _Together([super(_MultiTask, self)._coded(s, part)
+                              for part in data.parts], data.columns)
+        if topology.users != len(data.total):
+            raise InvalidParameterError(f"Argument 'topology' must have a user per task "
+                                        f"({len(data.total)}), not {topology.users} users.")
+        return _Relays(topology)
+
+    def _descend(self, s: Settings, coded: Any, data: Any, rate: Any) -> tuple:
+        """The coded descent, or through relays (``_Relays``): each task a user of the
+        topology, its step (ffcode.learn.gradients.task_step) computed by each of its
+        relays, the tasks' weights exchanged between the relays and the server as
+        ``communication`` says (ffcode.runtime.train_multitask)."""
+        if not isinstance(coded, _Relays):
+            return super()._descend(s, coded, data, rate)
+        from ffcode.runtime import train_multitask
+        tasks = len(data.total)
+        users: list = [None] * tasks
+        for part, columns in zip(data.parts, data.columns):
+            weights = np.ones(len(part.X1)) if part.weights is None else part.weights
+            for j, task in enumerate(columns):
+                users[task] = (part.X1, part.y[:, j], weights / part.total)
+        args = [np.broadcast_to(np.asarray(rate, float), (tasks,)), [float(self.coupling)],
+                [int(self._logistic)]]
+        W, report = train_multitask(coded.cluster, coded.topology, users, task_step,
+                                    s.iterations, model=self._initial(data).T, args=args,
+                                    scale=2.0 ** s.precision, field=s.F.p,
+                                    communication=self.communication,
+                                    link_rate=self.link_rate)
+        return np.ascontiguousarray(W.T), {"history_": [], "load_seconds_": 0.0,
+                                           "loaded_bytes_": 0, "relay_report_": report}
 
     # -- the descent ------------------------------------------------------------------------
 
@@ -243,6 +236,15 @@ class _MultiTask(_CodedGradientDescent):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=True, dtype="numeric", reset=False)
         return safe_sparse_dot(X, self.coef_.T) + self.intercept_
+
+
+@dataclass
+class _Relays:
+    """A fit through relays where the coded descent has its jobs: the topology, and the
+    cluster the fit runs on (set by the fit)."""
+    topology: Topology
+    cluster: Any = None
+    codes: tuple = ()
 
 
 def _spread(W: np.ndarray) -> np.ndarray:

@@ -125,6 +125,10 @@ class _Exchange:
     field: PrimeField
     split: int
 
+    def width(self, d: int) -> int:
+        """Elements in a row of its messages for updates of ``d`` elements: a part's."""
+        return -(-checks.integer(d, "d", low=0) // self.split)
+
     def _own(self, relay: int, updates: Any) -> np.ndarray:
         """Relay ``relay``'s users' updates, checked: (#U_k, d) field elements."""
         relay = checks.integer(relay, "relay", low=0, high=self.topology.relays - 1)
@@ -218,7 +222,7 @@ class Coded(_Exchange):
 
     def _stack(self, updates: np.ndarray) -> np.ndarray:
         """Updates (rows) as their parts (rows), the last part padded with zeros."""
-        width = -(-updates.shape[1] // self.split)
+        width = self.width(updates.shape[1])
         padded = np.zeros((updates.shape[0], width * self.split), dtype=self.field.dtype)
         padded[:, :updates.shape[1]] = updates
         return padded.reshape(updates.shape[0] * self.split, width)

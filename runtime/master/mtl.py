@@ -237,7 +237,7 @@ def _steps(cluster: Any, job: dict, run: _Run, model: np.ndarray,
             cluster.run(step, timeout=max(job["deadline"] - began, 1e-3))
         except JobFailed as e:
             kept = _without_lost(e, step, run)
-            report.lost += [w for w in sorted(set(step.relays) - set(run.place))]
+            report.lost += sorted(set(step.relays) - set(run.place))
             if messages is not None:
                 messages = [messages[r] for r in kept]
             continue
@@ -247,9 +247,10 @@ def _steps(cluster: Any, job: dict, run: _Run, model: np.ndarray,
         uplink_seconds = _hold_uplink(step, job, [m.nbytes for m in up], began)
         scheme = _scheme(run, job)
         Y = scheme.downlink(up)
-        messages = [scheme.link(k, Y) for k in range(run.topology.relays)] \
-            if job["network"] == "links" else [Y] * run.topology.relays
-        sizes = [m.nbytes for m in messages] if job["network"] == "links" else [Y.nbytes]
+        links = job["network"] == "links"
+        sent = [scheme.link(k, Y) for k in range(run.topology.relays)] if links else [Y]
+        messages = sent if links else sent * run.topology.relays    # turns: one broadcast
+        sizes = [m.nbytes for m in sent]
         report.uplink.append(sum(m.nbytes for m in up))
         report.downlink.append(sum(sizes))
         report.uplink_seconds.append(uplink_seconds)
@@ -341,7 +342,7 @@ def _uplink(step: Step, run: _Run, job: dict, t: int, d: int) -> tuple:
     """The relays' uplink messages of step t, checked (their sizes; the digests of the
     updates of users they share agree); and the slowest relay's computing seconds."""
     F, scheme = job["F"], _scheme(run, job)
-    width = -(-d // scheme.split)
+    width = scheme.width(d)
     messages: list = []
     said: dict = {}
     compute = 0.0
