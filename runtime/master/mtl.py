@@ -30,6 +30,24 @@ A relay lost in a step is done without where every user still has a relay
 (``Topology.without``): the step runs again on the relays left; otherwise the training
 fails naming the users left without one.
 
+With ``layout="hierarchical"`` the users are workers of their own (user u on the cluster's
+worker K + u, after the K relays), each holding its data alone; a step is three jobs:
+
+1. the users' job: each user takes the others' new parameters from one of its relays
+   (through the emulated hop between them: its own link, taking their bytes at
+   ``user_rate``), computes its update and answers it; the master carries it to each of
+   the user's relays on their links (its bytes at the rate, the links side by side);
+2. the relays' job given their users' updates: each answers its uplink message and the
+   updates' digests, which must be what the users computed;
+3. after the server's message, the relays' job applying it, answering the model (relay 0)
+   or its digest (every relay holds the same rows, so the master carries relay 0's to
+   each user, as the user's own relay would send them).
+
+A last users' job hands each user the last parameters and checks that it holds the
+relays' model. The users' hop is the same coded or not: coding saves on the server's. A
+relay lost is done without as above (both relays' jobs run again); a user lost fails the
+training, naming it: its data are on no other worker.
+
 Arguments are checked before anything starts:
 
 >>> train(None, None, [], "m:f", 1, model=[[0.0]])
@@ -54,12 +72,13 @@ from ffcode.mtl import COMMUNICATIONS, Loads, Topology, scheme_of
 from ffcode.runtime.master.mapreduce import Answers, drop, function_path
 from ffcode.runtime.master.plans import KindPlan
 from ffcode.runtime.shared.kinds import JobKind
-from ffcode.runtime.shared.mtl import MultiTask
+from ffcode.runtime.shared.mtl import MultiTask, UserStep, digest
 from ffcode.runtime.shared.phases import NETWORKS, chunk_of, prime_of
 from ffcode.runtime.shared.task import Task
 
 DROP_WAIT = 5.0             # seconds a finished training waits for its relays' drop
 TRAINING = 1 << 31          # a training's number on its relays: above MapReduce jobs' ones
+LAYOUTS = ("flat", "hierarchical")     # where the users' local steps run
 
 
 @dataclass
@@ -72,13 +91,21 @@ class MultiTaskReport:
     seconds computing its users' updates (``compute``) and the step's wall seconds at the
     master (``seconds``); ``update_bytes``, one user's parameters' bytes; ``loads``, the
     exchange's loads (of the topology it ended on); ``lost``, the workers it went on
-    without, and ``relays``, relay k's worker at the end; ``total``, its wall seconds."""
+    without, and ``relays``, relay k's worker at the end; ``total``, its wall seconds.
+    Where users are workers of their own (``layout`` "hierarchical", at ``user_rate``),
+    per step too: the bytes on the users' links to their relays, up (``user_uplink``: each
+    update to each of its relays) and down (``user_downlink``: each user the others' new
+    parameters from one of its relays), and the seconds each added (after the last
+    update was ready; taking a user's parameters); ``compute`` is then the slowest
+    user's, and ``users``, user u's worker."""
     communication: str
     network: str
     link_rate: Optional[float]
     steps: int
     update_bytes: int
     loads: Loads
+    layout: str = "flat"
+    user_rate: Optional[float] = None
     uplink: list = field(default_factory=list)
     downlink: list = field(default_factory=list)
     uplink_seconds: list = field(default_factory=list)
@@ -87,6 +114,11 @@ class MultiTaskReport:
     seconds: list = field(default_factory=list)
     lost: list = field(default_factory=list)
     relays: list = field(default_factory=list)
+    user_uplink: list = field(default_factory=list)
+    user_downlink: list = field(default_factory=list)
+    user_uplink_seconds: list = field(default_factory=list)
+    user_downlink_seconds: list = field(default_factory=list)
+    users: list = field(default_factory=list)
     total: float = 0.0
 
     def to_dict(self) -> dict:
@@ -113,15 +145,16 @@ class Arrivals(Answers):
 
 
 class Step(JobKind):
-    """One training step as a job of the cluster: each relay's task (None: a worker with
-    no relay), its answers gathered by ``Arrivals``."""
+    """One training step's job on the cluster: each relay's (or user's) task (None: a
+    worker with none), its answers gathered by ``Arrivals``."""
 
-    def __init__(self, tasks: list, relays: Sequence[int], chunk: int) -> None:
-        self.tasks, self.relays = tasks, list(relays)
+    def __init__(self, tasks: list, relays: Sequence[int], chunk: int,
+                 who: str = "relays") -> None:
+        self.tasks, self.relays, self.who = tasks, list(relays), who
         self.answers = Arrivals(len(tasks), chunk, self.relays)
 
     def __repr__(self) -> str:
-        return f"a multi-task step on {len(self.relays)} relays"
+        return f"a multi-task step on {len(self.relays)} {self.who}"
 
     def plan(self, options: Any) -> KindPlan:
         return KindPlan(self.tasks, self.answers, name=repr(self), label="multitask",
@@ -136,6 +169,7 @@ class _Run:
     topology: Topology
     place: list
     users: list
+    relays0: int = 0                                # the relays it began with
     schemes: dict = field(default_factory=dict)
     computed: dict = field(default_factory=dict)    # user -> digest of its last update
 
@@ -144,7 +178,8 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
           steps: int, *, model: Any, scale: float = 2.0 ** 20, field: int = (1 << 61) - 1,
           communication: str = "coded", split: Optional[int] = None, seed: int = 0,
           args: Sequence[Any] = (), network: str = "turns",
-          link_rate: Optional[float] = None, timeout: float = 600.0) -> tuple:
+          link_rate: Optional[float] = None, layout: str = "flat",
+          user_rate: Optional[float] = None, timeout: float = 600.0) -> tuple:
     """Train N users' models through the relays of ``topology`` (an ffcode.mtl.Topology
     over the cluster's first K workers) for ``steps`` steps; returns (the model, (N, d)
     float64; its MultiTaskReport).
@@ -158,8 +193,11 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
     signed fixed point they travel in, round(x * scale) in GF(field) (a value beyond
     (field - 1) / 2 after scaling fails the step, naming the user). communication:
     "coded" (ffcode.mtl.Coded, its ``split`` and ``seed``) or "uncoded". network and
-    link_rate: the emulated server hop (the module's docstring). timeout: seconds the
-    whole training may take."""
+    link_rate: the emulated server hop (the module's docstring). layout: "flat" (each relay
+    holds its users' data and computes their updates) or "hierarchical" (user u is the
+    cluster's worker K + u, holding its data alone, computing its update and sending it
+    to its relays on links of ``user_rate`` bytes a second; the module's docstring).
+    timeout: seconds the whole training may take."""
     from ffcode.runtime.master.cluster import Cluster
     if not isinstance(cluster, Cluster):
         raise InvalidParameterError(f"Argument 'cluster' must be an ffcode.Cluster, not "
@@ -168,9 +206,16 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
         raise InvalidParameterError("A multi-task training's relays are a cluster's workers: "
                                     "use a cluster without groups.")
     topology = checks.instance(topology, "topology", Topology, "an ffcode.mtl.Topology")
-    if topology.relays > cluster.n_workers:
-        raise InvalidParameterError(f"The topology has {topology.relays} relays, the cluster "
-                                    f"{cluster.n_workers} workers.")
+    layout = checks.choice(layout, "layout", LAYOUTS)
+    if user_rate is not None and layout == "flat":
+        raise InvalidParameterError("Argument 'user_rate' is the rate of the users' links to "
+                                    "their relays, which only layout='hierarchical' has.")
+    wanted = topology.relays + (topology.users if layout == "hierarchical" else 0)
+    if wanted > cluster.n_workers:
+        raise InvalidParameterError(
+            f"The topology has {topology.relays} relays" +
+            (f" and {topology.users} users" if layout == "hierarchical" else "") +
+            f", the cluster {cluster.n_workers} workers.")
     F = GF(prime_of(field, "field"))
     scale = checks.positive(scale, "scale")
     W = np.asarray(model, dtype=np.float64)
@@ -188,15 +233,23 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
                seed=checks.integer(seed, "seed", low=0, high=(1 << 63) - 1),
                network=checks.choice(network, "network", NETWORKS),
                rate=None if link_rate is None else checks.positive(link_rate, "link_rate"),
+               user_rate=None if user_rate is None else checks.positive(user_rate,
+                                                                        "user_rate"),
                deadline=time.monotonic() + checks.seconds(timeout, "timeout"),
                ident=TRAINING | secrets.randbits(31))
-    run = _Run(topology, list(range(topology.relays)), list(range(topology.users)))
+    run = _Run(topology, list(range(topology.relays)), list(range(topology.users)),
+               topology.relays)
     report = MultiTaskReport(communication, job["network"], job["rate"], job["steps"],
-                             W.shape[1] * F.dtype.itemsize, _scheme(run, job).loads)
+                             W.shape[1] * F.dtype.itemsize, _scheme(run, job).loads, layout,
+                             job["user_rate"])
     began = time.monotonic()
     try:
         fixed = F.from_real(W, job["scale"])
-        model = _steps(cluster, job, run, fixed, report)
+        if layout == "flat":
+            model = _steps(cluster, job, run, fixed, report)
+        else:
+            report.users = [topology.relays + u for u in range(topology.users)]
+            model = _hierarchy(cluster, job, run, fixed, report)
     finally:
         drop(cluster, job["ident"], wait=min(DROP_WAIT, max(job["deadline"] -
                                                              time.monotonic(), 0.0)))
@@ -242,23 +295,162 @@ def _steps(cluster: Any, job: dict, run: _Run, model: np.ndarray,
                 messages = [messages[r] for r in kept]
             continue
         if t == job["steps"]:
-            return _model(step, run, job, model.shape)
+            return _model(step, run, job, model.shape, t)
         up, compute = _uplink(step, run, job, t, model.shape[1])
         uplink_seconds = _hold_uplink(step, job, [m.nbytes for m in up], began)
-        scheme = _scheme(run, job)
-        Y = scheme.downlink(up)
-        links = job["network"] == "links"
-        sent = [scheme.link(k, Y) for k in range(run.topology.relays)] if links else [Y]
-        messages = sent if links else sent * run.topology.relays    # turns: one broadcast
-        sizes = [m.nbytes for m in sent]
-        report.uplink.append(sum(m.nbytes for m in up))
-        report.downlink.append(sum(sizes))
-        report.uplink_seconds.append(uplink_seconds)
-        report.downlink_seconds.append(0.0 if job["rate"] is None else
-                                       max(sizes) / job["rate"])
+        messages, sizes = _downlink(run, job, up)
+        _record(report, job, up, sizes, uplink_seconds)
         report.compute.append(compute)
         report.seconds.append(time.monotonic() - began)
         t += 1
+
+
+def _downlink(run: _Run, job: dict, up: list) -> tuple:
+    """The server's message to each relay, made of the uplink messages (on "turns" one
+    broadcast; on "links" each relay's rows), and the sizes sent (a broadcast's once)."""
+    scheme = _scheme(run, job)
+    Y = scheme.downlink(up)
+    if job["network"] == "links":
+        sent = [scheme.link(k, Y) for k in range(run.topology.relays)]
+        return sent, [m.nbytes for m in sent]
+    return [Y] * run.topology.relays, [Y.nbytes]
+
+
+def _record(report: MultiTaskReport, job: dict, up: list, sizes: list,
+            uplink_seconds: float) -> None:
+    """A step's server hop in the report: its bytes each way and the seconds it added."""
+    report.uplink.append(sum(m.nbytes for m in up))
+    report.downlink.append(sum(sizes))
+    report.uplink_seconds.append(uplink_seconds)
+    report.downlink_seconds.append(0.0 if job["rate"] is None else max(sizes) / job["rate"])
+
+
+def _hierarchy(cluster: Any, job: dict, run: _Run, model: np.ndarray,
+               report: MultiTaskReport) -> np.ndarray:
+    """Every step where users are workers of their own: the users' job (each takes the
+    others' new parameters, computes its update and answers it), the users' links held
+    for, then the relays' exchange (``_relayed``); a last users' job answers what each
+    holds, which must be the relays' model."""
+    F, (N, d) = job["F"], model.shape
+    b = d * F.dtype.itemsize
+    for t in range(job["steps"]):
+        began = time.monotonic()
+        step = _users_job(cluster, job, run, t, model)
+        updates = np.empty_like(model)
+        compute = 0.0
+        for u, w in enumerate(report.users):
+            meta, output = _answered(step, w, t, b)
+            updates[u] = F.elements(np.frombuffer(output, F.dtype), f"worker {w}'s update")
+            compute = max(compute, _seconds(meta.get("compute")))
+        rate = job["user_rate"]
+        if rate is not None:
+            time.sleep(max(max(step.answers.at.values()) + b / rate - time.monotonic(), 0))
+        report.user_uplink.append(sum(len(g) for g in run.topology.groups) * b)
+        report.user_uplink_seconds.append(0.0 if rate is None else b / rate)
+        report.user_downlink.append(N * (N - 1) * b)
+        report.user_downlink_seconds.append(0.0 if rate is None else (N - 1) * b / rate)
+        report.compute.append(compute)
+        model = _relayed(cluster, job, run, t, model, updates, report)
+        report.seconds.append(time.monotonic() - began)
+    if job["steps"]:
+        step = _users_job(cluster, job, run, job["steps"], model)
+        ended = digest(model)
+        for w in report.users:
+            meta, _ = _answered(step, w, job["steps"], 0)
+            if meta.get("digest") != ended:
+                raise JobFailed(f"worker {w} ended with parameters unlike its relays'")
+    return model
+
+
+def _users_job(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray) -> Step:
+    """The users' job of step t (``t == steps``: they only take the last parameters): the
+    first brings each its data and the model, the others the others' new parameters. A
+    user lost fails the training, naming it: its data are on no other worker."""
+    N = model.shape[0]
+    tasks: list = [None] * cluster.n_workers
+    places = [run.relays0 + u for u in range(N)]
+    for u, w in enumerate(places):
+        payload = UserStep(job["ident"], job["path"], job["F"].p, job["scale"], u, N, t,
+                           t == 0, t == job["steps"], job["user_rate"])
+        shares = job["data"][u] if t == 0 else []
+        task = Task(payload, counts=(len(shares),) if t == 0 else (),
+                    max_message=cluster.max_message)
+        parameters = [model] if t == 0 else [model[:u], model[u + 1:]]    # views: no copy
+        tasks[w] = (task, list(shares) + parameters + job["args"])
+    step = Step(tasks, places, chunk_of(cluster.max_message), who="users")
+    try:
+        cluster.run(step, timeout=max(job["deadline"] - time.monotonic(), 1e-3))
+    except JobFailed as e:
+        lost = {t.worker for t in getattr(e.report, "workers", None) or () if t.lost}
+        gone = [u for u, w in enumerate(places) if w in lost]
+        if gone:
+            raise JobFailed(f"{_workers(sorted(lost))} lost at step {t}: "
+                            f"{_users(gone)} held by no other worker",
+                            report=e.report) from None
+        raise
+    return step
+
+
+def _relayed(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
+             updates: np.ndarray, report: MultiTaskReport) -> np.ndarray:
+    """Step t's exchange on the relays, given the users' updates: the relays' uplink job,
+    the server's message, and the relays' job applying it, which answer the model (relay
+    0 in full, each relay its digest); a relay lost in either is done without where
+    every user still has one, and the two jobs run again."""
+    while True:
+        step = Step(_given_tasks(cluster, job, run, t, model, updates), run.place,
+                    chunk_of(cluster.max_message))
+        began = time.monotonic()
+        try:
+            cluster.run(step, timeout=max(job["deadline"] - began, 1e-3))
+            up, _ = _uplink(step, run, job, t, model.shape[1])
+            for u, x in run.computed.items():
+                if x != digest(updates[u]):
+                    raise JobFailed(f"the relays hold user {u}'s update of step {t} unlike "
+                                    f"it computed it")
+            uplink_seconds = _hold_uplink(step, job, [m.nbytes for m in up], began)
+            messages, sizes = _downlink(run, job, up)
+            step = Step(_finish_tasks(cluster, job, run, t + 1, messages), run.place,
+                        chunk_of(cluster.max_message))
+            cluster.run(step, timeout=max(job["deadline"] - time.monotonic(), 1e-3))
+        except JobFailed as e:
+            _without_lost(e, step, run)
+            report.lost += sorted(set(step.relays) - set(run.place))
+            continue
+        _record(report, job, up, sizes, uplink_seconds)
+        return _model(step, run, job, model.shape, t + 1)
+
+
+def _given_tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
+                 updates: np.ndarray) -> list:
+    """Each relay's uplink task of step t where users are workers of their own: its
+    users' updates (the first also the model, which it keeps as the users' parameters)."""
+    tasks: list = [None] * cluster.n_workers
+    groups = run.topology.groups
+    for k, group in enumerate(groups):
+        payload = MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], groups,
+                            tuple(run.users), k, job["communication"], job["split"],
+                            job["seed"], t, t == 0, (), False, job["network"], job["rate"],
+                            True, ())
+        first = [model] if t == 0 else []
+        tasks[run.place[k]] = (Task(payload, max_message=cluster.max_message),
+                               first + [updates[run.users[u]] for u in group])
+    return tasks
+
+
+def _finish_tasks(cluster: Any, job: dict, run: _Run, t: int, messages: list) -> list:
+    """Each relay's task applying the server's message of step t - 1, answering the model
+    (relay 0) or its digest."""
+    tasks: list = [None] * cluster.n_workers
+    groups = run.topology.groups
+    for k in range(len(groups)):
+        payload = MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], groups,
+                            tuple(run.users), k, job["communication"], job["split"],
+                            job["seed"], t, False, (), True, job["network"], job["rate"],
+                            False, (0,))
+        tasks[run.place[k]] = (Task(payload, max_message=cluster.max_message),
+                               [messages[k]])
+    return tasks
 
 
 def _tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
@@ -272,7 +464,7 @@ def _tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
         payload = MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], groups,
                             tuple(run.users), k, job["communication"], job["split"],
                             job["seed"], t, t == 0, tuple(held), t == job["steps"],
-                            job["network"], job["rate"])
+                            job["network"], job["rate"], False, (0,))
         first = model if messages is None else messages[k]
         task = Task(payload, counts=tuple(len(job["data"][u]) for u in held),
                     max_message=cluster.max_message)
@@ -303,14 +495,30 @@ def _workers(indices: list) -> str:
     return ("worker " if len(indices) == 1 else "workers ") + ", ".join(map(str, indices))
 
 
-def _answer(step: Step, run: _Run, w: int, t: int, size: int) -> tuple:
+def _users(indices: list) -> str:
+    return ("user " if len(indices) == 1 else "users ") + ", ".join(map(str, indices)) + \
+        (" is" if len(indices) == 1 else " are")
+
+
+def _answered(step: Step, w: int, t: int, size: int) -> tuple:
     """Worker w's answer to step t: (its meta, its bytes), checked to be of step t and of
-    ``size`` bytes, and to have decoded the step before as its relays computed it
-    (nothing a worker says is trusted)."""
+    ``size`` bytes (nothing a worker says is trusted)."""
     meta, output = step.answers.meta[w], step.answers.output(w)
     if meta.get("step") != t or len(output) != size:
         raise JobFailed(f"worker {w} answered step {str(meta.get('step'))[:20]} with "
                         f"{len(output)} bytes; step {t} takes {size}")
+    return meta, output
+
+
+def _seconds(value: Any) -> float:
+    """Seconds a worker said it spent (0 where it said nothing sensible)."""
+    return value if type(value) is float and 0 <= value < math.inf else 0.0
+
+
+def _answer(step: Step, run: _Run, w: int, t: int, size: int) -> tuple:
+    """A relay's answer to step t (``_answered``), which must also have decoded the step
+    before as its relays computed it."""
+    meta, output = _answered(step, w, t, size)
     if t:
         check_decoded(meta.get("decoded"), run.computed, w, t - 1)
     return meta, output
@@ -359,9 +567,7 @@ def _uplink(step: Step, run: _Run, job: dict, t: int, d: int) -> tuple:
                 raise JobFailed(f"workers {said[u][1]} and {w} computed different updates of "
                                 f"user {run.users[u]}: its local update must be "
                                 f"deterministic")
-        spent = meta.get("compute")
-        compute = max(compute, spent if type(spent) is float and 0 <= spent < math.inf
-                      else 0.0)
+        compute = max(compute, _seconds(meta.get("compute")))
         messages.append(F.elements(np.frombuffer(output, F.dtype).reshape(rows, width),
                                    f"worker {w}'s uplink message"))
     run.computed = {run.users[u]: x for u, (x, _) in said.items()}
@@ -386,15 +592,14 @@ def _hold_uplink(step: Step, job: dict, sizes: list, began: float) -> float:
     return max(free - max(at for at, _ in came), 0.0)
 
 
-def _model(step: Step, run: _Run, job: dict, shape: tuple) -> np.ndarray:
-    """The model the relays answered at the end: relay 0's in full, every relay's digest
-    equal to its."""
+def _model(step: Step, run: _Run, job: dict, shape: tuple, t: int) -> np.ndarray:
+    """The model the relays answered after step t - 1: relay 0's in full, every relay's
+    digest equal to its."""
     F = job["F"]
-    meta, output = _answer(step, run, run.place[0], job["steps"], math.prod(shape) *
-                           F.dtype.itemsize)
+    meta, output = _answer(step, run, run.place[0], t, math.prod(shape) * F.dtype.itemsize)
     model = F.elements(np.frombuffer(output, F.dtype).reshape(shape), "the model")
     for w in run.place[1:]:
-        other, _ = _answer(step, run, w, job["steps"], 0)
+        other, _ = _answer(step, run, w, t, 0)
         if other.get("digest") != meta.get("digest"):
             raise JobFailed(f"workers {run.place[0]} and {w} ended with different models")
     return model

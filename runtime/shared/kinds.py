@@ -17,7 +17,7 @@ imports a job's function.
 >>> find("nope")
 Traceback (most recent call last):
 ...
-ffcode.errors.ProtocolError: a task's kind must be one of coded, relay, forward, map, shuffle, check, drop, gradient, mtl or the import path of an ffcode.runtime.JobKind, not 'nope'
+ffcode.errors.ProtocolError: a task's kind must be one of coded, relay, forward, map, shuffle, check, drop, gradient, mtl, mtl-user or the import path of an ffcode.runtime.JobKind, not 'nope'
 """
 from __future__ import annotations
 
@@ -179,7 +179,8 @@ _BUILT_IN = {kind.tag: kind for kind in (
     Kind("check", f"{_SHARED}.phases:Check", f"{_WORKER}.shuffler:check_steps"),
     Kind("drop", f"{_SHARED}.phases:Drop", f"{_WORKER}.shuffler:drop_steps"),
     Kind("gradient", f"{_SHARED}.gradient:Gradient", f"{_WORKER}.gradient:gradient_steps"),
-    Kind("mtl", f"{_SHARED}.mtl:MultiTask", f"{_WORKER}.mtl:mtl_steps"))}
+    Kind("mtl", f"{_SHARED}.mtl:MultiTask", f"{_WORKER}.mtl:mtl_steps"),
+    Kind("mtl-user", f"{_SHARED}.mtl:UserStep", f"{_WORKER}.mtl:user_steps"))}
 _BY_PAYLOAD: dict = {}      # a JobKind subclass's Payload -> its tag
 
 

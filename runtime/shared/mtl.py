@@ -1,20 +1,36 @@
-"""The payload of a multi-task training step on relays (a job kind, runtime/shared/kinds.py):
-what one relay does of a step of ffcode.mtl's exchange, checked at both ends.
+"""The payloads of a multi-task training step (job kinds, runtime/shared/kinds.py): what one
+relay does of a step of ffcode.mtl's exchange (``MultiTask``), and what a user that is a
+worker of its own does (``UserStep``), checked at both ends; and the digest by which
+the master compares what they say of an update.
 
 >>> task = MultiTask(run=7, f="m:update", p=65521, scale=256.0, groups=((0, 1), (1,)),
 ...                  users=(0, 1), relay=0, communication="coded", split=None, seed=0, step=0,
-...                  start=True, held=(0, 1), finish=False, network="turns", rate=None)
+...                  start=True, held=(0, 1), finish=False, network="turns", rate=None,
+...                  given=False, whole=(0,))
 >>> MultiTask.from_meta(task.to_meta()) == task
 True
 >>> MultiTask.from_meta(dict(task.to_meta(), relay=2))
 Traceback (most recent call last):
 ...
 ffcode.errors.ProtocolError: a task's relay must be an integer from 0 to 1, not 2
+>>> step = UserStep(run=7, f="m:update", p=65521, scale=256.0, user=1, users=3, step=1,
+...                 start=False, finish=False, rate=1e6)
+>>> UserStep.from_meta(step.to_meta()) == step
+True
+>>> UserStep.from_meta(dict(step.to_meta(), user=3))
+Traceback (most recent call last):
+...
+ffcode.errors.ProtocolError: a task's user must be an integer from 0 to 2, not 3
+>>> len(digest(np.arange(3)))
+32
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional
+
+import numpy as np
 
 from ffcode.errors import ProtocolError
 from ffcode.mtl import COMMUNICATIONS, MAX_RELAYS, Topology
@@ -22,6 +38,12 @@ from ffcode.runtime.shared import meta as check
 from ffcode.runtime.shared.phases import NETWORKS, prime_of
 
 MAX_USERS = 1 << 20         # users a training may have
+
+
+def digest(update: np.ndarray) -> str:
+    """An update (or a model), fingerprinted (hex): what relays and users say of one are
+    compared by it."""
+    return hashlib.blake2b(np.ascontiguousarray(update).tobytes(), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -37,7 +59,10 @@ class MultiTask:
     or the server's message of the step before, which it applies once; ``held``: the users
     whose data come with it (a share each); ``finish``: it answers the model instead of
     computing; ``network`` and ``rate``: the emulated server hop it receives on (bytes a
-    second; None: as fast as it goes)."""
+    second; None: as fast as it goes). ``given``: its users' updates come with it, each an
+    array after the model (``start``) or first (no message: a relay whose users are workers
+    of their own applied it at the step before's ``finish``); ``whole``: the relays that
+    answer the whole model at ``finish`` (the others its digest)."""
     KIND: ClassVar[str] = "mtl"
     run: int
     f: str
@@ -55,10 +80,12 @@ class MultiTask:
     finish: bool
     network: str
     rate: Optional[float]
+    given: bool
+    whole: tuple
 
     def to_meta(self) -> dict:
         return dict(vars(self), groups=[list(g) for g in self.groups], users=list(self.users),
-                    held=list(self.held))
+                    held=list(self.held), whole=list(self.whole))
 
     @classmethod
     def from_meta(cls, meta: Any) -> "MultiTask":
@@ -86,7 +113,10 @@ class MultiTask:
                    check.count(meta["step"], "step"), check.flag(meta["start"], "start"),
                    tuple(held), check.flag(meta["finish"], "finish"),
                    check.choice(meta["network"], "network", NETWORKS),
-                   check.optional(meta["rate"], "rate", check.rate))
+                   check.optional(meta["rate"], "rate", check.rate),
+                   check.flag(meta["given"], "given"),
+                   tuple(check.count(r, "whole's relay", len(groups) - 1)
+                         for r in check.listed(meta["whole"], "whole")))
 
     def topology(self) -> Topology:
         """The step's topology (ffcode.mtl.Topology; its own refusals as ProtocolError)."""
@@ -94,3 +124,40 @@ class MultiTask:
             return Topology(self.groups)
         except ValueError as e:
             raise ProtocolError(f"a task's groups are no topology: {e}") from None
+
+
+@dataclass(frozen=True)
+class UserStep:
+    """A user's task in a training step where users are workers of their own (the
+    hierarchical layout, ffcode.runtime.master.mtl): ``run``, ``f``, ``p``, ``scale`` as a
+    relay's; ``user``: its number among the training's ``users``; ``step``: the step whose
+    update it computes; ``start``: its data come with it (a share) and its first array is
+    every user's parameters; else its first array is the ``others``' new parameters, which
+    its relay decoded at the step before (its own are the update it computed then);
+    ``rate``: the emulated hop from its relay it receives them on (bytes a second; None: as
+    fast as it goes)."""
+    KIND: ClassVar[str] = "mtl-user"
+    run: int
+    f: str
+    p: int
+    scale: float
+    user: int
+    users: int
+    step: int
+    start: bool
+    finish: bool
+    rate: Optional[float]
+
+    def to_meta(self) -> dict:
+        return dict(vars(self))
+
+    @classmethod
+    def from_meta(cls, meta: Any) -> "UserStep":
+        meta = check.fields(meta, "user's task", cls)
+        users = check.count(meta["users"], "users", MAX_USERS, low=1)
+        return cls(check.count(meta["run"], "run"), check.path(meta["f"], "f"),
+                   prime_of(meta["p"], "p"), check.rate(meta["scale"], "scale"),
+                   check.count(meta["user"], "user", users - 1), users,
+                   check.count(meta["step"], "step"),
+                   check.flag(meta["start"], "start"), check.flag(meta["finish"], "finish"),
+                   check.optional(meta["rate"], "rate", check.rate))

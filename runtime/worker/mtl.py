@@ -1,14 +1,20 @@
 """A relay's part of a multi-task training step (the "mtl" job kind; runtime/master/mtl.py
-plans it), and what it keeps between steps.
+plans it), a user's where users are workers of their own (the "mtl-user" kind), and what
+each keeps between steps.
 
-A relay holds the data of its users and, after every step, every user's parameters in
-signed fixed point over GF(p). A step's task brings the server's message of the step
-before (through the emulated server hop: it takes the message's bytes at the hop's rate),
-which the relay decodes with its own users' updates (ffcode.mtl's exchange, coded or
-not) and applies once; the relay then computes its users' local updates from the model
-now held, and answers the server with its uplink message, a digest of each update
-(relays sharing a user must agree on it, or decoding would be silently wrong) and a
-digest of each update it decoded (which must be what the user's relays computed).
+A relay holds, after every step, every user's parameters in signed fixed point over
+GF(p), and, where users are no workers of their own, the data of its users. A step's task
+brings the server's message of the step before (through the emulated server hop: it
+takes the message's bytes at the hop's rate), which the relay decodes with its own users'
+updates (ffcode.mtl's exchange, coded or not) and applies once; the relay then computes
+its users' local updates from the model now held (or is given them, computed by its
+users), and answers the server with its uplink message, a digest of each update (relays
+sharing a user must agree on it, or decoding would be silently wrong) and a digest of
+each update it decoded (which must be what the user's relays computed).
+
+A user that is a worker of its own holds its data and every user's parameters; a step's
+task brings the others' new parameters (from its relay, through the emulated hop between
+them) and it answers its update.
 
 A training's state is kept by the worker as a MapReduce run is (``worker.runs``), until
 the master's drop (a MapReduce phase's) lets go of it.
@@ -18,28 +24,20 @@ the master's drop (a MapReduce phase's) lets go of it.
 >>> training = Training(F, F.asarray([[1, 2], [3, 4]]))
 >>> training.applied, training.model.tolist()
 (-1, [[1, 2], [3, 4]])
->>> digest(F.asarray([1, 2])) == digest(F.asarray([1, 2])), len(digest(F.asarray([1])))
-(True, 32)
 """
 from __future__ import annotations
 
-import hashlib
 import time
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Generator, Iterator, Optional
 
 import numpy as np
 
 from ffcode.field import GF, PrimeField
 from ffcode.mtl import scheme_of
 from ffcode.runtime.shared import local
-from ffcode.runtime.shared.mtl import MultiTask
+from ffcode.runtime.shared.mtl import MultiTask, UserStep, digest
 from ffcode.runtime.worker.coded import paused
 from ffcode.runtime.worker.shuffler import answer
-
-
-def digest(update: np.ndarray) -> str:
-    """A user's update, fingerprinted (hex): relays sharing the user compare them."""
-    return hashlib.blake2b(np.ascontiguousarray(update).tobytes(), digest_size=16).hexdigest()
 
 
 class Training:
@@ -81,6 +79,18 @@ class Training:
         self.decoded = {str(u): digest(row) for u, row in zip(users, decoded)}
         self.applied, self.pending = step, None
 
+    def learned(self, step: int, user: int, before: np.ndarray, after: np.ndarray) -> None:
+        """A user's parameters after ``step``: its own update of it, and the new ones of
+        the users before and after it, which its relay decoded (once, as ``apply``)."""
+        if self.applied >= step:
+            return
+        if self.pending is None or self.pending[0] != step:
+            raise ValueError(f"the parameters of step {step} came, and this user computed "
+                             f"no update of it")
+        self.model[:user], self.model[user + 1:] = before, after
+        self.model[user] = self.pending[1]
+        self.applied, self.pending = step, None
+
     @property
     def size(self) -> int:
         """Bytes it holds: counted in the worker's budget for MapReduce's runs too."""
@@ -92,39 +102,36 @@ class Training:
 
 
 def mtl_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
-    """A step's turns: the server's message applied, then one user's update a turn, then
-    the answer (the uplink message, or on ``finish`` the model)."""
+    """A step's turns: the server's message applied, then one user's update a turn (or the
+    updates given), then the answer (the uplink message, or on ``finish`` the model)."""
     spec: MultiTask = job.payload
     F = GF(spec.p)
-    if not job.args:
-        raise ValueError("a multi-task task carries the model or the server's message first")
-    first, args = F.elements(job.args[0], "the task's first array"), _reals(job.args[1:])
+    arrays = list(job.args)
+    first = None
+    if spec.start or not spec.given:
+        if not arrays:
+            raise ValueError("a multi-task task carries the model or the server's message "
+                             "first")
+        first = F.elements(arrays.pop(0), "the task's first array")
     training = _training(worker.runs, spec, F, first)
     training.data.update(_held(spec, job.shares))
-    if not spec.start:
+    if first is not None and not spec.start:
         if spec.rate is not None and paused(job, first.nbytes / spec.rate):
             return                      # stopped on the emulated hop
         training.apply(spec.step - 1, first, spec.network == "links")
     if spec.finish:
-        whole = training.model if spec.relay == 0 else training.model[:0]
+        whole = training.model if spec.relay in spec.whole else training.model[:0]
         answer(job, out, {"digest": digest(training.model), "step": spec.step,
                           "decoded": training.decoded}, whole.tobytes())
         return
     yield
     scheme = training.scheme(spec)
-    group = spec.groups[spec.relay]
-    mine = [spec.users[u] for u in group]
-    f = local.load_function(spec.f)
-    W = F.to_real(training.model, spec.scale)
-    own = np.empty((len(mine), training.model.shape[1]), F.dtype)
+    mine = [spec.users[u] for u in spec.groups[spec.relay]]
     began = time.perf_counter()
-    for row, user in enumerate(mine):
-        if user not in training.data:
-            raise ValueError(f"this relay holds no data of user {user}")
-        own[row] = _update(F, f, W, user, training.data[user], args, spec.scale)
-        if job.stop.is_set():
-            return
-        yield
+    own: Optional[np.ndarray] = _given(F, arrays, len(mine), training.model.shape[1]) \
+        if spec.given else (yield from _computed(job, spec, training, mine, _reals(arrays)))
+    if own is None:
+        return                          # stopped
     message = scheme.uplink(spec.relay, own)
     training.pending = (spec.step, scheme, spec.relay, tuple(spec.users), own)
     answer(job, out, {"step": spec.step, "digests": [digest(u) for u in own],
@@ -132,17 +139,107 @@ def mtl_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
            message.tobytes())
 
 
-def _training(runs: dict, spec: MultiTask, F: PrimeField, first: np.ndarray) -> Training:
+def _computed(job: Any, spec: MultiTask, training: Training, mine: list,
+              args: list) -> Generator[None, None, Optional[np.ndarray]]:
+    """The relay's users' updates, one a turn, from the data it holds (None if stopped)."""
+    F = training.F
+    f = local.load_function(spec.f)
+    W = F.to_real(training.model, spec.scale)
+    own = np.empty((len(mine), training.model.shape[1]), F.dtype)
+    for row, user in enumerate(mine):
+        if user not in training.data:
+            raise ValueError(f"this relay holds no data of user {user}")
+        own[row] = _update(F, f, W, user, training.data[user], args, spec.scale)
+        if job.stop.is_set():
+            return None
+        yield
+    return own
+
+
+def _given(F: PrimeField, arrays: list, users: int, d: int) -> np.ndarray:
+    """The updates a task brings of the relay's users, one array each, checked."""
+    if len(arrays) != users or any(a.shape != (d,) for a in arrays):
+        raise ValueError(f"a task giving its users' updates brings {users} arrays of {d} "
+                         f"parameters, not {[a.shape for a in arrays]}")
+    return F.elements(np.stack(arrays) if arrays else np.empty((0, d), F.dtype),
+                      "a user's update")
+
+
+def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
+    """A user's step (the "mtl-user" kind): the others' new parameters taken (through the
+    emulated hop from its relay), then its update computed and answered."""
+    spec: UserStep = job.payload
+    F = GF(spec.p)
+    if not job.args:
+        raise ValueError("a user's task carries parameters first")
+    first = F.elements(job.args[0], "the task's first array")
+    args = job.args[1 if spec.start else 2:]
+    if spec.start:
+        if first.ndim != 2 or first.shape[0] != spec.users:
+            raise ValueError(f"a training's model is {spec.users} users' parameters as rows, "
+                             f"not shape {first.shape}")
+        _begin(worker.runs, spec.run, Training(F, first.copy()))
+    training = worker.runs.get(spec.run)
+    if not isinstance(training, Training) or training.F.p != F.p or \
+            training.model.shape[0] != spec.users:
+        raise ValueError(f"this worker holds no training {spec.run}: its start task did not "
+                         f"come here")
+    training.data.update(_held_one(spec, job.shares))
+    if not spec.start:
+        before, after = _others(F, spec, job.args, training.model.shape[1])
+        if spec.rate is not None and paused(job, (before.nbytes + after.nbytes) / spec.rate):
+            return                      # stopped on the emulated hop
+        training.learned(spec.step - 1, spec.user, before, after)
+    if spec.finish:
+        answer(job, out, {"step": spec.step, "digest": digest(training.model)}, b"")
+        return
+    if spec.user not in training.data:
+        raise ValueError(f"this worker holds no data of user {spec.user}")
+    yield
+    began = time.perf_counter()
+    update = _update(F, local.load_function(spec.f), F.to_real(training.model, spec.scale),
+                     spec.user, training.data[spec.user], _reals(args), spec.scale)
+    training.pending = (spec.step, update)
+    answer(job, out, {"step": spec.step, "compute": time.perf_counter() - began},
+           update.tobytes())
+
+
+def _others(F: PrimeField, spec: UserStep, arrays: list, d: int) -> tuple:
+    """The new parameters of the users before this one and of those after it, checked."""
+    shapes = ((spec.user, d), (spec.users - spec.user - 1, d))
+    if len(arrays) < 2 or tuple(a.shape for a in arrays[:2]) != shapes:
+        raise ValueError(f"a user's task brings the parameters of the users before it and "
+                         f"after it, shapes {shapes}, not {[a.shape for a in arrays[:2]]}")
+    return (F.elements(arrays[0], "the users' parameters"),
+            F.elements(arrays[1], "the users' parameters"))
+
+
+def _begin(runs: dict, run: int, training: Training) -> None:
+    """A training begun on this worker (one kept under its number let go of first)."""
+    old = runs.pop(run, None)
+    if old is not None:
+        old.close()
+    runs[run] = training
+
+
+def _held_one(spec: UserStep, shares: Any) -> dict:
+    """The user's data, which its start task brings (a share), and no other task."""
+    shares = shares or []
+    if len(shares) != int(spec.start):
+        raise ValueError(f"a user's data come with its start task alone, and {len(shares)} "
+                         f"shares came with step {spec.step}")
+    return {spec.user: _reals(shares[0])} if shares else {}
+
+
+def _training(runs: dict, spec: MultiTask, F: PrimeField,
+              first: Optional[np.ndarray]) -> Training:
     """The training this task belongs to: begun by a start task (the model its first
     array), else the one kept."""
     if spec.start:
-        if first.ndim != 2:
+        if first is None or first.ndim != 2:
             raise ValueError(f"a training's model is a matrix of its users' parameters, not "
-                             f"shape {first.shape}")
-        old = runs.pop(spec.run, None)
-        if old is not None:
-            old.close()
-        runs[spec.run] = Training(F, first.copy())
+                             f"shape {None if first is None else first.shape}")
+        _begin(runs, spec.run, Training(F, first.copy()))
     training = runs.get(spec.run)
     if not isinstance(training, Training) or training.F.p != F.p:
         raise ValueError(f"this worker holds no training {spec.run}: its start task did not "
