@@ -36,7 +36,7 @@ from ffcode.cli import output
 from ffcode.cli.args import (argument_parser, check_stragglers, integer, namespace,
                              non_negative, positive)
 from ffcode.codes.registry import code_entry, code_names, threshold
-from ffcode.mtl import COMMUNICATIONS
+from ffcode.mtl import COMMUNICATIONS, LAYOUTS
 from ffcode.mtl import parse as parse_topology
 from ffcode.schemes import Scheme, default, names
 from ffcode.version import __version__
@@ -159,7 +159,12 @@ def _multitask_arguments(parser: argparse.ArgumentParser) -> None:
                             "server (default coded)")
     tasks.add_argument("--link-rate", type=positive("Mbit/s"), metavar="MBIT",
                        help="with --topology: the server hop's rate, one shared medium, in "
-                            f"Mbit/s (default {DEFAULT_RATE:g})")
+                            f"Mbit/s, and with --layout hierarchical each user's link's to "
+                            f"its relays (default {DEFAULT_RATE:g})")
+    tasks.add_argument("--layout", choices=LAYOUTS,
+                       help="with --topology: flat (each relay computes its users' steps) "
+                            "or hierarchical (each user a worker of its own after the "
+                            "relays, sending its step to them; default flat)")
 
 
 def settle(args: argparse.Namespace) -> argparse.Namespace:
@@ -171,7 +176,7 @@ def settle(args: argparse.Namespace) -> argparse.Namespace:
         _settle_dataset(args)
     if args.topology is not None:
         return _settle_topology(args)
-    for flag in ("communication", "link_rate"):
+    for flag in ("communication", "link_rate", "layout"):
         if getattr(args, flag) is not None:
             raise ValueError(f"--{flag.replace('_', '-')} is for a training through relays "
                              f"(--topology).")
@@ -252,9 +257,14 @@ def _settle_topology(args: argparse.Namespace) -> argparse.Namespace:
     if topology.users != tasks:
         raise ValueError(f"--topology {args.topology} has {topology.users} users, and "
                          f"--tasks {args.tasks} {tasks} tasks: give it a user per task.")
-    if topology.relays > args.workers:
+    args.layout = args.layout or "flat"
+    if args.layout == "flat" and topology.relays > args.workers:
         raise ValueError(f"--topology {args.topology} has {topology.relays} relays, and "
                          f"--workers is {args.workers}: a relay is a worker.")
+    if args.layout == "hierarchical" and topology.relays + topology.users > args.workers:
+        raise ValueError(f"--topology {args.topology} has {topology.relays} relays and "
+                         f"{topology.users} users, and --workers is {args.workers}: with "
+                         f"--layout hierarchical each relay and each user is a worker.")
     args.communication = args.communication or "coded"
     args.link_rate = DEFAULT_RATE if args.link_rate is None else args.link_rate
     args.stragglers, args.slowdown = 0, DEFAULTS["slowdown"]
@@ -494,9 +504,11 @@ def _through_relays(args, Model, tasks) -> int:
     (X, y), (X_test, y_test) = tasks.train, tasks.test
     start = time.perf_counter()
     with Cluster(args.workers) as cluster:
+        users = ", each user a worker of its own on links of the same rate" \
+            if args.layout == "hierarchical" else ""
         print(f"ffcode learn multitask: {tasks.what}, through relays {args.topology} "
-              f"({' and '.join(ways)}), the server hop {args.link_rate:g} Mbit/s shared, "
-              f"{args.iterations} iterations, coupling {args.coupling:g}")
+              f"({' and '.join(ways)}), the server hop {args.link_rate:g} Mbit/s "
+              f"shared{users}, {args.iterations} iterations, coupling {args.coupling:g}")
         cluster.wait()
         print(f"  {args.workers} workers ready at {cluster.endpoint} in "
               f"{time.perf_counter() - start:.2f} s")
@@ -518,7 +530,10 @@ def _through_relays(args, Model, tasks) -> int:
                   f"kB down ({report.uplink[0] / report.update_bytes:.3g} and "
                   f"{report.downlink[0] / report.update_bytes:.3g} tasks' weights), the "
                   f"hops {statistics.median(report.uplink_seconds):.4f} s up and "
-                  f"{statistics.median(report.downlink_seconds):.4f} s down")
+                  f"{statistics.median(report.downlink_seconds):.4f} s down" +
+                  (f"; the users' links {report.user_uplink[0] / 1e3:.1f} kB up and "
+                   f"{report.user_downlink[0] / 1e3:.1f} kB down"
+                   if report.user_uplink else ""))
     same = _relayed_table(args, results, tasks)
     if args.report:
         _write(args, stragglers(args), tasks.what, results)
@@ -530,7 +545,8 @@ def _relayed(Model, args, communication, iterations=None):
     default --iterations)."""
     return Model(coupling=args.coupling, iterations=iterations or args.iterations,
                  seed=args.seed, learning_rate=args.learning_rate, topology=args.topology,
-                 communication=communication, link_rate=args.link_rate * 1e6 / 8)
+                 communication=communication, link_rate=args.link_rate * 1e6 / 8,
+                 layout=args.layout)
 
 
 def _relayed_table(args, results, tasks) -> bool:
@@ -687,7 +703,8 @@ def _write(args, faults, what, results):
     settings = {"task": args.task, "dataset": args.dataset, "data": what,
                 **({"tasks": args.tasks, "coupling": args.coupling}
                    if args.task == "multitask" else {}),
-                **({"topology": args.topology, "link_rate": args.link_rate}
+                **({"topology": args.topology, "link_rate": args.link_rate,
+                    "layout": args.layout}
                    if args.topology is not None else {}),
                 "coding": args.coding, "k": args.k, "workers": args.workers,
                 "shares": args.shares,

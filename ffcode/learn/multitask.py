@@ -23,7 +23,10 @@ Through relays (``topology=``, an ffcode.mtl.Topology or its spelling such as
 relays, a worker of the cluster each, and the tasks' weights exchanged between the
 relays and the server as ``communication`` says ("coded" or "uncoded", which give the
 same model bit for bit; ffcode.runtime.train_multitask), the server hop emulated at
-``link_rate`` bytes a second on a shared medium (None: as fast as it goes).
+``link_rate`` bytes a second on a shared medium (None: as fast as it goes). With
+``layout="hierarchical"`` each task's user is a worker of its own, after the relays: it
+computes its step and sends it to its relays, each on a link of ``link_rate`` too (the
+same model bit for bit again; a fit without a cluster opens a worker per relay and user).
 The weights travel in the fixed point of ``precision`` over GF(``prime``); ``coding``,
 ``scheme``, ``k``, ``pieces``, ``shares`` and ``resident`` are the coded descent's and
 play no part. ``relay_report_`` is then the training's report and ``history_`` is empty:
@@ -53,7 +56,7 @@ from ffcode.learn.estimators import (Settings, _CodedGradientDescent, _Data, _Le
                                      _LogLoss, _design, _few, _largest_eigenvalue,
                                      _samples, _standardization, _total)
 from ffcode.learn.gradients import _sigmoid, _Together, task_step
-from ffcode.mtl import COMMUNICATIONS, Topology
+from ffcode.mtl import COMMUNICATIONS, LAYOUTS, Topology
 from ffcode.mtl import parse as parse_topology
 from ffcode.learn._sklearn import ClassifierMixin, RegressorMixin
 
@@ -83,22 +86,24 @@ class _MultiTask(_CodedGradientDescent):
     """T tasks trained together, coupled by ``coupling`` (see the module docstring): the
     single-task estimators' loop and jobs, on a matrix of weights W (d + 1, T); or, with
     a ``topology``, through relays. The hyperparameters are the single-task ones,
-    ``coupling``, ``topology``, ``communication`` and ``link_rate``."""
+    ``coupling``, ``topology``, ``communication``, ``link_rate`` and ``layout``."""
     relay_report_: Any
 
     def __init__(self, *, coupling: float = 0.0, topology: Any = None,
                  communication: str = "coded", link_rate: Optional[float] = None,
-                 **params: Any) -> None:
+                 layout: str = "flat", **params: Any) -> None:
         super().__init__(**params)
         self.coupling, self.topology, self.communication = coupling, topology, communication
-        self.link_rate = link_rate
+        self.link_rate, self.layout = link_rate, layout
 
     def _relays(self) -> Optional[Topology]:
-        """The topology to train through (None: the coded descent), with ``communication``
-        and ``link_rate`` checked, and the hyperparameters it cannot honour refused."""
+        """The topology to train through (None: the coded descent), with ``communication``,
+        ``link_rate`` and ``layout`` checked, and the hyperparameters it cannot honour
+        refused."""
         if self.topology is None:
             for name, value, default in (("communication", self.communication, "coded"),
-                                         ("link_rate", self.link_rate, None)):
+                                         ("link_rate", self.link_rate, None),
+                                         ("layout", self.layout, "flat")):
                 if value != default:
                     raise InvalidParameterError(f"Argument '{name}' is for a training "
                                                 f"through relays (topology=).")
@@ -106,6 +111,7 @@ class _MultiTask(_CodedGradientDescent):
         topology = self.topology if isinstance(self.topology, Topology) else \
             parse_topology(self.topology)
         checks.choice(self.communication, "communication", COMMUNICATIONS)
+        checks.choice(self.layout, "layout", LAYOUTS)
         if self.link_rate is not None:
             checks.positive(self.link_rate, "link_rate")
         for name in ("faults", "progress"):
@@ -130,7 +136,8 @@ class _MultiTask(_CodedGradientDescent):
         settings = super()._settings(n_workers, groups)
         topology = self._relays()
         if topology is not None and n_workers is None:     # the fit opens a relay a worker
-            settings.n_workers = max(settings.n_workers, topology.relays)
+            settings.n_workers = max(settings.n_workers, topology.relays + (
+                topology.users if self.layout == "hierarchical" else 0))
         return settings
 
     # -- the data ---------------------------------------------------------------------------
@@ -204,7 +211,9 @@ class _MultiTask(_CodedGradientDescent):
                                     s.iterations, model=self._initial(data).T, args=args,
                                     scale=2.0 ** s.precision, field=s.F.p,
                                     communication=self.communication,
-                                    link_rate=self.link_rate)
+                                    link_rate=self.link_rate, layout=self.layout,
+                                    **({"user_rate": self.link_rate}
+                                       if self.layout == "hierarchical" else {}))
         return np.ascontiguousarray(W.T), {"history_": [], "load_seconds_": 0.0,
                                            "loaded_bytes_": 0, "relay_report_": report}
 
@@ -254,7 +263,7 @@ def _spread(W: np.ndarray) -> np.ndarray:
 
 def _with_coupling(init: Any) -> inspect.Signature:
     """The signature of the single-task estimators' __init__ with ``coupling``,
-    ``topology``, ``communication`` and ``link_rate`` added: what scikit-learn's
+    ``topology``, ``communication``, ``link_rate`` and ``layout`` added: what scikit-learn's
     get_params, clone and repr read."""
     signature = inspect.signature(init)
     self, *rest = signature.parameters.values()
@@ -263,7 +272,8 @@ def _with_coupling(init: Any) -> inspect.Signature:
              for name, default, annotation in (("coupling", 0.0, "float"),
                                                ("topology", None, "Any"),
                                                ("communication", "coded", "str"),
-                                               ("link_rate", None, "Optional[float]"))]
+                                               ("link_rate", None, "Optional[float]"),
+                                               ("layout", "flat", "str"))]
     return signature.replace(parameters=[self, *added, *rest])
 
 

@@ -33,8 +33,8 @@ True
 from ffcode.mtl.bounds import cuts, downlink_bound, uplink_bound, uplink_solution
 from ffcode.mtl.scheme import (COMMUNICATIONS, Coded, Exchanged, Loads, Uncoded, allocation,
                                coded_loads, exchange, scheme_of, uncoded_loads)
-from ffcode.mtl.topology import MAX_RELAYS, Reduced, Topology, parse
+from ffcode.mtl.topology import LAYOUTS, MAX_RELAYS, Reduced, Topology, parse
 
-__all__ = ["COMMUNICATIONS", "Coded", "Exchanged", "Loads", "MAX_RELAYS", "Reduced", "Topology",
-           "Uncoded", "allocation", "coded_loads", "cuts", "downlink_bound", "exchange", "parse",
-           "scheme_of", "uncoded_loads", "uplink_bound", "uplink_solution"]
+__all__ = ["COMMUNICATIONS", "Coded", "Exchanged", "LAYOUTS", "Loads", "MAX_RELAYS", "Reduced",
+           "Topology", "Uncoded", "allocation", "coded_loads", "cuts", "downlink_bound",
+           "exchange", "parse", "scheme_of", "uncoded_loads", "uplink_bound", "uplink_solution"]

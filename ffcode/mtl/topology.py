@@ -21,6 +21,7 @@ from ffcode import checks
 from ffcode.errors import InvalidParameterError
 
 MAX_RELAYS = 16     # the exact bounds enumerate subsets of the relays
+LAYOUTS = ("flat", "hierarchical")  # the relays compute their users' updates, or the users
 
 
 class Topology:

@@ -68,7 +68,7 @@ import numpy as np
 from ffcode import checks
 from ffcode.errors import InvalidParameterError, JobFailed
 from ffcode.field import GF
-from ffcode.mtl import COMMUNICATIONS, Loads, Topology, scheme_of
+from ffcode.mtl import COMMUNICATIONS, LAYOUTS, Loads, Topology, scheme_of
 from ffcode.runtime.master.mapreduce import Answers, drop, function_path
 from ffcode.runtime.master.plans import KindPlan
 from ffcode.runtime.shared.kinds import JobKind
@@ -78,7 +78,6 @@ from ffcode.runtime.shared.task import Task
 
 DROP_WAIT = 5.0             # seconds a finished training waits for its relays' drop
 TRAINING = 1 << 31          # a training's number on its relays: above MapReduce jobs' ones
-LAYOUTS = ("flat", "hierarchical")     # where the users' local steps run
 
 
 @dataclass

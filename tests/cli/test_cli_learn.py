@@ -300,6 +300,19 @@ def test_multitask_regressions_through_a_ring(bounded, capsys):
                                                         rows.values()), rows
 
 
+@pytest.mark.bounded(90)
+def test_multitask_regressions_with_users_as_workers(bounded, capsys):
+    """--layout hierarchical --compare: each of the 4 tasks' users a worker of its own
+    after 2 relays; coded and uncoded learn the same model, the users' links counted."""
+    status, out = learn(capsys, "multitask", "--tasks", "regression", "--topology",
+                        "0,1,2;2,3", "--layout", "hierarchical", "--compare", "--coupling",
+                        "0.5", "--workers", "6", "--iterations", "10", "--link-rate", "1000")
+    assert status == 0, out
+    assert "each user a worker of its own on links of the same rate" in out
+    assert "the users' links 0.4 kB up and 1.1 kB down" in out
+    assert "coded and uncoded learned the same model (exact arithmetic): yes" in out
+
+
 @pytest.mark.parametrize("args, message", [
     (["multitask", "--topology", "combination:4:2"], "--topology combination:4:2 has 6 "
      "users, and --tasks digits 10 tasks: give it a user per task."),
@@ -321,6 +334,10 @@ def test_multitask_regressions_through_a_ring(bounded, capsys):
     (["multitask", "--communication", "uncoded"], "--communication is for a training "
      "through relays (--topology)."),
     (["multitask", "--link-rate", "10"], "--link-rate is for a training through relays"),
+    (["multitask", "--layout", "hierarchical"], "--layout is for a training through relays"),
+    (["multitask", "--tasks", "regression", "--topology", "0,1,2;2,3", "--layout",
+      "hierarchical", "--workers", "5"], "has 2 relays and 4 users, and --workers is 5: "
+     "with --layout hierarchical each relay and each user is a worker."),
     (["logistic", "--dataset", "digits", "--topology", "combination:5:2"], "--topology is "
      "for 'ffcode learn multitask', not logistic."),
     (["linear", "--dataset", "breast_cancer"], "--dataset breast_cancer has binary labels, "

@@ -403,9 +403,9 @@ def test_the_kind_of_estimator_and_parameters():
     params = model.get_params()
     assert params["coupling"] == 0.3 and params["iterations"] == 7
     assert set(params) == set(LinearRegression().get_params()) | {
-        "coupling", "topology", "communication", "link_rate"}
-    assert (params["topology"], params["communication"], params["link_rate"]) == \
-        (None, "coded", None)
+        "coupling", "topology", "communication", "link_rate", "layout"}
+    assert (params["topology"], params["communication"], params["link_rate"],
+            params["layout"]) == (None, "coded", None, "flat")
     copy = clone(model).set_params(coupling=1.5)
     assert (copy.coupling, model.coupling, copy.coding) == (1.5, 0.3, "lcc")
     assert repr(MultiTaskLogisticRegression(coupling=2.0)) == \

@@ -67,6 +67,23 @@ def test_one_vs_rest_through_relays(bounded, cluster):
     assert report.downlink_seconds == [report.downlink[0] / 2e5] * 3
 
 
+@pytest.mark.bounded(90)
+def test_users_as_workers_of_their_own_fit_the_same_model(bounded, cluster):
+    """layout="hierarchical": each task's user a worker of its own, after the relays (a
+    fit without a cluster opens one of a worker per relay and user): the flat fit's model
+    bit for bit, with both hops counted at the link rate."""
+    Xs, ys, _ = related(tasks=3)
+    flat = MultiTaskLinearRegression(coupling=0.5, iterations=6, topology="combination:3:2")
+    flat.fit(Xs, ys, cluster=cluster)
+    users = clone(flat).set_params(layout="hierarchical", link_rate=1e8).fit(Xs, ys)
+    assert users.coef_.tobytes() == flat.coef_.tobytes()
+    assert users.intercept_.tobytes() == flat.intercept_.tobytes()
+    report = users.relay_report_
+    assert report.layout == "hierarchical" and report.users == [3, 4, 5]
+    assert report.user_rate == report.link_rate == 1e8
+    assert report.user_uplink == [6 * report.update_bytes] * 6
+
+
 @pytest.mark.bounded(30)
 def test_a_bad_topology_or_communication_is_refused(bounded, cluster):
     Xs, ys, _ = related(tasks=3)
@@ -78,6 +95,8 @@ def test_a_bad_topology_or_communication_is_refused(bounded, cluster):
     hyperparameters = [(dict(communication="uncoded"), "'communication' is for a training through "
                                             "relays \\(topology=\\)"),
             (dict(link_rate=1e6), "'link_rate' is for a training through relays"),
+            (dict(layout="hierarchical"), "'layout' is for a training through relays"),
+            (dict(topology=triangle, layout="tree"), "'layout'"),
             (dict(topology=triangle, link_rate=-1.0), "'link_rate'"),
             (dict(topology=triangle, faults=ffcode.Faults(slowdown={0: 2})),
              "'faults' is for the coded descent's jobs"),
