@@ -212,8 +212,8 @@ class _MultiTask(_CodedGradientDescent):
                                     scale=2.0 ** s.precision, field=s.F.p,
                                     communication=self.communication,
                                     link_rate=self.link_rate, layout=self.layout,
-                                    **({"user_rate": self.link_rate}
-                                       if self.layout == "hierarchical" else {}))
+                                    user_rate=self.link_rate if self.layout == "hierarchical"
+                                    else None)
         return np.ascontiguousarray(W.T), {"history_": [], "load_seconds_": 0.0,
                                            "loaded_bytes_": 0, "relay_report_": report}
 

@@ -34,9 +34,14 @@ With ``layout="hierarchical"`` the users are workers of their own (user u on the
 worker K + u, after the K relays), each holding its data alone; a step is three jobs:
 
 1. the users' job: each user takes the others' new parameters from one of its relays
-   (through the emulated hop between them: its own link, taking their bytes at
-   ``user_rate``), computes its update and answers it; the master carries it to each of
-   the user's relays on their links (its bytes at the rate, the links side by side);
+   through the emulated hop between them (taking their bytes at ``user_rate``),
+   computes its update and answers it; the master carries it to each of the user's
+   relays (its bytes at the rate). On ``user_network="links"`` each user has a link to
+   each of its relays, side by side: an update goes up on each, and a user takes the
+   others' parameters down on one. On "turns" the users and relays share one medium:
+   the users send their updates one after another, each heard by all its relays, and
+   one broadcast of every user's parameters serves all users, each checking its own
+   row against the update it sent;
 2. the relays' job given their users' updates: each answers its uplink message and the
    updates' digests, which must be what the users computed;
 3. after the server's message, the relays' job applying it, answering the model (relay 0)
@@ -91,10 +96,11 @@ class MultiTaskReport:
     master (``seconds``); ``update_bytes``, one user's parameters' bytes; ``loads``, the
     exchange's loads (of the topology it ended on); ``lost``, the workers it went on
     without, and ``relays``, relay k's worker at the end; ``total``, its wall seconds.
-    Where users are workers of their own (``layout`` "hierarchical", at ``user_rate``),
-    per step too: the bytes on the users' links to their relays, up (``user_uplink``: each
-    update to each of its relays) and down (``user_downlink``: each user the others' new
-    parameters from one of its relays), and the seconds each added (after the last
+    Where users are workers of their own (``layout`` "hierarchical", their hop on
+    ``user_network`` at ``user_rate``), per step too: the bytes on that hop up
+    (``user_uplink``: on "links" each update to each of its relays, on "turns" each
+    once) and down (``user_downlink``: on "links" each user the others' new parameters,
+    on "turns" one broadcast of every user's), and the seconds each added (after the last
     update was ready; taking a user's parameters); ``compute`` is then the slowest
     user's, and ``users``, user u's worker."""
     communication: str
@@ -104,6 +110,7 @@ class MultiTaskReport:
     update_bytes: int
     loads: Loads
     layout: str = "flat"
+    user_network: Optional[str] = None
     user_rate: Optional[float] = None
     uplink: list = field(default_factory=list)
     downlink: list = field(default_factory=list)
@@ -178,7 +185,8 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
           communication: str = "coded", split: Optional[int] = None, seed: int = 0,
           args: Sequence[Any] = (), network: str = "turns",
           link_rate: Optional[float] = None, layout: str = "flat",
-          user_rate: Optional[float] = None, timeout: float = 600.0) -> tuple:
+          user_network: Optional[str] = None, user_rate: Optional[float] = None,
+          timeout: float = 600.0) -> tuple:
     """Train N users' models through the relays of ``topology`` (an ffcode.mtl.Topology
     over the cluster's first K workers) for ``steps`` steps; returns (the model, (N, d)
     float64; its MultiTaskReport).
@@ -195,7 +203,9 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
     link_rate: the emulated server hop (the module's docstring). layout: "flat" (each relay
     holds its users' data and computes their updates) or "hierarchical" (user u is the
     cluster's worker K + u, holding its data alone, computing its update and sending it
-    to its relays on links of ``user_rate`` bytes a second; the module's docstring).
+    to its relays; ``user_network`` ("links" by default, or "turns") and ``user_rate``
+    emulate that hop as ``network`` and ``link_rate`` the server's; the module's
+    docstring).
     timeout: seconds the whole training may take."""
     from ffcode.runtime.master.cluster import Cluster
     if not isinstance(cluster, Cluster):
@@ -206,9 +216,11 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
                                     "use a cluster without groups.")
     topology = checks.instance(topology, "topology", Topology, "an ffcode.mtl.Topology")
     layout = checks.choice(layout, "layout", LAYOUTS)
-    if user_rate is not None and layout == "flat":
-        raise InvalidParameterError("Argument 'user_rate' is the rate of the users' links to "
-                                    "their relays, which only layout='hierarchical' has.")
+    for name, value in (("user_rate", user_rate), ("user_network", user_network)):
+        if value is not None and layout == "flat":
+            raise InvalidParameterError(f"Argument '{name}' is for the hop between the users "
+                                        f"and their relays, which only "
+                                        f"layout='hierarchical' has.")
     wanted = topology.relays + (topology.users if layout == "hierarchical" else 0)
     if wanted > cluster.n_workers:
         raise InvalidParameterError(
@@ -234,12 +246,15 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
                rate=None if link_rate is None else checks.positive(link_rate, "link_rate"),
                user_rate=None if user_rate is None else checks.positive(user_rate,
                                                                         "user_rate"),
+               user_network=checks.choice(user_network or "links", "user_network",
+                                          NETWORKS),
                deadline=time.monotonic() + checks.seconds(timeout, "timeout"),
                ident=TRAINING | secrets.randbits(31))
     run = _Run(topology, list(range(topology.relays)), list(range(topology.users)),
                topology.relays)
     report = MultiTaskReport(communication, job["network"], job["rate"], job["steps"],
                              W.shape[1] * F.dtype.itemsize, _scheme(run, job).loads, layout,
+                             None if layout == "flat" else job["user_network"],
                              job["user_rate"])
     began = time.monotonic()
     try:
@@ -296,7 +311,8 @@ def _steps(cluster: Any, job: dict, run: _Run, model: np.ndarray,
         if t == job["steps"]:
             return _model(step, run, job, model.shape, t)
         up, compute = _uplink(step, run, job, t, model.shape[1])
-        uplink_seconds = _hold_uplink(step, job, [m.nbytes for m in up], began)
+        uplink_seconds = _hold_uplink(step, job["rate"], job["network"],
+                                          [m.nbytes for m in up])
         messages, sizes = _downlink(run, job, up)
         _record(report, job, up, sizes, uplink_seconds)
         report.compute.append(compute)
@@ -341,13 +357,13 @@ def _hierarchy(cluster: Any, job: dict, run: _Run, model: np.ndarray,
             meta, output = _answered(step, w, t, b)
             updates[u] = F.elements(np.frombuffer(output, F.dtype), f"worker {w}'s update")
             compute = max(compute, _seconds(meta.get("compute")))
-        rate = job["user_rate"]
-        if rate is not None:
-            time.sleep(max(max(step.answers.at.values()) + b / rate - time.monotonic(), 0))
-        report.user_uplink.append(sum(len(g) for g in run.topology.groups) * b)
-        report.user_uplink_seconds.append(0.0 if rate is None else b / rate)
-        report.user_downlink.append(N * (N - 1) * b)
-        report.user_downlink_seconds.append(0.0 if rate is None else (N - 1) * b / rate)
+        rate, shared = job["user_rate"], job["user_network"] == "turns"
+        report.user_uplink_seconds.append(_hold_uplink(step, rate, job["user_network"],
+                                                       [b] * N))
+        report.user_uplink.append((N if shared else sum(map(len, run.topology.groups))) * b)
+        down = N * b if shared else (N - 1) * b         # what a user takes: its time
+        report.user_downlink.append(down if shared else N * down)
+        report.user_downlink_seconds.append(0.0 if rate is None else down / rate)
         report.compute.append(compute)
         model = _relayed(cluster, job, run, t, model, updates, report)
         report.seconds.append(time.monotonic() - began)
@@ -370,11 +386,12 @@ def _users_job(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray) ->
     places = [run.relays0 + u for u in range(N)]
     for u, w in enumerate(places):
         payload = UserStep(job["ident"], job["path"], job["F"].p, job["scale"], u, N, t,
-                           t == 0, t == job["steps"], job["user_rate"])
+                           t == 0, t == job["steps"], job["user_network"], job["user_rate"])
         shares = job["data"][u] if t == 0 else []
         task = Task(payload, counts=(len(shares),) if t == 0 else (),
                     max_message=cluster.max_message)
-        parameters = [model] if t == 0 else [model[:u], model[u + 1:]]    # views: no copy
+        whole = t == 0 or job["user_network"] == "turns"        # a broadcast: every row
+        parameters = [model] if whole else [model[:u], model[u + 1:]]    # views: no copy
         tasks[w] = (task, list(shares) + parameters + job["args"])
     step = Step(tasks, places, chunk_of(cluster.max_message), who="users")
     try:
@@ -407,7 +424,8 @@ def _relayed(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
                 if x != digest(updates[u]):
                     raise JobFailed(f"the relays hold user {u}'s update of step {t} unlike "
                                     f"it computed it")
-            uplink_seconds = _hold_uplink(step, job, [m.nbytes for m in up], began)
+            uplink_seconds = _hold_uplink(step, job["rate"], job["network"],
+                                          [m.nbytes for m in up])
             messages, sizes = _downlink(run, job, up)
             step = Step(_finish_tasks(cluster, job, run, t + 1, messages), run.place,
                         chunk_of(cluster.max_message))
@@ -573,16 +591,16 @@ def _uplink(step: Step, run: _Run, job: dict, t: int, d: int) -> tuple:
     return messages, compute
 
 
-def _hold_uplink(step: Step, job: dict, sizes: list, began: float) -> float:
-    """Waits until the uplink messages would have crossed the emulated hop: on "turns"
-    one after another as they came, on "links" each on its own; returns the seconds the
-    hop took after the last message was ready (0 without a rate)."""
-    rate = job["rate"]
+def _hold_uplink(step: Step, rate: Optional[float], network: str, sizes: list) -> float:
+    """Waits until the messages answering ``step`` would have crossed the emulated hop
+    to the master: on "turns" one after another as they came, on "links" each on its own;
+    returns the seconds the hop took after the last message was ready (0 without a
+    rate)."""
     if rate is None:
         return 0.0
     came = sorted(zip((step.answers.at[w] for w in step.relays), sizes))
     free = came[0][0]
-    if job["network"] == "turns":
+    if network == "turns":
         for at, size in came:
             free = max(free, at) + size / rate
     else:

@@ -14,7 +14,7 @@ Traceback (most recent call last):
 ...
 ffcode.errors.ProtocolError: a task's relay must be an integer from 0 to 1, not 2
 >>> step = UserStep(run=7, f="m:update", p=65521, scale=256.0, user=1, users=3, step=1,
-...                 start=False, finish=False, rate=1e6)
+...                 start=False, finish=False, network="links", rate=1e6)
 >>> UserStep.from_meta(step.to_meta()) == step
 True
 >>> UserStep.from_meta(dict(step.to_meta(), user=3))
@@ -132,10 +132,13 @@ class UserStep:
     hierarchical layout, ffcode.runtime.master.mtl): ``run``, ``f``, ``p``, ``scale`` as a
     relay's; ``user``: its number among the training's ``users``; ``step``: the step whose
     update it computes; ``start``: its data come with it (a share) and its first array is
-    every user's parameters; else its first array is the ``others``' new parameters, which
-    its relay decoded at the step before (its own are the update it computed then);
-    ``rate``: the emulated hop from its relay it receives them on (bytes a second; None: as
-    fast as it goes)."""
+    every user's parameters; else the new parameters its relay decoded at the step
+    before: on ``network`` "links" the first two arrays, those of the users before it and
+    of those after it (its own are the update it computed then), on "turns" the first,
+    one broadcast of every user's (its own row must be that update); ``finish``: it
+    computes nothing more, and answers the digest of the parameters it holds; ``rate``:
+    the emulated hop from its relay it receives them on (bytes a second; None: as fast
+    as it goes)."""
     KIND: ClassVar[str] = "mtl-user"
     run: int
     f: str
@@ -146,6 +149,7 @@ class UserStep:
     step: int
     start: bool
     finish: bool
+    network: str
     rate: Optional[float]
 
     def to_meta(self) -> dict:
@@ -160,4 +164,5 @@ class UserStep:
                    check.count(meta["user"], "user", users - 1), users,
                    check.count(meta["step"], "step"),
                    check.flag(meta["start"], "start"), check.flag(meta["finish"], "finish"),
+                   check.choice(meta["network"], "network", NETWORKS),
                    check.optional(meta["rate"], "rate", check.rate))

@@ -79,16 +79,23 @@ class Training:
         self.decoded = {str(u): digest(row) for u, row in zip(users, decoded)}
         self.applied, self.pending = step, None
 
-    def learned(self, step: int, user: int, before: np.ndarray, after: np.ndarray) -> None:
-        """A user's parameters after ``step``: its own update of it, and the new ones of
-        the users before and after it, which its relay decoded (once, as ``apply``)."""
+    def learned(self, step: int, user: int, taken: list) -> None:
+        """A user's parameters after ``step``: its own update of it, and the others' new
+        ones its relay decoded (``taken``: every user's, whose row of this user must be
+        that update; or those of the users before it and after it), once, as ``apply``."""
         if self.applied >= step:
             return
         if self.pending is None or self.pending[0] != step:
             raise ValueError(f"the parameters of step {step} came, and this user computed "
                              f"no update of it")
-        self.model[:user], self.model[user + 1:] = before, after
-        self.model[user] = self.pending[1]
+        if len(taken) == 1:
+            if not np.array_equal(taken[0][user], self.pending[1]):
+                raise ValueError(f"the parameters of step {step} hold user {user}'s unlike "
+                                 f"the update it computed")
+            self.model[:] = taken[0]
+        else:
+            self.model[:user], self.model[user + 1:] = taken
+            self.model[user] = self.pending[1]
         self.applied, self.pending = step, None
 
     @property
@@ -173,7 +180,7 @@ def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     if not job.args:
         raise ValueError("a user's task carries parameters first")
     first = F.elements(job.args[0], "the task's first array")
-    args = job.args[1 if spec.start else 2:]
+    args = job.args[1 if spec.start or spec.network == "turns" else 2:]
     if spec.start:
         if first.ndim != 2 or first.shape[0] != spec.users:
             raise ValueError(f"a training's model is {spec.users} users' parameters as rows, "
@@ -186,10 +193,10 @@ def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
                          f"come here")
     training.data.update(_held_one(spec, job.shares))
     if not spec.start:
-        before, after = _others(F, spec, job.args, training.model.shape[1])
-        if spec.rate is not None and paused(job, (before.nbytes + after.nbytes) / spec.rate):
+        taken = _taken(F, spec, job.args, training.model.shape[1])
+        if spec.rate is not None and paused(job, sum(a.nbytes for a in taken) / spec.rate):
             return                      # stopped on the emulated hop
-        training.learned(spec.step - 1, spec.user, before, after)
+        training.learned(spec.step - 1, spec.user, taken)
     if spec.finish:
         answer(job, out, {"step": spec.step, "digest": digest(training.model)}, b"")
         return
@@ -204,14 +211,15 @@ def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
            update.tobytes())
 
 
-def _others(F: PrimeField, spec: UserStep, arrays: list, d: int) -> tuple:
-    """The new parameters of the users before this one and of those after it, checked."""
-    shapes = ((spec.user, d), (spec.users - spec.user - 1, d))
-    if len(arrays) < 2 or tuple(a.shape for a in arrays[:2]) != shapes:
-        raise ValueError(f"a user's task brings the parameters of the users before it and "
-                         f"after it, shapes {shapes}, not {[a.shape for a in arrays[:2]]}")
-    return (F.elements(arrays[0], "the users' parameters"),
-            F.elements(arrays[1], "the users' parameters"))
+def _taken(F: PrimeField, spec: UserStep, arrays: list, d: int) -> list:
+    """The parameters a user's task brings, checked: on "turns" one broadcast of every
+    user's, on "links" those of the users before it and of those after it."""
+    u, N = spec.user, spec.users
+    shapes = [(N, d)] if spec.network == "turns" else [(u, d), (N - u - 1, d)]
+    if [a.shape for a in arrays[:len(shapes)]] != shapes:
+        raise ValueError(f"a user's task on {spec.network} brings parameters of shapes "
+                         f"{shapes}, not {[a.shape for a in arrays[:len(shapes)]]}")
+    return [F.elements(a, "the users' parameters") for a in arrays[:len(shapes)]]
 
 
 def _begin(runs: dict, run: int, training: Training) -> None:

@@ -42,47 +42,58 @@ def killer(W, user, X, y, rate, coupling, victim):
 @pytest.mark.parametrize("topology", TOPOLOGIES, ids=lambda t: str(t.groups))
 def test_users_as_workers_give_the_flat_model_bit_for_bit_and_count_both_hops(
         bounded, cluster, topology):
-    """Coded and uncoded on both networks end with the single process's model, bit for
-    bit; the server hop's bytes are the exchange's loads, as the flat layout's; the users'
-    hop carries each update to each of its relays and each user the others' parameters."""
+    """Coded and uncoded on both networks of each hop end with the single process's
+    model, bit for bit; the server hop's bytes are the exchange's loads, as the flat
+    layout's; on links the users' hop carries each update to each of its relays and each
+    user the others' parameters, on a shared medium each update once and one broadcast."""
     data, steps, d = tasks(topology.users, d=12), 3, 12
     W0 = np.zeros((topology.users, d))
     want = in_one_process(data, steps, W0)
     K, N, b = topology.relays, topology.users, d * 8
-    for communication in ("coded", "uncoded"):
-        for network in ("turns", "links"):
-            W, report = train_multitask(cluster, topology, data, update, steps, model=W0,
-                                        args=[RATE, COUPLING], communication=communication,
-                                        network=network, layout="hierarchical")
-            assert W.tobytes() == want.tobytes(), (communication, network)
-            loads = report.loads
-            down = loads.downlink if network == "turns" else loads.downlink_links
-            assert report.uplink == [int(loads.uplink * b)] * steps
-            assert report.downlink == [int(down * b)] * steps
+    ways = [(c, n, u) for c in ("coded", "uncoded") for n in ("turns", "links")
+            for u in ("links", "turns")]
+    for communication, network, users in ways:
+        W, report = train_multitask(cluster, topology, data, update, steps, model=W0,
+                                    args=[RATE, COUPLING], communication=communication,
+                                    network=network, layout="hierarchical",
+                                    user_network=users)
+        assert W.tobytes() == want.tobytes(), (communication, network, users)
+        loads = report.loads
+        down = loads.downlink if network == "turns" else loads.downlink_links
+        assert report.uplink == [int(loads.uplink * b)] * steps
+        assert report.downlink == [int(down * b)] * steps
+        if users == "links":
             assert report.user_uplink == [sum(map(len, topology.groups)) * b] * steps
             assert report.user_downlink == [N * (N - 1) * b] * steps
-            assert report.layout == "hierarchical" and report.lost == []
-            assert report.users == list(range(K, K + N)) and report.relays == list(range(K))
-            assert len(report.compute) == len(report.seconds) == steps
-            assert report.to_dict()["user_uplink"] == report.user_uplink
+        else:
+            assert report.user_uplink == report.user_downlink == [N * b] * steps
+        assert report.layout == "hierarchical" and report.lost == []
+        assert report.user_network == users
+        assert report.users == list(range(K, K + N)) and report.relays == list(range(K))
+        assert len(report.compute) == len(report.seconds) == steps
+        assert report.to_dict()["user_uplink"] == report.user_uplink
 
 
 @pytest.mark.bounded(60)
 def test_the_users_hop_takes_its_bytes_time(bounded, cluster):
-    """At 400 kB/s on the users' links a step waits an update's time up, and each user
-    takes the others' parameters' time down; the server hop at its own rate."""
+    """At 400 kB/s on the users' links a step waits an update's time up (the links side
+    by side), and each user takes the others' parameters' time down; on a shared medium
+    the three updates one after another, and the broadcast of all three; the server hop
+    at its own rate."""
     topology, d, steps, rate = Topology.combination(3, 2), 5000, 2, 4e5
     data, W0 = tasks(3, d=d), np.zeros((3, d))
-    W, report = train_multitask(cluster, topology, data, update, steps, model=W0,
-                                args=[RATE, COUPLING], layout="hierarchical", user_rate=rate,
-                                link_rate=2 * rate)
-    assert W.tobytes() == in_one_process(data, steps, W0).tobytes()
     b = d * 8
-    assert report.user_uplink_seconds == [b / rate] * steps
-    assert report.user_downlink_seconds == [2 * b / rate] * steps
-    assert report.user_rate == rate and report.link_rate == 2 * rate
-    assert all(s >= b / rate for s in report.seconds)
-    assert report.total >= steps * (3 * b / rate + report.downlink_seconds[0])
+    for users, up, down in [("links", b, 2 * b), ("turns", 3 * b, 3 * b)]:
+        W, report = train_multitask(cluster, topology, data, update, steps, model=W0,
+                                    args=[RATE, COUPLING], layout="hierarchical",
+                                    user_network=users, user_rate=rate, link_rate=2 * rate)
+        assert W.tobytes() == in_one_process(data, steps, W0).tobytes()
+        assert all(up / rate * 0.99 <= s <= up / rate + 0.5
+                   for s in report.user_uplink_seconds), report.user_uplink_seconds
+        assert report.user_downlink_seconds == [down / rate] * steps
+        assert report.user_rate == rate and report.link_rate == 2 * rate
+        assert all(s >= up / rate for s in report.seconds)
+        assert report.total >= steps * ((up + down) / rate + report.downlink_seconds[0])
 
 
 @pytest.mark.bounded(120)
@@ -128,6 +139,9 @@ def test_failures_and_bad_arguments_are_named(bounded, cluster):
                         layout="hierarchical")
     for change, message in [(dict(layout="tree"), "'layout'"),
                             (dict(user_rate=1e6), "only layout='hierarchical' has"),
+                            (dict(user_network="links"), "'user_network' is for the hop"),
+                            (dict(layout="hierarchical", user_network="air"),
+                             "'user_network'"),
                             (dict(layout="hierarchical", user_rate=0), "'user_rate'"),
                             (dict(layout="hierarchical", topology=Topology.disjoint(4, 2)),
                              "4 relays and 8 users, the cluster 9 workers")]:
@@ -143,11 +157,12 @@ def test_failures_and_bad_arguments_are_named(bounded, cluster):
 
 def test_a_users_task_is_checked_as_it_arrives():
     step = UserStep(run=1, f="m:f", p=7, scale=4.0, user=2, users=4, step=3, start=False,
-                    finish=False, rate=None)
+                    finish=False, network="turns", rate=None)
     assert UserStep.from_meta(step.to_meta()) == step
     for change, message in [(dict(p=8), "prime"), (dict(user=4), "user must be"),
                             (dict(users=0), "users must be"), (dict(rate=0), "positive"),
                             (dict(step=-1), "step must be"), (dict(finish=1), "finish"),
+                            (dict(network="air"), "network"),
                             (dict(start="yes"), "start"), (dict(extra=1), "fields")]:
         with pytest.raises((ProtocolError, InvalidParameterError), match=message):
             UserStep.from_meta(dict(step.to_meta(), **change))
@@ -179,7 +194,7 @@ def test_a_worker_refuses_what_its_training_cannot_take():
     def zeros(*shape):
         return np.zeros(shape, F.dtype)
     user = UserStep(run=1, f="test_mtl_training:update", p=F.p, scale=4.0, user=1, users=3,
-                    step=1, start=False, finish=False, rate=None)
+                    step=1, start=False, finish=False, network="links", rate=None)
     model, data = zeros(3, 4), [np.zeros((5, 4)).view(np.int64)]
     start = dataclasses.replace(user, step=0, start=True)
     rows = [zeros(1, 4), zeros(1, 4)]
@@ -192,13 +207,20 @@ def test_a_worker_refuses_what_its_training_cannot_take():
             run_steps(user_steps, job, worker)
     worker.runs[1] = Training(F, model.copy())
     for job, message in [
-            (Job(user, [zeros(2, 4), zeros(0, 4)]), r"before it and after it, shapes "
-             r"\(\(1, 4\), \(1, 4\)\), not \[\(2, 4\), \(0, 4\)\]"),
+            (Job(user, [zeros(2, 4), zeros(0, 4)]), r"on links brings parameters of shapes "
+             r"\[\(1, 4\), \(1, 4\)\], not \[\(2, 4\), \(0, 4\)\]"),
+            (Job(dataclasses.replace(user, network="turns"), rows), r"on turns brings "
+             r"parameters of shapes \[\(3, 4\)\], not \[\(1, 4\)\]"),
             (Job(user, rows[:1]), r"not \[\(1, 4\)\]"),
             (Job(user, rows), "computed no update of it"),
             (Job(user, rows, [data]), "1 shares came with step 1")]:
         with pytest.raises(ValueError, match=message):
             run_steps(user_steps, job, worker)
+    worker.runs[1].pending = (0, np.arange(4, dtype=F.dtype))
+    with pytest.raises(ValueError, match="the parameters of step 0 hold user 1's unlike the "
+                                         "update it computed"):
+        run_steps(user_steps, Job(dataclasses.replace(user, network="turns"),
+                                  [zeros(3, 4)]), worker)
     relay = MultiTask(run=2, f="m:f", p=F.p, scale=4.0, groups=((0, 1), (1, 2)),
                       users=(0, 1, 2), relay=1, communication="coded", split=None, seed=0,
                       step=1, start=False, held=(), finish=False, network="turns", rate=None,
