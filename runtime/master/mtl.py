@@ -154,13 +154,13 @@ class Step(JobKind):
     """One training step's job on the cluster: each relay's (or user's) task (None: a
     worker with none), its answers gathered by ``Arrivals``."""
 
-    def __init__(self, tasks: list, relays: Sequence[int], chunk: int,
+    def __init__(self, tasks: list, among: Sequence[int], chunk: int,
                  who: str = "relays") -> None:
-        self.tasks, self.relays, self.who = tasks, list(relays), who
-        self.answers = Arrivals(len(tasks), chunk, self.relays)
+        self.tasks, self.among, self.who = tasks, list(among), who
+        self.answers = Arrivals(len(tasks), chunk, self.among)
 
     def __repr__(self) -> str:
-        return f"a multi-task step on {len(self.relays)} {self.who}"
+        return f"a multi-task step on {len(self.among)} {self.who}"
 
     def plan(self, options: Any) -> KindPlan:
         return KindPlan(self.tasks, self.answers, name=repr(self), label="multitask",
@@ -304,7 +304,7 @@ def _steps(cluster: Any, job: dict, run: _Run, model: np.ndarray,
             cluster.run(step, timeout=max(job["deadline"] - began, 1e-3))
         except JobFailed as e:
             kept = _without_lost(e, step, run)
-            report.lost += sorted(set(step.relays) - set(run.place))
+            report.lost += sorted(set(step.among) - set(run.place))
             if messages is not None:
                 messages = [messages[r] for r in kept]
             continue
@@ -397,7 +397,7 @@ def _users_job(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray) ->
     try:
         cluster.run(step, timeout=max(job["deadline"] - time.monotonic(), 1e-3))
     except JobFailed as e:
-        lost = {t.worker for t in getattr(e.report, "workers", None) or () if t.lost}
+        lost = {w.worker for w in getattr(e.report, "workers", None) or () if w.lost}
         gone = [u for u, w in enumerate(places) if w in lost]
         if gone:
             raise JobFailed(f"{_workers(sorted(lost))} lost at step {t}: "
@@ -432,7 +432,7 @@ def _relayed(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
             cluster.run(step, timeout=max(job["deadline"] - time.monotonic(), 1e-3))
         except JobFailed as e:
             _without_lost(e, step, run)
-            report.lost += sorted(set(step.relays) - set(run.place))
+            report.lost += sorted(set(step.among) - set(run.place))
             continue
         _record(report, job, up, sizes, uplink_seconds)
         return _model(step, run, job, model.shape, t + 1)
@@ -443,12 +443,8 @@ def _given_tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
     """Each relay's uplink task of step t where users are workers of their own: its
     users' updates (the first also the model, which it keeps as the users' parameters)."""
     tasks: list = [None] * cluster.n_workers
-    groups = run.topology.groups
-    for k, group in enumerate(groups):
-        payload = MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], groups,
-                            tuple(run.users), k, job["communication"], job["split"],
-                            job["seed"], t, t == 0, (), False, job["network"], job["rate"],
-                            True, ())
+    for k, group in enumerate(run.topology.groups):
+        payload = _payload(job, run, k, t, start=t == 0, given=True)
         first = [model] if t == 0 else []
         tasks[run.place[k]] = (Task(payload, max_message=cluster.max_message),
                                first + [updates[run.users[u]] for u in group])
@@ -459,15 +455,18 @@ def _finish_tasks(cluster: Any, job: dict, run: _Run, t: int, messages: list) ->
     """Each relay's task applying the server's message of step t - 1, answering the model
     (relay 0) or its digest."""
     tasks: list = [None] * cluster.n_workers
-    groups = run.topology.groups
-    for k in range(len(groups)):
-        payload = MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], groups,
-                            tuple(run.users), k, job["communication"], job["split"],
-                            job["seed"], t, False, (), True, job["network"], job["rate"],
-                            False, (0,))
-        tasks[run.place[k]] = (Task(payload, max_message=cluster.max_message),
-                               [messages[k]])
+    for k in range(run.topology.relays):
+        tasks[run.place[k]] = (Task(_payload(job, run, k, t, finish=True),
+                                    max_message=cluster.max_message), [messages[k]])
     return tasks
+
+
+def _payload(job: dict, run: _Run, k: int, t: int, start: bool = False, held: tuple = (),
+             finish: bool = False, given: bool = False) -> MultiTask:
+    """Relay k's part of step t (``shared.mtl.MultiTask`` has its fields' meaning)."""
+    return MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], run.topology.groups,
+                     tuple(run.users), k, job["communication"], job["split"], job["seed"], t,
+                     start, held, finish, job["network"], job["rate"], given)
 
 
 def _tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
@@ -475,13 +474,10 @@ def _tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
     """Each relay's task of step ``t`` (the first ships the model and each relay's users'
     data; the others, the server's message of the step before)."""
     tasks: list = [None] * cluster.n_workers
-    groups = run.topology.groups
-    for k, group in enumerate(groups):
+    for k, group in enumerate(run.topology.groups):
         held = [run.users[u] for u in group] if t == 0 else []
-        payload = MultiTask(job["ident"], job["path"], job["F"].p, job["scale"], groups,
-                            tuple(run.users), k, job["communication"], job["split"],
-                            job["seed"], t, t == 0, tuple(held), t == job["steps"],
-                            job["network"], job["rate"], False, (0,))
+        payload = _payload(job, run, k, t, start=t == 0, held=tuple(held),
+                           finish=t == job["steps"])
         first = model if messages is None else messages[k]
         task = Task(payload, counts=tuple(len(job["data"][u]) for u in held),
                     max_message=cluster.max_message)
@@ -495,7 +491,7 @@ def _without_lost(error: JobFailed, step: Step, run: _Run) -> list:
     done without; the error again when no relay was lost, or when a user is left without
     a relay (naming it)."""
     lost = {t.worker for t in getattr(error.report, "workers", None) or () if t.lost}
-    silent = {w for w in step.relays if w not in step.answers.done}
+    silent = {w for w in step.among if w not in step.answers.done}
     if not lost or not silent <= lost:
         raise error
     gone = [k for k, w in enumerate(run.place) if w in lost]
@@ -598,7 +594,7 @@ def _hold_uplink(step: Step, rate: Optional[float], network: str, sizes: list) -
     rate)."""
     if rate is None:
         return 0.0
-    came = sorted(zip((step.answers.at[w] for w in step.relays), sizes))
+    came = sorted(zip((step.answers.at[w] for w in step.among), sizes))
     free = came[0][0]
     if network == "turns":
         for at, size in came:

@@ -6,7 +6,7 @@ the master compares what they say of an update.
 >>> task = MultiTask(run=7, f="m:update", p=65521, scale=256.0, groups=((0, 1), (1,)),
 ...                  users=(0, 1), relay=0, communication="coded", split=None, seed=0, step=0,
 ...                  start=True, held=(0, 1), finish=False, network="turns", rate=None,
-...                  given=False, whole=(0,))
+...                  given=False)
 >>> MultiTask.from_meta(task.to_meta()) == task
 True
 >>> MultiTask.from_meta(dict(task.to_meta(), relay=2))
@@ -61,8 +61,7 @@ class MultiTask:
     computing; ``network`` and ``rate``: the emulated server hop it receives on (bytes a
     second; None: as fast as it goes). ``given``: its users' updates come with it, each an
     array after the model (``start``) or first (no message: a relay whose users are workers
-    of their own applied it at the step before's ``finish``); ``whole``: the relays that
-    answer the whole model at ``finish`` (the others its digest)."""
+    of their own applied it at the step before's ``finish``)."""
     KIND: ClassVar[str] = "mtl"
     run: int
     f: str
@@ -81,11 +80,10 @@ class MultiTask:
     network: str
     rate: Optional[float]
     given: bool
-    whole: tuple
 
     def to_meta(self) -> dict:
         return dict(vars(self), groups=[list(g) for g in self.groups], users=list(self.users),
-                    held=list(self.held), whole=list(self.whole))
+                    held=list(self.held))
 
     @classmethod
     def from_meta(cls, meta: Any) -> "MultiTask":
@@ -114,9 +112,7 @@ class MultiTask:
                    tuple(held), check.flag(meta["finish"], "finish"),
                    check.choice(meta["network"], "network", NETWORKS),
                    check.optional(meta["rate"], "rate", check.rate),
-                   check.flag(meta["given"], "given"),
-                   tuple(check.count(r, "whole's relay", len(groups) - 1)
-                         for r in check.listed(meta["whole"], "whole")))
+                   check.flag(meta["given"], "given"))
 
     def topology(self) -> Topology:
         """The step's topology (ffcode.mtl.Topology; its own refusals as ProtocolError)."""

@@ -79,6 +79,20 @@ class Training:
         self.decoded = {str(u): digest(row) for u, row in zip(users, decoded)}
         self.applied, self.pending = step, None
 
+    @property
+    def size(self) -> int:
+        """Bytes it holds: counted in the worker's budget for MapReduce's runs too."""
+        return self.model.nbytes + sum(a.nbytes for arrays in self.data.values()
+                                       for a in arrays)
+
+    def close(self) -> None:
+        self.data.clear()
+
+
+class Learner(Training):
+    """What a user that is a worker of its own keeps between its steps: its data, every
+    user's parameters, and its update of the step it computed last (``pending``)."""
+
     def learned(self, step: int, user: int, taken: list) -> None:
         """A user's parameters after ``step``: its own update of it, and the others' new
         ones its relay decoded (``taken``: every user's, whose row of this user must be
@@ -97,15 +111,6 @@ class Training:
             self.model[:user], self.model[user + 1:] = taken
             self.model[user] = self.pending[1]
         self.applied, self.pending = step, None
-
-    @property
-    def size(self) -> int:
-        """Bytes it holds: counted in the worker's budget for MapReduce's runs too."""
-        return self.model.nbytes + sum(a.nbytes for arrays in self.data.values()
-                                       for a in arrays)
-
-    def close(self) -> None:
-        self.data.clear()
 
 
 def mtl_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
@@ -127,7 +132,7 @@ def mtl_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
             return                      # stopped on the emulated hop
         training.apply(spec.step - 1, first, spec.network == "links")
     if spec.finish:
-        whole = training.model if spec.relay in spec.whole else training.model[:0]
+        whole = training.model if spec.relay == 0 else training.model[:0]
         answer(job, out, {"digest": digest(training.model), "step": spec.step,
                           "decoded": training.decoded}, whole.tobytes())
         return
@@ -185,9 +190,9 @@ def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
         if first.ndim != 2 or first.shape[0] != spec.users:
             raise ValueError(f"a training's model is {spec.users} users' parameters as rows, "
                              f"not shape {first.shape}")
-        _begin(worker.runs, spec.run, Training(F, first.copy()))
+        _begin(worker.runs, spec.run, Learner(F, first.copy()))
     training = worker.runs.get(spec.run)
-    if not isinstance(training, Training) or training.F.p != F.p or \
+    if not isinstance(training, Learner) or training.F.p != F.p or \
             training.model.shape[0] != spec.users:
         raise ValueError(f"this worker holds no training {spec.run}: its start task did not "
                          f"come here")
@@ -249,7 +254,8 @@ def _training(runs: dict, spec: MultiTask, F: PrimeField,
                              f"shape {None if first is None else first.shape}")
         _begin(runs, spec.run, Training(F, first.copy()))
     training = runs.get(spec.run)
-    if not isinstance(training, Training) or training.F.p != F.p:
+    if not isinstance(training, Training) or isinstance(training, Learner) or \
+            training.F.p != F.p:
         raise ValueError(f"this worker holds no training {spec.run}: its start task did not "
                          f"come here")
     if any(u >= training.model.shape[0] for u in spec.users):

@@ -18,7 +18,7 @@ from ffcode.errors import InvalidParameterError, JobFailed, ProtocolError, Worke
 from ffcode.mtl import Topology, coded_loads
 from ffcode.runtime import train_multitask
 from ffcode.runtime.shared.mtl import MultiTask, UserStep
-from ffcode.runtime.worker.mtl import Training, mtl_steps, user_steps
+from ffcode.runtime.worker.mtl import Learner, Training, mtl_steps, user_steps
 
 from helpers import shared_cluster
 from test_mtl_training import COUPLING, RATE, in_one_process, short, tasks, update
@@ -205,7 +205,7 @@ def test_a_worker_refuses_what_its_training_cannot_take():
             (Job(start, []), "carries parameters first")]:
         with pytest.raises(ValueError, match=message):
             run_steps(user_steps, job, worker)
-    worker.runs[1] = Training(F, model.copy())
+    worker.runs[1] = Learner(F, model.copy())
     for job, message in [
             (Job(user, [zeros(2, 4), zeros(0, 4)]), r"on links brings parameters of shapes "
              r"\[\(1, 4\), \(1, 4\)\], not \[\(2, 4\), \(0, 4\)\]"),
@@ -224,7 +224,10 @@ def test_a_worker_refuses_what_its_training_cannot_take():
     relay = MultiTask(run=2, f="m:f", p=F.p, scale=4.0, groups=((0, 1), (1, 2)),
                       users=(0, 1, 2), relay=1, communication="coded", split=None, seed=0,
                       step=1, start=False, held=(), finish=False, network="turns", rate=None,
-                      given=True, whole=())
+                      given=True)
+    worker.runs[2] = Learner(F, model.copy())           # a user's: no relay's training
+    with pytest.raises(ValueError, match="holds no training 2"):
+        run_steps(mtl_steps, Job(relay, [zeros(4), zeros(4)]), worker)
     worker.runs[2] = Training(F, model.copy())
     for args, message in [([zeros(4)], r"brings 2 arrays of 4 parameters"),
                           ([zeros(4), zeros(3)], r"\[\(4,\), \(3,\)\]")]:

@@ -214,7 +214,7 @@ def test_a_task_is_checked_as_it_arrives():
     task = MultiTask(run=1, f="m:f", p=7, scale=4.0, groups=((0, 1), (1, 2)),
                      users=(0, 1, 2), relay=1, communication="coded", split=None, seed=0,
                      step=0, start=True, held=(1, 2), finish=False, network="links",
-                     rate=1e6, given=False, whole=(0,))
+                     rate=1e6, given=False)
     assert MultiTask.from_meta(task.to_meta()) == task
     assert task.topology().groups == ((0, 1), (1, 2))
     for change, message in [(dict(p=8), "prime"), (dict(groups=[[0, 3]]), "group's user"),
@@ -223,7 +223,7 @@ def test_a_task_is_checked_as_it_arrives():
                             (dict(groups=[]), "1 to 16"), (dict(split=0), "split"),
                             (dict(communication="loud"), "communication"),
                             (dict(groups=[[0, 1], [1]]), "serve each of its users"),
-                            (dict(given=1), "given"), (dict(whole=[2]), "whole's relay")]:
+                            (dict(given=1), "given")]:
         with pytest.raises((ProtocolError, InvalidParameterError), match=message):
             MultiTask.from_meta(dict(task.to_meta(), **change))
     with pytest.raises(ProtocolError, match="no topology"):
