@@ -162,6 +162,10 @@ class Step(JobKind):
     def __repr__(self) -> str:
         return f"a multi-task step on {len(self.among)} {self.who}"
 
+    def run_on(self, cluster: Any, deadline: float) -> None:
+        """The job run on ``cluster``, by ``deadline`` (time.monotonic's)."""
+        cluster.run(self, timeout=max(deadline - time.monotonic(), 1e-3))
+
     def plan(self, options: Any) -> KindPlan:
         return KindPlan(self.tasks, self.answers, name=repr(self), label="multitask",
                         every_worker=False, options=options)
@@ -301,7 +305,7 @@ def _steps(cluster: Any, job: dict, run: _Run, model: np.ndarray,
                     chunk_of(cluster.max_message))
         began = time.monotonic()
         try:
-            cluster.run(step, timeout=max(job["deadline"] - began, 1e-3))
+            step.run_on(cluster, job["deadline"])
         except JobFailed as e:
             kept = _without_lost(e, step, run)
             report.lost += sorted(set(step.among) - set(run.place))
@@ -395,7 +399,7 @@ def _users_job(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray) ->
         tasks[w] = (task, list(shares) + parameters + job["args"])
     step = Step(tasks, places, chunk_of(cluster.max_message), who="users")
     try:
-        cluster.run(step, timeout=max(job["deadline"] - time.monotonic(), 1e-3))
+        step.run_on(cluster, job["deadline"])
     except JobFailed as e:
         lost = {w.worker for w in getattr(e.report, "workers", None) or () if w.lost}
         gone = [u for u, w in enumerate(places) if w in lost]
@@ -416,9 +420,8 @@ def _relayed(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
     while True:
         step = Step(_given_tasks(cluster, job, run, t, model, updates), run.place,
                     chunk_of(cluster.max_message))
-        began = time.monotonic()
         try:
-            cluster.run(step, timeout=max(job["deadline"] - began, 1e-3))
+            step.run_on(cluster, job["deadline"])
             up, _ = _uplink(step, run, job, t, model.shape[1])
             for u, x in run.computed.items():
                 if x != digest(updates[u]):
@@ -429,7 +432,7 @@ def _relayed(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
             messages, sizes = _downlink(run, job, up)
             step = Step(_finish_tasks(cluster, job, run, t + 1, messages), run.place,
                         chunk_of(cluster.max_message))
-            cluster.run(step, timeout=max(job["deadline"] - time.monotonic(), 1e-3))
+            step.run_on(cluster, job["deadline"])
         except JobFailed as e:
             _without_lost(e, step, run)
             report.lost += sorted(set(step.among) - set(run.place))
