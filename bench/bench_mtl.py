@@ -29,8 +29,9 @@ the lower bounds, measured as the bytes of real exchanges; and the price of codi
    updates, as the flat system's workers do: the users' own hop is not there.
 4. The same training with users as worker processes of their own (``layout=
    "hierarchical"``: 6 relays and 20 users, 26 processes): each user holds its data and
-   computes its update, its links to its relays emulated at --rate too, on the server's
-   shared medium; coded and uncoded interleaved after a warm-up.
+   computes its update; the users' hop emulated at --rate too, a link from each user to
+   each of its relays (the target), then one medium the users and relays share; the
+   server's hop on its shared medium; coded and uncoded interleaved after a warm-up.
 Targets: on every topology the coded loads equal the bounds exactly and neither exceeds
 the uncoded one; with a user on every 3 of 6 relays, the server's hop carries <= 0.6x
 the uncoded bytes and a step on it (coding included) takes <= 0.7x the uncoded time;
@@ -233,7 +234,8 @@ def related(t: Topology, size: int, samples: int) -> tuple:
 
 def trainings(t: Topology, problem: tuple, steps: int, rounds: int, rate: float,
               networks: tuple, layout: str) -> tuple:
-    """Coded and uncoded trainings interleaved after a warm-up, on each of ``networks``:
+    """Coded and uncoded trainings interleaved after a warm-up, on each of ``networks``
+    (the server hop's; with users as workers, (the server hop's, the users' hop's)):
     (their wall seconds, models and reports by (network, communication))."""
     import ffcode
     from ffcode.runtime import train_multitask
@@ -241,7 +243,6 @@ def trainings(t: Topology, problem: tuple, steps: int, rounds: int, rate: float,
     runs = [(network, name) for network in networks for name in ("coded", "uncoded")]
     seconds: dict = {run: [] for run in runs}
     models, reports = {}, {}
-    users = {} if layout == "flat" else {"user_rate": rate}
     workers = t.relays + (t.users if layout == "hierarchical" else 0)
     with ffcode.Cluster(workers) as cluster:
         cluster.wait()
@@ -249,20 +250,25 @@ def trainings(t: Topology, problem: tuple, steps: int, rounds: int, rate: float,
             train_multitask(cluster, t, data, local_update, 1, model=W0, args=args,
                             communication=name, layout=layout)
         for network in networks:
+            server, users = network if layout == "hierarchical" else (network, None)
+            hop = {} if users is None else {"user_network": users, "user_rate": rate}
             for _ in range(rounds):               # interleaved: A, B, A, B, ...
                 for name in ("coded", "uncoded"):
                     began = time.perf_counter()
                     models[network, name], reports[network, name] = train_multitask(
                         cluster, t, data, local_update, steps, model=W0, args=args,
-                        communication=name, network=network, link_rate=rate, layout=layout,
-                        **users)
+                        communication=name, network=server, link_rate=rate, layout=layout,
+                        **hop)
                     seconds[network, name].append(time.perf_counter() - began)
     for network, name in runs:
         r, took = reports[network, name], seconds[network, name]
         hops = statistics.median(r.uplink_seconds) + statistics.median(r.downlink_seconds)
         user_hops = (statistics.median(r.user_uplink_seconds) +
                      statistics.median(r.user_downlink_seconds)) if r.user_uplink else 0.0
-        print(f"  {NETWORK[network]:<9}{name:<8} {sum(r.uplink) / steps / 1e6:5.2f} MB up "
+        where = NETWORK[r.network] + ("" if r.user_network is None else
+                                      f", users {NETWORK[r.user_network]}")
+        print(f"  {where:<{9 if r.user_network is None else 24}}{name:<8} "
+              f"{sum(r.uplink) / steps / 1e6:5.2f} MB up "
               f"{sum(r.downlink) / steps / 1e6:5.2f} MB down a step; server hop {hops:.3f} s" +
               (f", users' hop {user_hops:.3f} s" if r.user_uplink else "") +
               f", updates {statistics.median(r.compute):.3f} s; a step "
@@ -295,18 +301,24 @@ def training_section(size: int, samples: int, steps: int, rounds: int, rate: flo
 
 def hierarchy_section(size: int, samples: int, steps: int, rounds: int, rate: float,
                       flat: dict) -> list:
-    """The same trainings with each user a worker process of its own (26 processes), its
-    link to each of its relays and the server's shared medium both at ``rate``."""
+    """The same trainings with each user a worker process of its own (26 processes), the
+    server's shared medium and the users' hop both at ``rate``: a link from each user to
+    each of its relays, then one shared medium."""
     t = Topology.combination(6, 3)
     print(f"4. The same training with each user a worker process of its own (6 relays and 20 "
           f"users: 26 processes), both hops emulated at {rate * 8 / 1e6:.0f} Mbit/s: the "
-          f"users' links to their relays, the relays' shared medium to the server")
-    seconds, models, _ = trainings(t, related(t, size, samples), steps, rounds, rate,
-                                   ("turns",), "hierarchical")
+          f"relays' shared medium to the server, and the users' links to their relays, "
+          f"then one medium the users and relays share")
+    both = (("turns", "links"), ("turns", "turns"))
+    seconds, models, reports = trainings(t, related(t, size, samples), steps, rounds, rate,
+                                         both, "hierarchical")
     same = len({m.tobytes() for m in list(models.values()) + list(flat.values())}) == 1
-    ratio = statistics.median(seconds["turns", "coded"]) / \
-        statistics.median(seconds["turns", "uncoded"])
-    print()
+    ratio, shared = (statistics.median(seconds[network, "coded"]) /
+                     statistics.median(seconds[network, "uncoded"]) for network in both)
+    r = reports[both[1], "coded"]
+    print(f"  users' shared medium: {r.user_uplink[0] / 1e6:.2f} MB up, "
+          f"{r.user_downlink[0] / 1e6:.2f} MB down a step, the same coded or uncoded; "
+          f"coded / uncoded: {shared:.2f}x the training time\n")
     return [("PASS" if same else "MISS", f"{'PASS' if same else 'MISS'}  with users as "
              "workers, coded and uncoded learn the flat trainings' model bit for bit"),
             at_most("training time with users as workers, both hops at 100 Mbit/s, coded / "
