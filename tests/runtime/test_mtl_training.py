@@ -247,25 +247,27 @@ def test_what_a_relay_decoded_is_checked_against_what_was_computed():
 
 
 @pytest.mark.bounded(90)
-def test_a_training_on_remote_workers_over_tcp(bounded, tmp_path):
-    """Three hand-started 'ffcode worker --connect' processes as the relays (the installed
-    library's least-squares step, as remote workers import it), coded on links at a rate:
-    the single process's model bit for bit; the workers exit with status 0 at the close."""
+@pytest.mark.parametrize("layout, workers", [("flat", 3), ("hierarchical", 6)])
+def test_a_training_on_remote_workers_over_tcp(bounded, tmp_path, layout, workers):
+    """Hand-started 'ffcode worker --connect' processes as the relays (and, hierarchical,
+    the users; the installed library's least-squares step, as remote workers import it),
+    coded on links at a rate: the single process's model bit for bit; the workers exit
+    with status 0 at the close."""
     topology, steps = Topology.combination(3, 2), 3
     data, W0 = tasks(topology.users), np.zeros((topology.users, 4))
     procs = []
     try:
-        with ffcode.Cluster(endpoint=LOOPBACK, n_workers=3, start_timeout=30,
+        with ffcode.Cluster(endpoint=LOOPBACK, n_workers=workers, start_timeout=30,
                             insecure=True) as c:
-            procs = start_workers(c.endpoint, 3, tmp_path)
+            procs = start_workers(c.endpoint, workers, tmp_path)
             c.wait(timeout=30)
             W, report = train_multitask(c, topology, data, local.least_squares, steps,
                                         model=W0, args=[RATE, COUPLING], network="links",
-                                        link_rate=1e6)
+                                        link_rate=1e6, layout=layout)
             assert W.tobytes() == in_one_process(data, steps, W0,
                                                  f=local.least_squares).tobytes()
             assert report.downlink == [int(coded_loads(topology).downlink_links *
                                            report.update_bytes)] * steps
-        assert [proc.wait(10) for proc in procs] == [0] * 3
+        assert [proc.wait(10) for proc in procs] == [0] * workers
     finally:
         reap(procs)
