@@ -159,7 +159,7 @@ def _multitask_arguments(parser: argparse.ArgumentParser) -> None:
                             "server (default coded)")
     tasks.add_argument("--link-rate", type=positive("Mbit/s"), metavar="MBIT",
                        help="with --topology: the server hop's rate, one shared medium, in "
-                            f"Mbit/s, and with --layout hierarchical each user's link's to "
+                            f"Mbit/s, and with --layout hierarchical each user's links' to "
                             f"its relays (default {DEFAULT_RATE:g})")
     tasks.add_argument("--layout", choices=LAYOUTS,
                        help="with --topology: flat (each relay computes its users' steps) "

@@ -299,8 +299,9 @@ class MultiTaskLinearRegression(RegressorMixin, _MultiTask, _LeastSquares):
     ``y_mean_`` (T,) each task's mean of y and ``y_scale_`` the tasks' pooled spread.
     The default learning rate is 1 / (L_t + coupling) for each task, L_t the largest
     eigenvalue of its standardized X^T X / n (``learning_rate_``: a number when the tasks
-    share X, else one per task). ``topology``, ``communication`` and ``link_rate`` train
-    through relays (the module docstring), ``relay_report_`` the training's report.
+    share X, else one per task). ``topology``, ``communication``, ``link_rate`` and
+    ``layout`` train through relays (the module docstring), ``relay_report_`` the
+    training's report.
     """
 
     def __sklearn_tags__(self) -> Any:
@@ -396,9 +397,9 @@ class MultiTaskLogisticRegression(ClassifierMixin, _MultiTask, _LogLoss):
     the tasks' mean; the other hyperparameters and fitted attributes are
     LogisticRegression's, with ``coef_`` (T, d), ``intercept_`` (T,) and ``multilabel_``
     (True for an indicator Y). The default learning rate is 1 / (L / 4 + coupling), L the
-    largest eigenvalue of the standardized X^T X / n. ``topology``, ``communication`` and
-    ``link_rate`` train through relays (the module docstring), ``relay_report_`` the
-    training's report.
+    largest eigenvalue of the standardized X^T X / n. ``topology``, ``communication``,
+    ``link_rate`` and ``layout`` train through relays (the module docstring),
+    ``relay_report_`` the training's report.
     """
     multilabel_: bool                   # fitted (declared for type checkers)
 
