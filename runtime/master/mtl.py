@@ -211,26 +211,7 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
     emulate that hop as ``network`` and ``link_rate`` the server's; the module's
     docstring).
     timeout: seconds the whole training may take."""
-    from ffcode.runtime.master.cluster import Cluster
-    if not isinstance(cluster, Cluster):
-        raise InvalidParameterError(f"Argument 'cluster' must be an ffcode.Cluster, not "
-                                    f"{type(cluster).__name__}.")
-    if cluster.groups:
-        raise InvalidParameterError("A multi-task training's relays are a cluster's workers: "
-                                    "use a cluster without groups.")
-    topology = checks.instance(topology, "topology", Topology, "an ffcode.mtl.Topology")
-    layout = checks.choice(layout, "layout", LAYOUTS)
-    for name, value in (("user_rate", user_rate), ("user_network", user_network)):
-        if value is not None and layout == "flat":
-            raise InvalidParameterError(f"Argument '{name}' is for the hop between the users "
-                                        f"and their relays, which only "
-                                        f"layout='hierarchical' has.")
-    wanted = topology.relays + (topology.users if layout == "hierarchical" else 0)
-    if wanted > cluster.n_workers:
-        raise InvalidParameterError(
-            f"The topology has {topology.relays} relays" +
-            (f" and {topology.users} users" if layout == "hierarchical" else "") +
-            f", the cluster {cluster.n_workers} workers.")
+    topology, layout = _placed(cluster, topology, layout, user_network, user_rate)
     F = GF(prime_of(field, "field"))
     scale = checks.positive(scale, "scale")
     W = np.asarray(model, dtype=np.float64)
@@ -274,6 +255,33 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
     report.loads, report.relays = _scheme(run, job).loads, list(run.place)
     report.total = time.monotonic() - began
     return F.to_real(model, job["scale"]), report
+
+
+def _placed(cluster: Any, topology: Any, layout: Any, user_network: Any,
+            user_rate: Any) -> tuple:
+    """(the topology, the layout), checked to fit the cluster's workers (the users' hop's
+    arguments only where users are workers of their own)."""
+    from ffcode.runtime.master.cluster import Cluster
+    if not isinstance(cluster, Cluster):
+        raise InvalidParameterError(f"Argument 'cluster' must be an ffcode.Cluster, not "
+                                    f"{type(cluster).__name__}.")
+    if cluster.groups:
+        raise InvalidParameterError("A multi-task training's relays are a cluster's workers: "
+                                    "use a cluster without groups.")
+    topology = checks.instance(topology, "topology", Topology, "an ffcode.mtl.Topology")
+    layout = checks.choice(layout, "layout", LAYOUTS)
+    users = layout == "hierarchical"
+    for name, value in (("user_rate", user_rate), ("user_network", user_network)):
+        if value is not None and not users:
+            raise InvalidParameterError(f"Argument '{name}' is for the hop between the users "
+                                        f"and their relays, which only "
+                                        f"layout='hierarchical' has.")
+    if topology.relays + users * topology.users > cluster.n_workers:
+        raise InvalidParameterError(
+            f"The topology has {topology.relays} relays" +
+            (f" and {topology.users} users" if users else "") +
+            f", the cluster {cluster.n_workers} workers.")
+    return topology, layout
 
 
 def _reals(a: Any, name: str) -> np.ndarray:
