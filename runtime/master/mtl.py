@@ -43,7 +43,8 @@ worker K + u, after the K relays), each holding its data alone; a step is three 
    one broadcast of every user's parameters serves all users, each checking its own
    row against the update it sent;
 2. the relays' job given their users' updates: each answers its uplink message and the
-   updates' digests, which must be what the users computed;
+   updates' digests, which must be what the users computed; the master, which holds
+   every update, checks each message against them (``check_uplink``);
 3. after the server's message, the relays' job applying it, answering the model (relay 0)
    or its digest (every relay holds the same rows, so the master carries relay 0's to
    each user, as the user's own relay would send them).
@@ -435,6 +436,7 @@ def _relayed(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
                 if x != digest(updates[u]):
                     raise JobFailed(f"the relays hold user {u}'s update of step {t} unlike "
                                     f"it computed it")
+            check_uplink(_scheme(run, job), updates[run.users], up, run.place, t)
             uplink_seconds = _hold_uplink(step, job["rate"], job["network"],
                                           [m.nbytes for m in up])
             messages, sizes = _downlink(run, job, up)
@@ -447,6 +449,20 @@ def _relayed(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,
             continue
         _record(report, job, up, sizes, uplink_seconds)
         return _model(step, run, job, model.shape, t + 1)
+
+
+def check_uplink(scheme: Any, updates: np.ndarray, messages: list, workers: list,
+                 t: int) -> None:
+    """JobFailed naming the first relay whose uplink message of step t is not its users'
+    updates encoded as the exchange says (``scheme``, ffcode.mtl's; ``updates``: every
+    user's, as the users computed them; relay k on worker ``workers[k]``). Where users are
+    workers of their own the master holds every update, so a relay's wrong message is
+    named before the server's message is made of it."""
+    for k, (message, w) in enumerate(zip(messages, workers)):
+        group = list(scheme.topology.groups[k])
+        if not np.array_equal(scheme.uplink(k, updates[group]), message):
+            raise JobFailed(f"worker {w} (relay {k}) sent an uplink message of step {t} "
+                            f"unlike its users' updates")
 
 
 def _given_tasks(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray,

@@ -15,8 +15,9 @@ import pytest
 
 import ffcode
 from ffcode.errors import InvalidParameterError, JobFailed, ProtocolError, WorkerError
-from ffcode.mtl import Topology, coded_loads
+from ffcode.mtl import Topology, coded_loads, scheme_of
 from ffcode.runtime import train_multitask
+from ffcode.runtime.master.mtl import check_uplink
 from ffcode.runtime.shared.mtl import MultiTask, UserStep
 from ffcode.runtime.worker.mtl import Learner, Training, mtl_steps, user_steps
 
@@ -153,6 +154,26 @@ def test_failures_and_bad_arguments_are_named(bounded, cluster):
     assert W.tobytes() == in_one_process(data, 2, W0).tobytes()
     W, report = train_multitask(cluster, t, data, update, 0, model=W0, layout="hierarchical")
     assert W.tobytes() == in_one_process(data, 0, W0).tobytes() and report.seconds == []
+
+
+@pytest.mark.parametrize("communication", ["coded", "uncoded"])
+def test_a_relay_whose_uplink_is_not_its_users_updates_is_named(communication):
+    """The master holds every user's update: each relay's uplink message must be them
+    encoded as the exchange says; the first that is not is named, and nothing is made
+    of it."""
+    F, topology = ffcode.GF(65521), Topology([[0, 1, 2], [2, 3], [3, 4, 0], [1]])
+    scheme = scheme_of(communication, topology, F, None, 0)
+    updates = F.asarray(np.random.default_rng(1).integers(0, F.p, (5, 6)))
+    messages = [scheme.uplink(k, updates[list(g)]) for k, g in enumerate(topology.groups)]
+    check_uplink(scheme, updates, messages, [0, 1, 2, 3], 4)
+    lie = [m.copy() for m in messages]
+    lie[2][0, 0] = (int(lie[2][0, 0]) + 1) % F.p
+    with pytest.raises(JobFailed, match=r"worker 7 \(relay 2\) sent an uplink message of "
+                                        r"step 4 unlike its users' updates"):
+        check_uplink(scheme, updates, lie, [0, 1, 7, 3], 4)
+    short = messages[:1] + [messages[1][:0]] + messages[2:]     # relay 1 sends a row
+    with pytest.raises(JobFailed, match=r"worker 1 \(relay 1\)"):
+        check_uplink(scheme, updates, short, [0, 1, 2, 3], 4)
 
 
 def test_a_users_task_is_checked_as_it_arrives():
