@@ -57,6 +57,7 @@ import numpy as np
 from ffcode import GF
 from ffcode.mtl import (Coded, Topology, Uncoded, coded_loads, downlink_bound, exchange,
                         uncoded_loads, uplink_bound)
+from ffcode.mtl.local import least_squares
 
 from benchlib import at_most, check, machine_info, print_targets
 
@@ -211,15 +212,6 @@ def encode_against_galois(scheme: Coded, updates: np.ndarray, rounds: int) -> fl
     return statistics.median(theirs) / statistics.median(ours)
 
 
-def local_update(W: np.ndarray, user: int, X: np.ndarray, y: np.ndarray, rate: np.ndarray,
-                 coupling: np.ndarray) -> np.ndarray:
-    """A user's local update: a gradient step of its least squares, pulled towards the
-    mean of every task's parameters."""
-    w = W[user]
-    gradient = X.T @ (X @ w - y) / len(y) + coupling[0] * (w - W.mean(axis=0))
-    return w - rate[0] * gradient
-
-
 def related(t: Topology, size: int, samples: int) -> tuple:
     """20 related least-squares tasks (each user's data), the first model and the step's
     arguments."""
@@ -247,7 +239,7 @@ def trainings(t: Topology, problem: tuple, steps: int, rounds: int, rate: float,
     with ffcode.Cluster(workers) as cluster:
         cluster.wait()
         for name in ("coded", "uncoded"):         # warm-up: the workers import this script
-            train_multitask(cluster, t, data, local_update, 1, model=W0, args=args,
+            train_multitask(cluster, t, data, least_squares, 1, model=W0, args=args,
                             communication=name, layout=layout)
         for network in networks:
             server, users = network if layout == "hierarchical" else (network, None)
@@ -256,7 +248,7 @@ def trainings(t: Topology, problem: tuple, steps: int, rounds: int, rate: float,
                 for name in ("coded", "uncoded"):
                     began = time.perf_counter()
                     models[network, name], reports[network, name] = train_multitask(
-                        cluster, t, data, local_update, steps, model=W0, args=args,
+                        cluster, t, data, least_squares, steps, model=W0, args=args,
                         communication=name, network=server, link_rate=rate, layout=layout,
                         **hop)
                     seconds[network, name].append(time.perf_counter() - began)

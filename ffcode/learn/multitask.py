@@ -82,6 +82,11 @@ class _Tasks:
         return total
 
 
+# the hyperparameters of a training through relays: (name, default, annotation)
+THROUGH_RELAYS = (("topology", None, "Any"), ("communication", "coded", "str"),
+                  ("link_rate", None, "Optional[float]"), ("layout", "flat", "str"))
+
+
 class _MultiTask(_CodedGradientDescent):
     """T tasks trained together, coupled by ``coupling`` (see the module docstring): the
     single-task estimators' loop and jobs, on a matrix of weights W (d + 1, T); or, with
@@ -101,10 +106,8 @@ class _MultiTask(_CodedGradientDescent):
         ``link_rate`` and ``layout`` checked, and the hyperparameters it cannot honour
         refused."""
         if self.topology is None:
-            for name, value, default in (("communication", self.communication, "coded"),
-                                         ("link_rate", self.link_rate, None),
-                                         ("layout", self.layout, "flat")):
-                if value != default:
+            for name, default, _ in THROUGH_RELAYS[1:]:
+                if getattr(self, name) != default:
                     raise InvalidParameterError(f"Argument '{name}' is for a training "
                                                 f"through relays (topology=).")
             return None
@@ -269,11 +272,7 @@ def _with_coupling(init: Any) -> inspect.Signature:
     self, *rest = signature.parameters.values()
     added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                annotation=annotation)
-             for name, default, annotation in (("coupling", 0.0, "float"),
-                                               ("topology", None, "Any"),
-                                               ("communication", "coded", "str"),
-                                               ("link_rate", None, "Optional[float]"),
-                                               ("layout", "flat", "str"))]
+             for name, default, annotation in (("coupling", 0.0, "float"), *THROUGH_RELAYS)]
     return signature.replace(parameters=[self, *added, *rest])
 
 

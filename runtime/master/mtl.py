@@ -131,8 +131,8 @@ class MultiTaskReport:
     def to_dict(self) -> dict:
         """The report as plain data (the loads' fractions as strings)."""
         out = asdict(self)
-        out["loads"] = {k: (str(v) if not isinstance(v, (tuple, int)) else
-                            [str(x) for x in v] if isinstance(v, tuple) else v)
+        out["loads"] = {k: v if isinstance(v, int) else
+                        [str(x) for x in v] if isinstance(v, tuple) else str(v)
                         for k, v in asdict(self.loads).items()}
         return out
 
@@ -180,7 +180,6 @@ class _Run:
     topology: Topology
     place: list
     users: list
-    relays0: int = 0                                # the relays it began with
     schemes: dict = field(default_factory=dict)
     computed: dict = field(default_factory=dict)    # user -> digest of its last update
 
@@ -236,8 +235,7 @@ def train(cluster: Any, topology: Any, data: Sequence[Sequence[Any]], f: Callabl
                                           NETWORKS),
                deadline=time.monotonic() + checks.seconds(timeout, "timeout"),
                ident=TRAINING | secrets.randbits(31))
-    run = _Run(topology, list(range(topology.relays)), list(range(topology.users)),
-               topology.relays)
+    run = _Run(topology, list(range(topology.relays)), list(range(topology.users)))
     report = MultiTaskReport(communication, job["network"], job["rate"], job["steps"],
                              W.shape[1] * F.dtype.itemsize, _scheme(run, job).loads, layout,
                              None if layout == "flat" else job["user_network"],
@@ -363,7 +361,7 @@ def _hierarchy(cluster: Any, job: dict, run: _Run, model: np.ndarray,
     b = d * F.dtype.itemsize
     for t in range(job["steps"]):
         began = time.monotonic()
-        step = _users_job(cluster, job, run, t, model)
+        step = _users_job(cluster, job, report.users, t, model)
         updates = np.empty_like(model)
         compute = 0.0
         for u, w in enumerate(report.users):
@@ -381,7 +379,7 @@ def _hierarchy(cluster: Any, job: dict, run: _Run, model: np.ndarray,
         model = _relayed(cluster, job, run, t, model, updates, report)
         report.seconds.append(time.monotonic() - began)
     if job["steps"]:
-        step = _users_job(cluster, job, run, job["steps"], model)
+        step = _users_job(cluster, job, report.users, job["steps"], model)
         ended = digest(model)
         for w in report.users:
             meta, _ = _answered(step, w, job["steps"], 0)
@@ -390,13 +388,13 @@ def _hierarchy(cluster: Any, job: dict, run: _Run, model: np.ndarray,
     return model
 
 
-def _users_job(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray) -> Step:
-    """The users' job of step t (``t == steps``: they only take the last parameters): the
-    first brings each its data and the model, the others the others' new parameters. A
-    user lost fails the training, naming it: its data are on no other worker."""
+def _users_job(cluster: Any, job: dict, places: list, t: int, model: np.ndarray) -> Step:
+    """The users' job of step t on their workers (``places``; ``t == steps``: they only
+    take the last parameters): the first brings each its data and the model, the others
+    the others' new parameters. A user lost fails the training, naming it: its data are
+    on no other worker."""
     N = model.shape[0]
     tasks: list = [None] * cluster.n_workers
-    places = [run.relays0 + u for u in range(N)]
     for u, w in enumerate(places):
         payload = UserStep(job["ident"], job["path"], job["F"].p, job["scale"], u, N, t,
                            t == 0, t == job["steps"], job["user_network"], job["user_rate"])
@@ -410,7 +408,7 @@ def _users_job(cluster: Any, job: dict, run: _Run, t: int, model: np.ndarray) ->
     try:
         step.run_on(cluster, job["deadline"])
     except JobFailed as e:
-        lost = {w.worker for w in getattr(e.report, "workers", None) or () if w.lost}
+        lost = _lost(e)
         gone = [u for u, w in enumerate(places) if w in lost]
         if gone:
             raise JobFailed(f"{_workers(sorted(lost))} lost at step {t}: "
@@ -517,7 +515,7 @@ def _without_lost(error: JobFailed, step: Step, run: _Run) -> list:
     """After a failed step: the relays kept (their old numbers) once the lost ones are
     done without; the error again when no relay was lost, or when a user is left without
     a relay (naming it)."""
-    lost = {t.worker for t in getattr(error.report, "workers", None) or () if t.lost}
+    lost = _lost(error)
     silent = {w for w in step.among if w not in step.answers.done}
     if not lost or not silent <= lost:
         raise error
@@ -529,6 +527,11 @@ def _without_lost(error: JobFailed, step: Step, run: _Run) -> list:
     run.topology, run.place = left.topology, [run.place[r] for r in left.relays]
     run.users = [run.users[u] for u in left.users]
     return list(left.relays)
+
+
+def _lost(error: JobFailed) -> set:
+    """The workers a failed job's report says were lost."""
+    return {w.worker for w in getattr(error.report, "workers", None) or () if w.lost}
 
 
 def _workers(indices: list) -> str:

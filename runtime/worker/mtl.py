@@ -182,11 +182,12 @@ def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
     emulated hop from its relay), then its update computed and answered."""
     spec: UserStep = job.payload
     F = GF(spec.p)
-    if not job.args:
+    count = 1 if spec.start or spec.network == "turns" else 2     # the parameters' arrays
+    if spec.start and not job.args:
         raise ValueError("a user's task carries parameters first")
-    first = F.elements(job.args[0], "the task's first array")
-    args = job.args[1 if spec.start or spec.network == "turns" else 2:]
+    parameters, args = job.args[:count], job.args[count:]
     if spec.start:
+        first = F.elements(parameters[0], "the task's first array")
         if first.ndim != 2 or first.shape[0] != spec.users:
             raise ValueError(f"a training's model is {spec.users} users' parameters as rows, "
                              f"not shape {first.shape}")
@@ -198,7 +199,7 @@ def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
                          f"come here")
     training.data.update(_held_one(spec, job.shares))
     if not spec.start:
-        taken = _taken(F, spec, job.args, training.model.shape[1])
+        taken = _taken(F, spec, parameters, training.model.shape[1])
         if spec.rate is not None and paused(job, sum(a.nbytes for a in taken) / spec.rate):
             return                      # stopped on the emulated hop
         training.learned(spec.step - 1, spec.user, taken)
@@ -217,14 +218,14 @@ def user_steps(job: Any, out: Callable, worker: Any) -> Iterator[None]:
 
 
 def _taken(F: PrimeField, spec: UserStep, arrays: list, d: int) -> list:
-    """The parameters a user's task brings, checked: on "turns" one broadcast of every
-    user's, on "links" those of the users before it and of those after it."""
+    """The parameters a user's task brings (``arrays``), checked: on "turns" one broadcast
+    of every user's, on "links" those of the users before it and of those after it."""
     u, N = spec.user, spec.users
     shapes = [(N, d)] if spec.network == "turns" else [(u, d), (N - u - 1, d)]
-    if [a.shape for a in arrays[:len(shapes)]] != shapes:
+    if [a.shape for a in arrays] != shapes:
         raise ValueError(f"a user's task on {spec.network} brings parameters of shapes "
-                         f"{shapes}, not {[a.shape for a in arrays[:len(shapes)]]}")
-    return [F.elements(a, "the users' parameters") for a in arrays[:len(shapes)]]
+                         f"{shapes}, not {[a.shape for a in arrays]}")
+    return [F.elements(a, "the users' parameters") for a in arrays]
 
 
 def _begin(runs: dict, run: int, training: Training) -> None:

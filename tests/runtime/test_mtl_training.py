@@ -17,7 +17,7 @@ from ffcode.runtime.master.mtl import check_decoded
 from ffcode.runtime.shared.mtl import MultiTask
 
 from helpers import reap, shared_cluster
-from test_remote import LOOPBACK, start_workers
+from test_remote import LOOPBACK, exits, start_workers
 
 cluster = shared_cluster(4)
 RATE, COUPLING = np.array([0.1]), np.array([0.5])
@@ -268,6 +268,6 @@ def test_a_training_on_remote_workers_over_tcp(bounded, tmp_path, layout, worker
                                                  f=local.least_squares).tobytes()
             assert report.downlink == [int(coded_loads(topology).downlink_links *
                                            report.update_bytes)] * steps
-        assert [proc.wait(10) for proc in procs] == [0] * workers
+        assert exits(procs) == [0] * workers
     finally:
         reap(procs)
